@@ -1,0 +1,35 @@
+# linklab: two commands on a fresh Debian 12 machine.
+#   make demo   the main job (installs what it needs first)
+#   make test   unit + integration tests (real middlewares, namespaces; needs root)
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.linklab-setup-stamp
+NATIVE_SOURCES := $(shell find probes emu -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' -o -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) 2>/dev/null)
+
+.PHONY: setup demo test test-unit lint bench clean-build
+
+$(STAMP): scripts/setup.sh pyproject.toml $(NATIVE_SOURCES)
+	bash scripts/setup.sh
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	bash scripts/demo.sh
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check src tests
+	$(PY) -m pytest
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -m "not integration"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests
+
+bench: $(STAMP)
+	@echo "benchmarks: see docs/RESULTS.md for each command"
+
+clean-build:
+	rm -rf build

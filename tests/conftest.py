@@ -1,0 +1,42 @@
+"""Shared test fixtures.
+
+Unit tests are plain and fast. Tests marked ``integration`` use root, network
+namespaces and the real middlewares; ``make test`` runs both. There is no silent
+skip for a missing install step: a missing tool is a failure that names it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = REPO / "build"
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        pytest.fail("integration tests need root (network namespaces, nftables, tc)")
+
+
+def require_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is not installed: run scripts/setup.sh")
+    return path
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def artifacts_dir() -> Path:
+    """Where tests keep things a person may want to look at (screenshots, reports)."""
+    path = REPO / "test-artifacts"
+    path.mkdir(exist_ok=True)
+    return path
