@@ -15,7 +15,7 @@ from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
 from linklab.tune.inputs import TuningInput
 from linklab.tune.settings import TunedSettings
-from linklab.units import format_bitrate, format_duration, format_size
+from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
 CAUSES = {
     1: "cause 1, IP fragmentation (000 IV-C)",
@@ -112,7 +112,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
             f"MTU {t.mtu} - IPv4 20 - UDP 8 - overlay {t.overlay}: every RTPS message is one "
             f"IP packet, N_IP {first.before.n_ip} -> {first.after.n_ip}, so q = p^N_IP rises "
-            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {first.per:.3g}"),
+            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {format_percent(first.per)}"),
         SettingReason(
             "useBuiltinTransports", "false", CAUSES[1],
             "the builtin UDP transport (65500 B messages) and shared memory are off, so all "
@@ -219,7 +219,7 @@ def render_text(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
     lines += ["", "Before (Fast DDS defaults: 65500 B messages, heartbeat 3 s) -> after:"]
     for c in e.conditions:
         b, a = c.before, c.after
-        lines.append(f"  PER {c.per:.3g}:")
+        lines.append(f"  PER {format_percent(c.per)}:")
         lines.append(f"    R_DDS (Eq. 4)        {format_bitrate(b.r_dds_bytes_per_s * 8):>14} -> "
                      f"{format_bitrate(a.r_dds_bytes_per_s * 8)}  "
                      f"(x{b.amplification:.3g} -> x{a.amplification:.3g} of R_pub)")
