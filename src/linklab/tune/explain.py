@@ -116,7 +116,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         SettingReason(
             "useBuiltinTransports", "false", CAUSES[1],
             "the builtin UDP transport (65500 B messages) and shared memory are off, so all "
-            "traffic takes the tuned transport"),
+            "traffic takes the tuned transport (nodes on one host then also talk over UDP)"),
         SettingReason(
             "heartbeatPeriod", format_duration(s.heartbeat_period_s), CAUSES[2],
             f"n = 2r = {s.heartbeat_hz:g} Hz instead of 1/3 Hz: lost fragments are repaired "
