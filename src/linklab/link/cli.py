@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from typing import Any
 
@@ -80,7 +79,7 @@ def register(app: typer.Typer) -> None:
         from linklab.link.testbed import up
 
         if userns.should_delegate():
-            raise typer.Exit(userns.delegate_up(name))
+            raise typer.Exit(userns.delegate(name))
         bed = up(preset, topology=topology, hosts=hosts, name=name, loss=loss, rate=rate,
                  outage=outage, mtu=mtu)
         status = bed.status()
@@ -140,7 +139,7 @@ def register(app: typer.Typer) -> None:
         from linklab.link.testbed import down
 
         if userns.should_delegate():
-            raise typer.Exit(userns.delegate_down(name))
+            raise typer.Exit(userns.delegate(name))
         problems = down(name)
         if problems:
             raise LinklabError("; ".join(problems))
@@ -150,6 +149,10 @@ def register(app: typer.Typer) -> None:
     def clean_command(
         name: str = typer.Option(None, "--name", help="Only this run."),
         prefix: str = typer.Option(None, "--prefix", help="Only runs whose name starts so."),
+        journals_only: bool = typer.Option(
+            False, "--journals-only",
+            help="Only undo runs recorded in the state directory; do not look for "
+                 "unrecorded linklab namespaces."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Remove whatever linklab left behind (and only that)."""
@@ -157,8 +160,8 @@ def register(app: typer.Typer) -> None:
         from linklab.link.testbed import clean
 
         if userns.should_delegate():
-            raise typer.Exit(userns.delegate_clean(name, prefix))
-        report = clean(name=name, prefix=prefix)
+            raise typer.Exit(userns.delegate(name))
+        report = clean(name=name, prefix=prefix, sweep=not journals_only)
         if as_json:
             print_json(report)
         else:
@@ -169,5 +172,3 @@ def register(app: typer.Typer) -> None:
                 console.print("nothing to clean")
         if report["problems"]:
             raise typer.Exit(1)
-
-    _ = os  # keep import for type checkers

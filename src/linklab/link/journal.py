@@ -38,13 +38,16 @@ def state_dir() -> Path:
 def process_start_time(pid: int) -> str | None:
     """The kernel's start time of ``pid`` (field 22 of /proc/PID/stat), None if gone.
 
-    Recorded with every pid so that an undo never signals a recycled pid.
+    Recorded with every pid so that an undo never signals a recycled pid. A zombie
+    (exited, not yet reaped by its parent) counts as gone.
     """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):
+        return None
     return fields[19]
 
 

@@ -252,9 +252,7 @@ class Testbed:
         if left:
             problems.append(f"namespaces still present: {', '.join(left)}")
         if not problems:
-            self.journal.remove()
-            with contextlib.suppress(FileNotFoundError):
-                events_path(self.journal.path).unlink()
+            _remove_state(self.journal)
         return problems
 
     def __enter__(self) -> Testbed:
@@ -475,11 +473,17 @@ def _journal_down(path: Path) -> list[str]:
     journal = Journal.open(path)
     problems = journal.undo_all()
     if not problems:
-        journal.remove()
-        for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
-            with contextlib.suppress(FileNotFoundError):
-                extra.unlink()
+        _remove_state(journal)
     return problems
+
+
+def _remove_state(journal: Journal) -> None:
+    """The state file and its companions (outage events and log)."""
+    path = journal.path
+    for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
+        with contextlib.suppress(FileNotFoundError):
+            extra.unlink()
+    journal.remove()
 
 
 def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
@@ -490,13 +494,15 @@ def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
     return True
 
 
-def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
+def clean(name: str | None = None, prefix: str | None = None,
+          sweep: bool = True) -> dict[str, Any]:
     """Remove what linklab left behind (only that), within the scope given.
 
     1. Every run in the state directory whose owner process is gone (or that has no
        owner: runs made by ``linklab link up``) is undone from its journal.
     2. Namespaces named ``linklab-<run>-<host>`` with no state file anywhere, whose
-       interfaces all carry that run's tag (so linklab made them), are deleted.
+       interfaces all carry that run's tag (so linklab made them), are deleted
+       (``sweep=False`` skips this step).
     Runs whose owner process is alive are left alone and reported.
     """
     check_privileges()
@@ -524,7 +530,7 @@ def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
                 report["runs_removed"].append(run)
     known_dirs = {directory, DEFAULT_STATE_DIR}
     shell = Shell()
-    for netns in list_netns(shell):
+    for netns in list_netns(shell) if sweep else []:
         parsed = parse_netns_name(netns)
         if parsed is None or not _in_scope(parsed[0], name, prefix):
             continue
