@@ -112,7 +112,11 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
             f"MTU {t.mtu} - IPv4 20 - UDP 8 - overlay {t.overlay}: every RTPS message is one "
             f"IP packet, N_IP {first.before.n_ip} -> {first.after.n_ip}, so q = p^N_IP rises "
-            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {format_percent(first.per)}"),
+            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {format_percent(first.per)}"
+            + (f"; and the kernel no longer holds "
+               f"{format_size(first.before.reassembly_held_bytes)} of incomplete datagrams "
+               f"(limit 4 MiB, above it all fragmented messages drop)"
+               if first.before.reassembly_held_bytes > 0 else "")),
         SettingReason(
             "useBuiltinTransports", "false", CAUSES[1],
             "the builtin UDP transport (65500 B messages) and shared memory are off, so all "
