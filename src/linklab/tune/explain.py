@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
+from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
 from linklab.tune.inputs import TuningInput
 from linklab.tune.settings import TunedSettings
@@ -105,6 +106,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     max_rate = budget / (t.payload_bytes * k)
     max_payload = int(budget / (t.rate_hz * k))
     worst = max((c.after for c in conditions), key=lambda r: VERDICT_ORDER.index(r.verdict))
+    messages_per_sample = wire_cost(t.payload_bytes, s.max_message_size, mtu=t.mtu,
+                                    qos="reliable", overlay=t.overlay, mode="ip").rtps_messages
     verdict = worst.verdict
     first = conditions[0]
     settings = [
@@ -139,7 +142,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         SettingReason(
             "publishMode", s.publish_mode, CAUSES[2],
             "publish() returns at once; a background thread sends the "
-            f"{worst.ip_packets_per_sample} packets of each sample and their repairs"),
+            f"{messages_per_sample} RTPS messages of each sample and their repairs"),
         SettingReason(
             "socket buffers", format_size(s.socket_buffer_bytes), CAUSES[3],
             "room for two worst-case bursts after tuning; the kernel clamps larger requests to "
