@@ -200,3 +200,19 @@ def test_paper_default_overflows_reassembly_and_tuned_does_not():
     assert default.reassembly_held_bytes > 4 * 2**20
     assert any("ipfrag_high_thresh" in r for r in default.reasons)
     assert tuned.reassembly_held_bytes == 0.0
+
+
+def test_sweep_forms():
+    from linklab.errors import UsageError
+    from linklab.model.sweep import parse_sweep
+
+    assert parse_sweep("payload=32KiB..512KiB").values == [32 * KIB * 2**i for i in range(5)]
+    assert parse_sweep("payload=32KiB..100KiB").values[-1] == 100 * KIB  # end is included
+    assert parse_sweep("rate=10Hz..60Hz:10Hz").values == [10, 20, 30, 40, 50, 60]
+    assert parse_sweep("per=0,1%,20%").values == [0.0, 0.01, 0.2]
+    assert parse_sweep("max-message-size=1472,65500").values == [1472, 65500]
+    assert parse_sweep("link=100Mbit/s..400Mbit/s:x2").values == [100e6, 200e6, 400e6]
+    for bad in ("payload", "colour=1..2", "per=20%..0%", "payload=1KiB..1GiB:x1",
+                "rate=1Hz..100000Hz:0.1Hz"):
+        with pytest.raises(UsageError):
+            parse_sweep(bad)

@@ -79,7 +79,7 @@ def run_cell(payload: int, rate: float, seconds: int, domain: int, reliable: boo
     env = dict(os.environ)
     if config:
         env["CYCLONEDDS_URI"] = f"file://{os.path.abspath(config)}"
-    mode = [] if reliable else ["-u"]
+    mode = ["-k", "all"] if reliable else ["-u"]
     sub = subprocess.Popen(["ip", "netns", "exec", NS_SUB, "ddsperf", *mode, "-i", str(domain),
                             "-D", str(seconds + 6), "sub"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
