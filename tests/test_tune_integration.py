@@ -168,6 +168,7 @@ def expected_cyclone(s) -> dict[str, int]:
         "General/MaxMessageSize": s.max_message_size,
         "General/FragmentSize": s.cyclone_fragment_size,
         "Internal/HeartbeatInterval": round(s.heartbeat_period_ns / 1000) * 1000,
+        "Internal/NackDelay": round(s.heartbeat_period_ns / 1000) * 1000,
         "Internal/Watermarks/WhcHigh": s.cyclone_whc_high_bytes,
     }
 

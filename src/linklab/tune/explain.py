@@ -127,7 +127,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         SettingReason(
             "heartbeatPeriod", format_duration(s.heartbeat_period_s), CAUSES[2],
             f"n = 2r = {s.heartbeat_hz:g} Hz instead of 1/3 Hz: lost fragments are repaired "
-            f"within a publish interval and the per-round burst B_DDS shrinks (Eq. 5)"),
+            f"within a publish interval and the per-round burst B_DDS shrinks (Eq. 5); Cyclone: "
+            f"HeartbeatInterval and the reader's NackDelay (default 100 ms) get the same value"),
         SettingReason(
             "history KEEP_LAST depth / resource limits", f"{s.history_depth} samples",
             CAUSES[3],
