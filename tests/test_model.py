@@ -173,3 +173,46 @@ def test_paper_example_default_fails_and_tuned_works():
 def test_publish_rate_above_the_dds_share_is_infeasible():
     r = evaluate(ModelInput(rate_hz=30, payload_bytes=512 * KIB, link_bits_per_s=100e6))
     assert r.verdict == "infeasible"
+
+
+def test_kernel_reassembly_overflow_predicts_the_measured_collapse():
+    # docs/RESULTS.md: Cyclone 14720 B datagrams (10 fragments) at 30 Hz; delivery
+    # collapsed exactly where incomplete datagrams exceed the 4 MiB reassembly pool
+    from linklab.model.reassembly import held_reassembly_bytes, reassembly_overflows
+
+    def held(kb, per, m=14720):
+        n_rt = math.ceil(kb * KIB / (m - 100))
+        return held_reassembly_bytes(30 * n_rt, m, ip_packets_per_message(m, 1500, "ip"),
+                                     1 - per)
+
+    collapsed = {(0.01, 66), (0.01, 132), (0.01, 264), (0.05, 33), (0.05, 66)}
+    for per in (0.001, 0.01, 0.05):
+        for kb in (33, 66, 132, 264):
+            expect = (per, kb) in collapsed or (per == 0.05)
+            assert reassembly_overflows(held(kb, per)) == expect, (per, kb)
+    assert held(264, 0.05, m=1472) == 0.0  # one packet per message: nothing to reassemble
+
+
+def test_paper_default_overflows_reassembly_and_tuned_does_not():
+    default = evaluate(ModelInput(rate_hz=30, payload_bytes=256 * KIB, per=0.01))
+    tuned = evaluate(ModelInput(rate_hz=30, payload_bytes=256 * KIB, per=0.01,
+                                max_message_size=1472, heartbeat_hz=60))
+    assert default.reassembly_held_bytes > 4 * 2**20
+    assert any("ipfrag_high_thresh" in r for r in default.reasons)
+    assert tuned.reassembly_held_bytes == 0.0
+
+
+def test_sweep_forms():
+    from linklab.errors import UsageError
+    from linklab.model.sweep import parse_sweep
+
+    assert parse_sweep("payload=32KiB..512KiB").values == [32 * KIB * 2**i for i in range(5)]
+    assert parse_sweep("payload=32KiB..100KiB").values[-1] == 100 * KIB  # end is included
+    assert parse_sweep("rate=10Hz..60Hz:10Hz").values == [10, 20, 30, 40, 50, 60]
+    assert parse_sweep("per=0,1%,20%").values == [0.0, 0.01, 0.2]
+    assert parse_sweep("max-message-size=1472,65500").values == [1472, 65500]
+    assert parse_sweep("link=100Mbit/s..400Mbit/s:x2").values == [100e6, 200e6, 400e6]
+    for bad in ("payload", "colour=1..2", "per=20%..0%", "payload=1KiB..1GiB:x1",
+                "rate=1Hz..100000Hz:0.1Hz"):
+        with pytest.raises(UsageError):
+            parse_sweep(bad)

@@ -96,6 +96,7 @@ def test_cyclone_xml_and_unicast_peers():
     ns = CYCLONE_NS
     assert root.findtext(f".//{ns}General/{ns}MaxMessageSize") == "1472B"
     assert root.findtext(f".//{ns}Internal/{ns}HeartbeatInterval") == "16667us"
+    assert root.findtext(f".//{ns}Internal/{ns}NackDelay") == "16667us"
     assert root.findtext(f".//{ns}Watermarks/{ns}WhcHigh") == f"{135 * 256 * KIB}B"
     assert root.find(f".//{ns}Peers") is None
     peered = ET.fromstring(tune(TuningInput(rate_hz=30, payload_bytes=256 * KIB,

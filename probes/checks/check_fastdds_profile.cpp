@@ -6,25 +6,34 @@
 // DataWriter and DataReader from the writer/reader profiles, then prints (one JSON
 // object on stdout) the values read back from the created entities, plus the default
 // QoS the factory/publisher/subscriber now hold (what rmw_fastrtps uses when a topic
-// has no profile of its own). Exit status: 0 all entities created, 1 otherwise,
+// has no profile of its own). With --exchange N a second participant (same profiles,
+// intra-process delivery off, so data crosses the UDP transport) receives N samples of
+// --size bytes written at --rate Hz, proving the profile carries data.
+// Exit status: 0 all entities created (and all N samples received), 1 otherwise,
 // 2 bad command line.
 //
 // usage: linklab-check-fastdds-profile FILE [--participant NAME] [--writer NAME]
-//                                           [--reader NAME] [--domain ID] [--size BYTES]
+//            [--reader NAME] [--domain ID] [--size BYTES] [--exchange N] [--rate HZ]
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/DataReader.hpp>
 #include <fastdds/dds/subscriber/Subscriber.hpp>
+#include <fastdds/dds/subscriber/SampleInfo.hpp>
+#include <fastdds/dds/core/status/PublicationMatchedStatus.hpp>
 #include <fastdds/dds/topic/TopicDataType.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
 #include <fastdds/dds/log/Log.hpp>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/TCPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
+#include <fastrtps/xmlparser/XMLProfileManager.h>
 
+#include <chrono>
 #include <cstdint>
+#include <set>
+#include <thread>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -189,6 +198,8 @@ int main(int argc, char** argv) {
                       writer_profile = "linklab_writer", reader_profile = "linklab_reader";
     int domain = 0;
     uint32_t size = 262144;
+    long exchange = 0;
+    double rate = 30.0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&](const char* name) -> const char* {
@@ -200,13 +211,22 @@ int main(int argc, char** argv) {
         else if (a == "--reader") reader_profile = next("--reader");
         else if (a == "--domain") domain = std::atoi(next("--domain"));
         else if (a == "--size") size = static_cast<uint32_t>(std::strtoul(next("--size"), nullptr, 10));
+        else if (a == "--exchange") exchange = std::strtol(next("--exchange"), nullptr, 10);
+        else if (a == "--rate") rate = std::strtod(next("--rate"), nullptr);
         else if (a == "-h" || a == "--help") { usage("help"); return 0; }
         else if (!a.empty() && a[0] == '-') return usage(("unknown option " + a).c_str());
         else if (file.empty()) file = a;
         else return usage("only one FILE");
     }
     if (file.empty()) return usage("FILE is required");
-    if (size == 0 || domain < 0 || domain > 232) return usage("--size must be > 0, --domain 0..232");
+    if (size < 8 || domain < 0 || domain > 232) return usage("--size must be >= 8, --domain 0..232");
+    if (exchange < 0 || exchange > 100000 || !(rate > 0)) return usage("--exchange 0..100000, --rate > 0");
+    if (exchange > 0) {
+        // data must cross the transport under test, not a shortcut inside the process
+        auto lib = eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings();
+        lib.intraprocess_delivery = eprosima::fastrtps::INTRAPROCESS_OFF;
+        eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings(lib);
+    }
 
     std::vector<std::string> errors;
     auto* factory = DomainParticipantFactory::get_instance();
@@ -243,11 +263,82 @@ int main(int argc, char** argv) {
         if (subscriber) json << ", \"reader\": " << reader_json(subscriber->get_default_datareader_qos());
         json << "}";
     }
+    DomainParticipant* peer = nullptr;
+    Subscriber* peer_sub = nullptr;
+    Topic* peer_topic = nullptr;
+    DataReader* peer_reader = nullptr;
+    if (exchange > 0 && writer != nullptr) {
+        peer = factory->create_participant_with_profile(domain, participant_profile);
+        if (peer != nullptr) {
+            TypeSupport peer_type(new BlobType(size));
+            peer_type.register_type(peer);
+            peer_topic = peer->create_topic("rt/linklab_check", peer_type.get_type_name(), TOPIC_QOS_DEFAULT);
+            peer_sub = peer->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
+            if (peer_topic && peer_sub) peer_reader = peer_sub->create_datareader_with_profile(peer_topic, reader_profile);
+        }
+        long received = 0;
+        double seconds = 0;
+        bool matched = false;
+        if (peer_reader == nullptr) {
+            errors.push_back("--exchange: second participant/reader could not be created");
+        } else {
+            auto start = std::chrono::steady_clock::now();
+            auto elapsed = [&]() {
+                return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            };
+            PublicationMatchedStatus status;
+            while (elapsed() < 10.0) {
+                writer->get_publication_matched_status(status);
+                if (status.current_count >= 2) { matched = true; break; }  // both readers
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            if (!matched) errors.push_back("--exchange: writer did not match the second participant's reader in 10 s");
+            Blob blob{std::vector<uint8_t>(size)};
+            std::set<uint64_t> seen;
+            Blob in;
+            SampleInfo info;
+            auto drain = [&]() {
+                while (peer_reader->take_next_sample(&in, &info) == ReturnCode_t::RETCODE_OK) {
+                    if (info.valid_data && in.bytes.size() == size) {
+                        uint64_t seq = 0;
+                        std::memcpy(&seq, in.bytes.data(), 8);
+                        seen.insert(seq);
+                    }
+                }
+            };
+            auto t0 = std::chrono::steady_clock::now();
+            for (long i = 0; matched && i < exchange; ++i) {
+                uint64_t seq = static_cast<uint64_t>(i);
+                std::memcpy(blob.bytes.data(), &seq, 8);
+                writer->write(&blob);
+                drain();
+                std::this_thread::sleep_until(t0 + std::chrono::microseconds(
+                    static_cast<int64_t>((i + 1) * 1e6 / rate)));
+            }
+            while (matched && static_cast<long>(seen.size()) < exchange && elapsed() < 40.0) {
+                peer_reader->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 100000000));
+                drain();
+            }
+            received = static_cast<long>(seen.size());
+            seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (received < exchange) errors.push_back("--exchange: " + std::to_string(received) + " of " +
+                                                      std::to_string(exchange) + " samples received");
+        }
+        json << ", \"exchange\": {\"sent\": " << exchange << ", \"received\": " << received
+             << ", \"size\": " << size << ", \"seconds\": " << seconds
+             << ", \"intraprocess\": false}";
+    }
     json << ", \"errors\": [";
     for (size_t i = 0; i < errors.size(); ++i) json << (i ? ", " : "") << quote(errors[i]);
     json << "]}";
     std::cout << json.str() << std::endl;
 
+    if (peer) {
+        if (peer_reader) peer_sub->delete_datareader(peer_reader);
+        if (peer_sub) peer->delete_subscriber(peer_sub);
+        if (peer_topic) peer->delete_topic(peer_topic);
+        factory->delete_participant(peer);
+    }
     if (participant) {
         if (writer) publisher->delete_datawriter(writer);
         if (reader) subscriber->delete_datareader(reader);

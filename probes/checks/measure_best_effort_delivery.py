@@ -36,7 +36,7 @@ def sh(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Comp
     return subprocess.run(cmd, check=check, capture_output=True, text=True)
 
 
-def link_up() -> None:
+def link_up(sub_sysctls: list[str]) -> None:
     sh("ip", "netns", "add", NS_PUB)
     sh("ip", "netns", "add", NS_SUB)
     sh("ip", "link", "add", IF_PUB, "netns", NS_PUB, "type", "veth", "peer", "name", IF_SUB,
@@ -49,6 +49,8 @@ def link_up() -> None:
         sh("ip", "route", "add", "224.0.0.0/4", "dev", ifname, ns=ns)
         for knob in ("rmem_max", "wmem_max"):
             sh("sysctl", "-qw", f"net.core.{knob}=8388608", ns=ns, check=False)
+    for setting in sub_sysctls:
+        sh("sysctl", "-qw", setting, ns=NS_SUB)
 
 
 def set_loss(per: float) -> None:
@@ -72,14 +74,19 @@ def link_down() -> None:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-def run_cell(payload: int, rate: float, seconds: int, domain: int) -> tuple[int, int]:
-    sub = subprocess.Popen(["ip", "netns", "exec", NS_SUB, "ddsperf", "-u", "-i", str(domain),
-                            "-D", str(seconds + 6), "sub"],
+def run_cell(payload: int, rate: float, seconds: int, domain: int, reliable: bool = False,
+             config: str | None = None) -> tuple[int, int]:
+    env = dict(os.environ)
+    if config:
+        env["CYCLONEDDS_URI"] = f"file://{os.path.abspath(config)}"
+    mode = ["-k", "all"] if reliable else ["-u"]
+    sub = subprocess.Popen(["ip", "netns", "exec", NS_SUB, "ddsperf", *mode, "-i", str(domain),
+                            "-D", str(seconds + 6), "sub"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1.0)
-    subprocess.run(["ip", "netns", "exec", NS_PUB, "ddsperf", "-u", "-i", str(domain),
+    subprocess.run(["ip", "netns", "exec", NS_PUB, "ddsperf", *mode, "-i", str(domain),
                     "-D", str(seconds + 2), "pub", f"{rate:g}Hz", "size", str(payload)],
-                   capture_output=True, text=True, timeout=seconds + 30)
+                   env=env, capture_output=True, text=True, timeout=seconds + 30)
     out, _ = sub.communicate(timeout=seconds + 30)
     total = lost = 0
     for m in re.finditer(r"total (\d+) lost (\d+)", out):
@@ -94,6 +101,12 @@ def main() -> int:
     ap.add_argument("--rate", default="30Hz")
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--max-message-size", type=int, default=14720)  # Cyclone's default
+    ap.add_argument("--reliable", action="store_true",
+                    help="reliable instead of best effort: report samples received per second")
+    ap.add_argument("--config", help="Cyclone XML for pub and sub (CYCLONEDDS_URI)")
+    ap.add_argument("--sub-sysctl", nargs="*", default=[],
+                    help="sysctl KEY=VALUE in the subscriber's namespace, e.g. "
+                         "net.ipv4.ipfrag_time=1")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("needs root (network namespaces, nftables)", file=sys.stderr)
@@ -102,14 +115,23 @@ def main() -> int:
     pers = [parse_fraction(p, "--per") for p in args.per]
     payloads = [parse_size(p, "--payload") for p in args.payload]
     domain = 150 + os.getpid() % 80
-    print("| PER | payload | received | lost | measured delivery | model delivery |")
-    print("|---|---|---|---|---|---|")
+    if args.reliable:
+        print("| PER | payload | received | reception rate (Hz) |")
+        print("|---|---|---|---|")
+    else:
+        print("| PER | payload | received | lost | measured delivery | model delivery |")
+        print("|---|---|---|---|---|---|")
     try:
-        link_up()
+        link_up(args.sub_sysctl)
         for per in pers:
             set_loss(per)
             for payload in payloads:
-                total, lost = run_cell(payload, rate, args.seconds, domain)
+                total, lost = run_cell(payload, rate, args.seconds, domain, args.reliable,
+                                       args.config)
+                if args.reliable:
+                    print(f"| {per:.1%} | {payload // 1024} KiB | {total} | "
+                          f"{total / (args.seconds + 2):.2f} |", flush=True)
+                    continue
                 measured = total / (total + lost) if total + lost else float("nan")
                 model = best_effort_delivery(payload, per, args.max_message_size, mode="ip")
                 print(f"| {per:.1%} | {payload // 1024} KiB | {total} | {lost} | "

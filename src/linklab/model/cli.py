@@ -105,6 +105,8 @@ def rows(r: ModelResult) -> list[tuple[str, str, str]]:
         ("wire rate with headers", format_bitrate(r.wire_rate_bits_per_s),
          f"{format_percent(r.link_load)} of link, {m.subscribers} sub(s)"),
         ("fan-out, all subscribers", format_duration(r.fanout_time_s), "002 Table III"),
+        ("held for IP reassembly", format_size(r.reassembly_held_bytes),
+         "kernel limit 4 MiB, model/reassembly.py"),
         ("repair of a lost message", format_duration(r.repair_delay_s), "1/(n p^2 q), from Eq. 3"),
         ("verdict", r.verdict, "see below"),
     ]
