@@ -20,7 +20,7 @@ from tests.conftest import require_root, require_tool
 
 from linklab.link import testbed as open_testbed
 from linklab.link.journal import process_start_time
-from linklab.link.testbed import residue
+from linklab.link.lifecycle import residue
 
 pytestmark = pytest.mark.integration
 
@@ -341,22 +341,73 @@ def test_star_hosts_share_the_ap_and_chain_routes_through_it():
         assert ping.returncode == 0, ping.stdout
 
 
-def test_non_root_user_gets_a_userns_testbed_or_a_one_line_privilege_error(tmp_path):
-    setpriv = require_tool("setpriv")
-    state = tmp_path / "nobody-state"
-    state.mkdir(mode=0o777)
+def _as_nobody(state: Path) -> list[str]:
+    return [require_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups",
+            "env", f"LINKLAB_STATE_DIR={state}", "HOME=/tmp"]
+
+
+def _holders(name: str) -> list[str]:
+    found = subprocess.run(["pgrep", "-f", f"linklab.link.userns hold .*{name}"],
+                           capture_output=True, text=True)
+    return found.stdout.split()
+
+
+@pytest.fixture
+def nobody_state():
+    # pytest's tmp_path is private to root; the user needs a directory it can write
+    state = Path(f"/tmp/linklab-test-nobody-{os.getpid()}")
+    state.mkdir(mode=0o777, exist_ok=True)
     os.chmod(state, 0o777)
-    env = {**os.environ, "LINKLAB_STATE_DIR": str(state), "HOME": str(tmp_path)}
+    yield state
+    for leftover in state.glob("*.json"):  # only if a test failed half-way
+        subprocess.run([*_as_nobody(state), *LINKLAB, "link", "clean", "--name",
+                        leftover.stem], capture_output=True, timeout=60)
+    subprocess.run(["rm", "-rf", str(state)], check=False)
+
+
+def test_a_normal_user_runs_a_testbed_in_a_user_namespace(nobody_state):
+    if subprocess.run([*_as_nobody(nobody_state), "unshare", "--user", "--map-root-user",
+                       "--net", "true"], capture_output=True).returncode != 0:
+        # no unprivileged user namespaces here: the error must be one line and say why
+        result = subprocess.run([*_as_nobody(nobody_state), *LINKLAB, "link", "up"],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+        assert "CAP_NET_ADMIN" in result.stderr
+        return
     name = run_name("user")
-    argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *LINKLAB, "link",
-            "up", "--name", name]
-    result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
-    lines = result.stderr.strip().splitlines()
-    if result.returncode == 0:
-        down = subprocess.run([*argv[:-4], "link", "down", "--name", name],
-                              capture_output=True, text=True, env=env, timeout=60)
-        assert down.returncode == 0, down.stderr
-    else:
-        assert result.returncode == 2 and len(lines) == 1, result.stderr
-        assert "CAP_NET_ADMIN" in lines[0] or "user namespace" in lines[0]
-    assert residue(name) == []
+    user = [*_as_nobody(nobody_state), *LINKLAB, "link"]
+    up = subprocess.run([*user, "up", "wifi-mild", "--name", name, "--rate", "50Mbit/s",
+                         "--json"], capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    assert len(_holders(name)) == 1
+    ping = subprocess.run([*user, "exec", "robot", "--name", name, "--", "ping", "-c", "2",
+                           "-i", "0.2", "10.77.0.100"], capture_output=True, text=True,
+                          timeout=60)
+    assert "2 packets transmitted" in ping.stdout, ping.stderr
+    status = json.loads(subprocess.run([*user, "status", "--name", name, "--json"],
+                                       capture_output=True, text=True, timeout=60).stdout)
+    rate = next(s for s in status["counters"]["stages"]
+                if s["kind"] == "rate" and s["direction"] == "up")
+    assert rate["passed_packets"] >= 2
+    down = subprocess.run([*user, "down", "--name", name], capture_output=True, text=True,
+                          timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert _holders(name) == [] and not list(nobody_state.glob(f"{name}*"))
+
+
+def test_a_normal_users_testbed_goes_away_when_its_owner_is_killed(nobody_state):
+    if subprocess.run([*_as_nobody(nobody_state), "unshare", "--user", "--map-root-user",
+                       "--net", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no unprivileged user namespaces (covered by the test above)")
+    name = run_name("userkill")
+    holder = subprocess.Popen([*_as_nobody(nobody_state), PY, "-c", HOLDER, name],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().startswith("ready")
+    assert len(_holders(name)) == 1
+    holder.kill()
+    holder.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while (_holders(name) or list(nobody_state.glob(f"{name}*"))) and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _holders(name) == [] and not list(nobody_state.glob(f"{name}*"))

@@ -75,11 +75,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Build hosts and links; they stay up until `linklab link down`."""
-        from linklab.link import userns
-        from linklab.link.testbed import up
+        from linklab.link.lifecycle import up
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         bed = up(preset, topology=topology, hosts=hosts, name=name, loss=loss, rate=rate,
                  outage=outage, mtu=mtu)
         status = bed.status()
@@ -94,11 +91,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Hosts, addresses, applied stages and their counters."""
-        from linklab.link import userns
-        from linklab.link.testbed import list_runs, open_run
+        from linklab.link.lifecycle import list_runs, open_run
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         names = [name] if name else list_runs()
         statuses = [open_run(n).status() for n in names]
         if as_json:
@@ -117,11 +111,8 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:
         """Run a command inside a host: linklab link exec edge -- ping 10.77.0.1"""
-        from linklab.link import userns
-        from linklab.link.testbed import open_run
+        from linklab.link.lifecycle import open_run
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         bed = open_run(name)
         argv = bed.argv(host, command)
         try:
@@ -135,11 +126,8 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:
         """Take a run down: undo every change it made, newest first."""
-        from linklab.link import userns
-        from linklab.link.testbed import down
+        from linklab.link.lifecycle import down
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         problems = down(name)
         if problems:
             raise LinklabError("; ".join(problems))
@@ -156,11 +144,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Remove whatever linklab left behind (and only that)."""
-        from linklab.link import userns
-        from linklab.link.testbed import clean
+        from linklab.link.lifecycle import clean
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         report = clean(name=name, prefix=prefix, sweep=not journals_only)
         if as_json:
             print_json(report)

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linklab.errors import LinklabError, PrivilegeError, UsageError
+from linklab.errors import LinklabError, UsageError
+from linklab.link import userns
 from linklab.link.journal import (
     DEFAULT_STATE_DIR,
     Journal,
@@ -99,12 +100,8 @@ def design(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
 # --- privileges ----------------------------------------------------------------------
 
 def check_privileges() -> None:
-    if os.geteuid() == 0:
-        return
-    raise PrivilegeError(
-        "linklab link needs CAP_NET_ADMIN to make network namespaces: run it as root, "
-        "or as a normal user where unprivileged user namespaces are enabled "
-        "(see 'linklab link up --help')")
+    """Root, or a user namespace we can use (else a one-line PrivilegeError)."""
+    userns.check()
 
 
 # --- the testbed object --------------------------------------------------------------
@@ -246,6 +243,13 @@ class Testbed:
         if self._closed:
             return []
         self._closed = True
+        holder = self.journal.state.get("holder")
+        if holder and not userns.is_root():
+            userns.stop_holder(holder, self.journal.path)
+            if self.journal.path.exists():
+                return [f"the holder of run {self.name!r} did not take it down; "
+                        f"run linklab link clean --name {self.name}"]
+            return []
         problems = self.journal.undo_all()
         left = [ns for ns in (h.netns for h in self.plan.hosts)
                 if ns in list_netns(self.shell)]
@@ -289,6 +293,12 @@ def up(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
                          **overrides)
     check_privileges()
     require_tools()
+    if not userns.is_root():
+        kwargs = {"preset": preset, "topology": topology, "hosts": hosts, "name": name,
+                  "wire": wire, "arm_outage": arm_outage,
+                  **{k: v for k, v in overrides.items() if v is not None}}
+        userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None)
+        return open_run(name)
     shell = Shell()
     present = set(list_netns(shell))
     clash = [h.netns for h in plan_design.plan.hosts if h.netns in present]
@@ -449,6 +459,9 @@ def open_run(name: str) -> Testbed:
         runs = ", ".join(list_runs()) or "none"
         raise UsageError(f"no link named {name!r} is up (runs: {runs})", argument="--name")
     journal = Journal.open(path)
+    holder = journal.state.get("holder")
+    if holder and not userns.is_root():
+        journal.shell = Shell(userns.holder_prefix(holder))
     inputs = journal.state.get("inputs", {})
     plan_design = design(inputs.get("preset"), topology=inputs.get("topology", "pair"),
                          hosts=inputs.get("hosts", 1), name=name, wire=inputs.get("wire"),
@@ -523,6 +536,17 @@ def clean(name: str | None = None, prefix: str | None = None,
             if process_alive(owner.get("pid"), owner.get("start")):
                 report["skipped"].append(f"{run}: owned by live process {owner['pid']}")
                 continue
+            holder = state.get("holder")
+            if holder and not userns.is_root():
+                # The namespaces live in the holder's user namespace: stop the holder (it
+                # takes the run down) or, if it is dead, the helpers that still hold them.
+                if process_alive(holder.get("pid"), holder.get("start")):
+                    userns.stop_holder(holder, path)
+                if path.exists():
+                    Journal.open(path).stop_processes()
+                    _remove_state(Journal.open(path))
+                report["runs_removed"].append(run)
+                continue
             problems = _journal_down(path)
             if problems:
                 report["problems"].extend(f"{run}: {p}" for p in problems)
@@ -530,7 +554,7 @@ def clean(name: str | None = None, prefix: str | None = None,
                 report["runs_removed"].append(run)
     known_dirs = {directory, DEFAULT_STATE_DIR}
     shell = Shell()
-    for netns in list_netns(shell) if sweep else []:
+    for netns in list_netns(shell) if sweep and userns.is_root() else []:
         parsed = parse_netns_name(netns)
         if parsed is None or not _in_scope(parsed[0], name, prefix):
             continue
