@@ -181,10 +181,12 @@ class Testbed:
     def counters(self) -> dict[str, Any]:
         """Per-stage packets/bytes passed and dropped, and per-interface byte counters."""
         relay: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for wire_name in set(self.journal.state.get("wires", {}).values()):
-            wire_cls = _wire_by_name(wire_name)
-            if wire_cls is not None:
-                relay.update(wire_cls().counters(self.shell))
+        for link in self.plan.links:
+            wire_cls = self.design.wires[link.name]
+            if wire_cls.executes:
+                for (direction, kind), numbers in wire_cls().counters(
+                        self.shell, link, self.journal.state).items():
+                    relay[(link.name, direction, kind)] = numbers
         snap = Snapshot(self.journal, NetOps(self.journal, self.plan.tag).table, relay)
         stages = []
         for link in self.plan.links:
@@ -272,12 +274,6 @@ def events_path(state_path: Path) -> Path:
     return state_path.with_name(state_path.stem + ".outage.jsonl")
 
 
-def _wire_by_name(name: str) -> type[Wire] | None:
-    from linklab.link.wires import wire_classes
-
-    return wire_classes().get(name)
-
-
 # --- up ----------------------------------------------------------------------------------
 
 def up(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
@@ -346,21 +342,24 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.offloads_off(port.netns, port.ifname)
             if port.host in bridges:
                 net.ip(port.netns, ["link", "set", port.ifname, "master", bridges[port.host]],
-                       undo=None)
+                       undo=["link", "set", port.ifname, "nomaster"])
     for host in plan.hosts:
         if host.bridge:
             net.ip(host.netns, ["link", "set", host.bridge, "mtu", str(bed.spec.mtu)], undo=None)
             net.offloads_off(host.netns, host.bridge)
-            net.ip(host.netns, ["link", "set", host.bridge, "up"], undo=None)
+            net.ip(host.netns, ["link", "set", host.bridge, "up"],
+                   undo=["link", "set", host.bridge, "down"])
         for ifname, cidr in host.addresses:
-            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname], undo=None)
+            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname],
+                   undo=["addr", "del", cidr, "dev", ifname])
     for link in plan.links:
         for port in (link.a, link.b):
-            net.ip(port.netns, ["link", "set", port.ifname, "up"], undo=None)
+            net.ip(port.netns, ["link", "set", port.ifname, "up"],
+                   undo=["link", "set", port.ifname, "down"])
     for host in plan.hosts:
         for destination, via, dev in host.routes:
-            args = ["route", "add", destination] + (["via", via] if via else []) + ["dev", dev]
-            net.ip(host.netns, args, undo=None)
+            route = [destination] + (["via", via] if via else []) + ["dev", dev]
+            net.ip(host.netns, ["route", "add", *route], undo=["route", "del", *route])
     _static_neighbours(bed, net)
     switches = []
     for link in plan.links:
@@ -406,8 +405,9 @@ def _static_neighbours(bed: Testbed, net: NetOps) -> None:
                      for other_ns, other_if, addr in members if other_ns != netns]
             if lines:
                 net.journal.change(f"static neighbours {netns}/{ifname}",
-                                   ["ip", "-n", netns, "-batch", "-"], None,
-                                   input="\n".join(lines) + "\n")
+                                   ["ip", "-n", netns, "-batch", "-"],
+                                   ["ip", "-n", netns, "neigh", "flush", "dev", ifname,
+                                    "nud", "permanent"], input="\n".join(lines) + "\n")
 
 
 # --- the context manager ------------------------------------------------------------------

@@ -41,12 +41,12 @@ class NetOps:
             # `ip netns add` can fail after making /run/netns/<name>; it is ours, remove it
             self.journal.shell.run(["ip", "netns", "delete", netns], check=False)
             raise
-        self.ip(netns, ["link", "set", "lo", "up"], undo=None)
+        self.ip(netns, ["link", "set", "lo", "up"], undo=["link", "set", "lo", "down"])
 
     def ip(self, netns: str, args: list[str], undo: list[str] | None,
            what: str | None = None) -> str:
         return self.journal.change(what or f"ip {' '.join(args)}", ["ip", "-n", netns, *args],
-                                   ["ip", "-n", netns, *undo] if undo else None)
+                                   ["ip", "-n", netns, *undo] if undo else None, None)
 
     def tc(self, netns: str, args: list[str], undo: list[str] | None) -> str:
         return self.journal.change(f"tc {' '.join(args)}", ["tc", "-n", netns, *args],
@@ -141,12 +141,13 @@ class NetOps:
             return
         self.ip(port.netns, ["link", "add", ifb, "type", "ifb"], undo=["link", "del", ifb])
         self.offloads_off(port.netns, ifb)
-        self.ip(port.netns, ["link", "set", ifb, "up"], undo=None)
+        self.ip(port.netns, ["link", "set", ifb, "up"], undo=["link", "set", ifb, "down"])
         self.tc(port.netns, ["qdisc", "add", "dev", port.ifname, "handle", "ffff:", "ingress"],
                 undo=["qdisc", "del", "dev", port.ifname, "handle", "ffff:", "ingress"])
         self.tc(port.netns, ["filter", "add", "dev", port.ifname, "parent", "ffff:",
                              "protocol", "all", "u32", "match", "u32", "0", "0",
-                             "action", "mirred", "egress", "redirect", "dev", ifb], undo=None)
+                             "action", "mirred", "egress", "redirect", "dev", ifb],
+                undo=["filter", "del", "dev", port.ifname, "parent", "ffff:"])
         self._ifbs.add((port.netns, ifb))
 
 
