@@ -181,12 +181,10 @@ class Testbed:
     def counters(self) -> dict[str, Any]:
         """Per-stage packets/bytes passed and dropped, and per-interface byte counters."""
         relay: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for link in self.plan.links:
-            wire_cls = self.design.wires[link.name]
-            if wire_cls.executes:
-                for (direction, kind), numbers in wire_cls().counters(
-                        self.shell, link, self.journal.state).items():
-                    relay[(link.name, direction, kind)] = numbers
+        for wire_name in set(self.journal.state.get("wires", {}).values()):
+            wire_cls = _wire_by_name(wire_name)
+            if wire_cls is not None:
+                relay.update(wire_cls().counters(self.shell))
         snap = Snapshot(self.journal, NetOps(self.journal, self.plan.tag).table, relay)
         stages = []
         for link in self.plan.links:
@@ -272,6 +270,12 @@ class Testbed:
 
 def events_path(state_path: Path) -> Path:
     return state_path.with_name(state_path.stem + ".outage.jsonl")
+
+
+def _wire_by_name(name: str) -> type[Wire] | None:
+    from linklab.link.wires import wire_classes
+
+    return wire_classes().get(name)
 
 
 # --- up ----------------------------------------------------------------------------------

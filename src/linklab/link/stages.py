@@ -236,8 +236,6 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage
     between, inside the wire. Only the kinds this link carries (topology.py) are kept.
     """
     stages: list[Stage] = []
-    if spec.rate_bps is not None:
-        stages.append(RateStage(spec.rate_bps))
     if spec.outage is not None:
         stages.append(OutageStage(spec.outage))
     if spec.loss > 0:
@@ -250,6 +248,9 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage
         stages.append(DelayStage(spec.delay_s))
     if spec.jitter_s is not None:
         stages.append(JitterStage(spec.jitter_s))
+    if spec.rate_bps is not None:
+        stages.append(RateStage(spec.rate_bps))
+    stages.sort(key=lambda stage: stage.kind != "rate")  # the rate first (stable sort)
     return [stage for stage in stages if stage.kind in carries]
 
 

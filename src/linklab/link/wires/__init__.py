@@ -30,10 +30,8 @@ package -- e.g. ``linklab/link/wires/tap_relay.py`` -- that defines a subclass o
             # wait until link.a.ifname / link.b.ifname exist in their namespaces;
             # anything made by hand must be recorded: net.journal.record(what, undo, netns)
 
-        def counters(self, shell, link, state):
-            # ask the relay (e.g. through a socket path it saved in the run's state
-            # with net.journal.update(...)); keys are (direction, stage kind):
-            # {("up", "delay"): {"passed_packets": .., "dropped_packets": .., ...}}
+        def counters(self, shell):
+            # {(link.name, "up"|"down", stage.kind): {"passed_packets": .., ...}}
             return {}
 
 Rules for a wire: create nothing in the root namespace; record every change in the
@@ -78,11 +76,8 @@ class Wire:
         ``link.b.netns``; run ``relay_stages`` ({"up": [...], "down": [...]})."""
         raise NotImplementedError
 
-    def counters(self, shell: Shell, link: LinkPlan,
-                 state: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-        """Counters of the stages this wire runs on ``link``: {(direction, kind): {...}}
-        with keys passed_packets, passed_bytes, dropped_packets, dropped_bytes.
-        ``state`` is the run's journal state (what ``build`` saved there)."""
+    def counters(self, shell: Shell) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """Counters of the stages this wire runs: {(link, direction, kind): {...}}."""
         return {}
 
 
