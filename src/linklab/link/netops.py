@@ -7,6 +7,8 @@ so every change of a run is in its journal and ``down`` can undo it.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 from linklab.link.journal import Journal
@@ -139,6 +141,10 @@ class NetOps:
         """
         if (port.netns, ifb) in self._ifbs:
             return
+        if not Path("/sys/module/ifb").exists() and shutil.which("modprobe"):
+            # Loaded on demand, the ifb module would make ifb0 and ifb1 in the root
+            # namespace; load it without them so the root namespace stays as it was.
+            self.journal.shell.run(["modprobe", "ifb", "numifbs=0"], check=False)
         self.ip(port.netns, ["link", "add", ifb, "type", "ifb"], undo=["link", "del", ifb])
         self.offloads_off(port.netns, ifb)
         self.ip(port.netns, ["link", "set", ifb, "up"], undo=["link", "set", ifb, "down"])
