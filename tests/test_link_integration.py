@@ -320,9 +320,9 @@ def test_second_up_with_the_same_name_is_refused_and_the_first_survives():
 
 # --- topologies ------------------------------------------------------------------------
 
-def test_star_hosts_share_the_ap_and_chain_routes_through_it():
+def test_star_robots_share_one_channel():
     with open_testbed(None, topology="star", hosts=3, name=run_name("star"),
-                 rate="50Mbit/s", loss="1%") as bed:
+                      rate="30Mbit/s", loss="1%") as bed:
         assert set(bed.hosts) == {"robot1", "robot2", "robot3", "ap", "edge"}
         for robot in ("robot1", "robot2", "robot3"):
             ping = bed.run(robot, ["ping", "-c", "2", "-i", "0.2", "-W", "1",
@@ -330,6 +330,22 @@ def test_star_hosts_share_the_ap_and_chain_routes_through_it():
             assert " 0 received" not in ping.stdout, ping.stdout
         kinds = {(s["link"], s["kind"]) for s in bed.counters()["stages"]}
         assert ("ap-edge", "rate") in kinds and ("robot2-ap", "loss") in kinds
+        # two robots, each offering 30 Mbit/s, share the 30 Mbit/s channel to the edge
+        edge = bed.hosts["edge"].address
+        rx = [start_receiver(bed, "edge", port, idle=0.5) for port in (9011, 9012)]
+        tx = [start_sender(bed, robot, edge, port, pps=30e6 / 8 / 1472, seconds=3, size=1472)
+              for robot, port in (("robot1", 9011), ("robot2", 9012))]
+        for p in tx:
+            finish(p)
+        shares = [finish(p)["goodput_bps"] for p in rx]
+    total = sum(shares)
+    print(f"star: shares {[round(x / 1e6, 1) for x in shares]} Mbit/s, total "
+          f"{total / 1e6:.1f} Mbit/s of a 30 Mbit/s channel")
+    assert 0.85 * 30e6 <= total <= 1.05 * 30e6
+    assert min(shares) > 0.25 * total  # both get through, neither starves
+
+
+def test_chain_routes_through_ap_with_different_up_and_down_rates():
     with open_testbed(None, topology="chain", name=run_name("chain"), mtu=1400,
                       rate="up=20Mbit/s,down=50Mbit/s") as bed:
         edge = bed.hosts["edge"].address
@@ -339,9 +355,19 @@ def test_star_hosts_share_the_ap_and_chain_routes_through_it():
         fits = bed.run("robot", ["ping", "-c", "1", "-M", "do", "-s", "1372", edge])
         too_big = bed.run("robot", ["ping", "-c", "1", "-M", "do", "-s", "1373", edge])
         assert fits.returncode == 0 and too_big.returncode != 0
-        rates = {s["direction"]: s["params"]["rate_bps"] for s in bed.counters()["stages"]
-                 if s["kind"] == "rate"}
-        assert rates == {"up": 20e6, "down": 50e6}
+        up = _goodput_mtu(bed, "robot", "edge", 9013, 20e6)
+        down = _goodput_mtu(bed, "edge", "robot", 9014, 50e6)
+    print(f"chain: up {up / 1e6:.1f} Mbit/s (20 set), down {down / 1e6:.1f} Mbit/s (50 set)")
+    assert 0.9 * 20e6 <= up <= 1.05 * 20e6
+    assert 0.9 * 50e6 <= down <= 1.05 * 50e6
+
+
+def _goodput_mtu(bed, src: str, dst: str, port: int, rate_bps: float) -> float:
+    rx = start_receiver(bed, dst, port, idle=0.5)
+    tx = start_sender(bed, src, bed.hosts[dst].address, port, pps=1.3 * rate_bps / 8 / 1372,
+                      seconds=3, size=1372)
+    finish(tx)
+    return finish(rx)["goodput_bps"]
 
 
 def _as_nobody(state: Path) -> list[str]:
