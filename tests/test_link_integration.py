@@ -269,7 +269,10 @@ def test_clean_sweeps_an_unrecorded_run_by_name_and_only_that(tmp_path):
     keep = open_testbed(None, name=other)
     bed = keep.__enter__()
     try:
-        cleaned = cli("link", "clean", "--name", name, "--json")
+        # scoped to this test's runs, from another state directory: the orphan goes, the
+        # live run (recorded in its own state directory) stays
+        cleaned = cli("link", "clean", "--prefix", run_name(""), "--json",
+                      env={"LINKLAB_STATE_DIR": str(tmp_path / "elsewhere")})
         assert cleaned.returncode == 0, cleaned.stderr
         assert sorted(json.loads(cleaned.stdout)["namespaces_removed"]) == sorted(
             [f"linklab-{name}-robot", f"linklab-{name}-edge"])

@@ -16,6 +16,7 @@ from linklab.link.system import CommandFailed
 from linklab.link.topology import Port
 
 OFFLOADS = ("gso", "tso", "gro")
+ALIAS_PREFIX = "linklab:"
 
 
 def nft_name(text: str) -> str:
@@ -44,6 +45,11 @@ class NetOps:
             self.journal.shell.run(["ip", "netns", "delete", netns], check=False)
             raise
         self.ip(netns, ["link", "set", "lo", "up"], undo=["link", "set", "lo", "down"])
+        # A mark inside the namespace saying which state file it belongs to, so `clean`
+        # can tell a live run (state file present, in any state directory) from one left
+        # behind, and never mistakes someone else's namespace for linklab's.
+        self.ip(netns, ["link", "set", "dev", "lo", "alias", f"{ALIAS_PREFIX}{self.journal.path}"],
+                undo=None)
 
     def ip(self, netns: str, args: list[str], undo: list[str] | None,
            what: str | None = None) -> str:
