@@ -409,7 +409,8 @@ def test_a_normal_user_runs_a_testbed_in_a_user_namespace(nobody_state):
     name = run_name("user")
     user = [*_as_nobody(nobody_state), *LINKLAB, "link"]
     up = subprocess.run([*user, "up", "wifi-mild", "--name", name, "--rate", "50Mbit/s",
-                         "--json"], capture_output=True, text=True, timeout=60)
+                         "--outage", "0.2s+0.2s", "--json"], capture_output=True, text=True,
+                        timeout=60)
     assert up.returncode == 0, up.stderr
     assert len(_holders(name)) == 1
     ping = subprocess.run([*user, "exec", "robot", "--name", name, "--", "ping", "-c", "2",
@@ -421,6 +422,8 @@ def test_a_normal_user_runs_a_testbed_in_a_user_namespace(nobody_state):
     rate = next(s for s in status["counters"]["stages"]
                 if s["kind"] == "rate" and s["direction"] == "up")
     assert rate["passed_packets"] >= 2
+    assert [(e["edge"], e["ok"]) for e in status["outage"]["events"]] == [("on", True),
+                                                                          ("off", True)]
     down = subprocess.run([*user, "down", "--name", name], capture_output=True, text=True,
                           timeout=60)
     assert down.returncode == 0, down.stderr

@@ -159,7 +159,7 @@ class Testbed:
             raise UsageError("the outage schedule is already armed", argument="--outage")
         t0 = time.monotonic_ns() if t0_ns is None else int(t0_ns)
         config = {**{k: outage[k] for k in ("start_s", "length_s", "period_s", "switches")},
-                  "t0_ns": t0, "shell_prefix": list(self.shell.prefix),
+                  "t0_ns": t0, "shell_prefix": [],  # spawn() already runs it in place
                   "events": str(events_path(self.journal.path)), "state": str(self.journal.path)}
         self.journal.update(outage={**outage, "t0_ns": t0})
         self.journal.spawn("outage scheduler", [sys.executable, "-m", "linklab.link.outage",

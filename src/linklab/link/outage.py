@@ -61,16 +61,14 @@ class NftInNetns:
         self.lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         self.lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
         self.lib.nft_ctx_buffer_error.argtypes = [ctypes.c_void_p]
-        own = os.open("/proc/self/ns/net", os.O_RDONLY)
+        # This process moves into the namespace for good: its netlink socket is made
+        # there. (The scheduler needs no other namespace; the next handle moves again.)
         target = os.open(netns_path, os.O_RDONLY)
         try:
             if libc.setns(target, CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), f"setns {netns_path}")
             self.ctx = self.lib.nft_ctx_new(0)  # opens its netlink socket here
-            if libc.setns(own, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns back")
         finally:
-            os.close(own)
             os.close(target)
         self.lib.nft_ctx_buffer_output(self.ctx)
         self.lib.nft_ctx_buffer_error(self.ctx)
