@@ -480,7 +480,14 @@ def list_runs() -> list[str]:
 
 def down(name: str) -> list[str]:
     check_privileges()
-    return open_run(name).down()
+    try:
+        bed = open_run(name)
+    except LinklabError:
+        path = state_path(name)
+        if not path.exists() or Journal.open(path).state.get("holder"):
+            raise
+        return _journal_down(path)  # inputs no longer valid (preset gone): the journal knows
+    return bed.down()
 
 
 def _journal_down(path: Path) -> list[str]:
