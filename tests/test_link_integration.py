@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import require_root, require_tool
 
+from conftest import require_root, require_tool
 from linklab.link import testbed as open_testbed
 from linklab.link.journal import process_start_time
 from linklab.link.lifecycle import residue
