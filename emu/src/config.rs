@@ -5,6 +5,7 @@
 //! mtu 1500
 //! stats /run/linklab/x/emu-stats.json 100000000      # path, interval in ns
 //! epoch 123456789                                   # CLOCK_MONOTONIC ns; default: start
+//! spin 100000                  # poll this long before a deadline instead of sleeping
 //! tap a linklab-x-ea netns linklab-x-robot
 //! tap b linklab-x-eb netns linklab-x-server
 //! stage ab delay delay_ns=20000000 jitter_ns=5000000 dist=normal reorder=0
@@ -36,6 +37,7 @@ pub struct Config {
     pub stats_path: Option<String>,
     pub stats_interval_ns: u64,
     pub epoch_ns: Option<u64>,
+    pub spin_ns: u64,
     pub tap_a: Option<TapSpec>,
     pub tap_b: Option<TapSpec>,
     pub ab: Vec<StageSpec>,
@@ -49,6 +51,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
         stats_path: None,
         stats_interval_ns: 100_000_000,
         epoch_ns: None,
+        spin_ns: 100_000,
         tap_a: None,
         tap_b: None,
         ab: Vec::new(),
@@ -68,6 +71,9 @@ pub fn parse(text: &str) -> Result<Config, String> {
             }
             "mtu" if words.len() == 2 => {
                 cfg.mtu = words[1].parse().map_err(|_| bad("mtu must be an integer"))?
+            }
+            "spin" if words.len() == 2 => {
+                cfg.spin_ns = words[1].parse().map_err(|_| bad("spin must be integer ns"))?
             }
             "epoch" if words.len() == 2 => {
                 cfg.epoch_ns =

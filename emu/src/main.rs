@@ -262,9 +262,13 @@ fn main() {
     let mut armed: u64 = 0;
     let mut next_stats = started + cfg.stats_interval_ns;
     let mut running = true;
+    // The timer wakes the relay `spin_ns` before a deadline; the last stretch is
+    // spent polling, so frames leave on time even when the kernel wakes us late.
+    let spin_ns = cfg.spin_ns;
+    let mut wait_ms: i32 = -1;
 
     while running {
-        let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as i32, -1) };
+        let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as i32, wait_ms) };
         if n < 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EINTR) {
@@ -313,7 +317,10 @@ fn main() {
         for d in [ab.next_due(), ba.next_due()].into_iter().flatten() {
             deadline = deadline.min(d);
         }
-        if deadline != armed && deadline != u64::MAX {
+        let now = mono_ns();
+        wait_ms = if deadline != u64::MAX && deadline <= now + spin_ns { 0 } else { -1 };
+        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(spin_ns).max(1) };
+        if wait_ms < 0 && deadline != armed && deadline != u64::MAX {
             let spec = libc::itimerspec {
                 it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
                 it_value: libc::timespec {
