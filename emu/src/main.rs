@@ -25,7 +25,7 @@ use pipeline::Pipeline;
 use stages::Stage;
 use tap::Tap;
 
-const BATCH: usize = 64;
+const BATCH: usize = 256;
 
 fn mono_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
