@@ -18,14 +18,14 @@ from linklab.emu.models import (
     trace_capacity_bps,
 )
 from linklab.emu.parse import (
-    EmuOptions,
+    gemodel_fields,
     parse_loss_model,
+    parse_on_off,
     parse_outage_windows,
     parse_trace_pair,
-    per_direction,
-    stages_for,
+    split_directions,
 )
-from linklab.emu.stages import FourStateLoss, Outage, Trace
+from linklab.emu.stages import FourStateLoss, OnOff, Outage, Trace
 from linklab.errors import UsageError
 
 
@@ -41,26 +41,23 @@ def test_loss_model_forms_and_netem_defaults():
             parse_loss_model(bad)
 
 
-def test_per_direction_and_stage_order(tmp_path):
-    assert per_direction("30ms", "--delay") == ("30ms", "30ms")
-    assert per_direction("30ms/20ms", "--delay") == ("30ms", "20ms")
-    with pytest.raises(UsageError, match="--delay"):
-        per_direction("1/2/3", "--delay")
-    up_trace, down_trace = tmp_path / "up.trace", tmp_path / "down.trace"
-    up_trace.write_text("1\n2\n")
-    down_trace.write_text("5\n")
-    up, down = stages_for(EmuOptions(delay="30ms/20ms", jitter="5ms", loss_model="gemodel:1%,30%",
-                                     trace=f"{up_trace},{down_trace}", outage="1s+2s"))
-    assert [s.kind for s in up] == ["outage", "loss", "trace", "delay"]
-    assert up[-1] == Delay(0.030, 0.005, "normal")
-    assert down[-1] == Delay(0.020, 0.005, "normal")
-    assert up[2] == Trace(up_trace) and down[2] == Trace(down_trace)
-    assert up[0] == Outage(((1.0, 2.0),))
+def test_per_direction_values_may_hold_commas():
+    assert split_directions("30ms", "--delay") == "30ms"
+    assert split_directions("up=30ms,down=20ms", "--delay") == {"up": "30ms", "down": "20ms"}
+    assert split_directions("up=gemodel:1%,30%,down=gemodel:2%", "--loss-model") == {
+        "up": "gemodel:1%,30%", "down": "gemodel:2%"}
+    for bad in ("x,up=1ms", "up=,down=1ms", "up=1ms,up=2ms"):
+        with pytest.raises(UsageError, match="--delay"):
+            split_directions(bad, "--delay")
+    assert gemodel_fields("gemodel:1%,30%,90%,1%") == {
+        "p": 0.01, "r": 0.3, "loss_bad": 0.9, "loss_good": 0.01}
+    assert parse_on_off("5s,500ms") == OnOff(5.0, 0.5)
+    assert parse_outage_windows("30s+2s,10s+5s") == ((10.0, 5.0), (30.0, 2.0))
 
 
 def test_bad_input_names_the_argument(tmp_path):
-    with pytest.raises(UsageError, match="--delay"):
-        stages_for(EmuOptions(delay="30"))
+    with pytest.raises(UsageError, match="--on-off"):
+        parse_on_off("5s")
     with pytest.raises(UsageError, match="--outage"):
         parse_outage_windows("10s")
     bad = tmp_path / "bad.trace"

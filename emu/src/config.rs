@@ -6,6 +6,7 @@
 //! stats /run/linklab/x/emu-stats.json 100000000      # path, interval in ns
 //! epoch 123456789                                   # CLOCK_MONOTONIC ns; default: start
 //! spin 100000                  # poll this long before a deadline instead of sleeping
+//! priority 10                  # SCHED_FIFO priority (0: normal scheduling)
 //! tap a linklab-x-ea netns linklab-x-robot
 //! tap b linklab-x-eb netns linklab-x-server
 //! stage ab delay delay_ns=20000000 jitter_ns=5000000 dist=normal reorder=0
@@ -38,6 +39,7 @@ pub struct Config {
     pub stats_interval_ns: u64,
     pub epoch_ns: Option<u64>,
     pub spin_ns: u64,
+    pub priority: i32,
     pub tap_a: Option<TapSpec>,
     pub tap_b: Option<TapSpec>,
     pub ab: Vec<StageSpec>,
@@ -52,6 +54,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
         stats_interval_ns: 100_000_000,
         epoch_ns: None,
         spin_ns: 100_000,
+        priority: 0,
         tap_a: None,
         tap_b: None,
         ab: Vec::new(),
@@ -74,6 +77,9 @@ pub fn parse(text: &str) -> Result<Config, String> {
             }
             "spin" if words.len() == 2 => {
                 cfg.spin_ns = words[1].parse().map_err(|_| bad("spin must be integer ns"))?
+            }
+            "priority" if words.len() == 2 => {
+                cfg.priority = words[1].parse().map_err(|_| bad("priority must be 0..99"))?
             }
             "epoch" if words.len() == 2 => {
                 cfg.epoch_ns =

@@ -210,6 +210,18 @@ fn main() {
     unsafe {
         // timers fire when asked, not up to 50 us later (the default slack)
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        // Real-time scheduling: frames leave on time even when other processes keep
+        // the CPUs busy (netem runs in the kernel's softirq, ahead of every process).
+        if cfg.priority > 0 {
+            let param = libc::sched_param { sched_priority: cfg.priority.min(99) };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
+                eprintln!(
+                    "linklab-emu: warning: SCHED_FIFO priority {}: {} (running with normal scheduling)",
+                    cfg.priority,
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
         if let Some(cpu) = args.cpu {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);

@@ -27,6 +27,9 @@ class RelayConfig:
     stats_interval_s: float = 0.1
     epoch_ns: int | None = None
     mtu: int = 1500
+    # SCHED_FIFO priority of the relay (None: normal scheduling). A delay emulator must
+    # not be late because other processes are busy; netem runs in softirq context.
+    realtime_priority: int | None = 10
     extra_comment: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -41,6 +44,8 @@ class RelayConfig:
             lines.append(f"# {self.extra_comment}")
         lines.append(f"seed {self.seed}")
         lines.append(f"mtu {self.mtu}")
+        if self.realtime_priority:
+            lines.append(f"priority {self.realtime_priority}")
         if self.stats_path is not None:
             lines.append(f"stats {self.stats_path} {round(self.stats_interval_s * 1e9)}")
         if self.epoch_ns is not None:

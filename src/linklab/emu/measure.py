@@ -21,6 +21,7 @@ import numpy as np
 CLONE_NEWNET = 0x40000000
 SO_TIMESTAMPNS = 35
 SO_RCVBUFFORCE = 33
+IP_RECVERR = 11
 _HEADER = struct.Struct("<Qq")
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -45,6 +46,8 @@ def udp_socket_in(netns: str, rcvbuf: int = 32 << 20) -> socket.socket:
         os.close(own)
         os.close(target)
     sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
+    # report a datagram the sending host dropped (full device queue) as ENOBUFS
+    sock.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     return sock
 
@@ -52,6 +55,7 @@ def udp_socket_in(netns: str, rcvbuf: int = 32 << 20) -> socket.socket:
 @dataclass
 class UdpRun:
     sent: int
+    left: np.ndarray           # bool per sequence number: the sending host sent it
     send_ns: np.ndarray        # per sequence number, CLOCK_REALTIME
     received: np.ndarray       # bool per sequence number
     recv_ns: np.ndarray        # kernel receive time per sequence number (0 if lost)
@@ -90,7 +94,7 @@ def udp_run(sender: socket.socket, receiver: socket.socket, destination: tuple[s
     bursts) and collect what arrives until ``linger_s`` after the last one."""
     size = max(size, _HEADER.size)
     payload = bytearray(size)
-    run = UdpRun(count, np.zeros(count, np.int64), np.zeros(count, bool),
+    run = UdpRun(count, np.zeros(count, bool), np.zeros(count, np.int64), np.zeros(count, bool),
                  np.zeros(count, np.int64), np.zeros(0, np.int64), 0)
     order: list[int] = []
     receiver.setblocking(False)
@@ -107,8 +111,9 @@ def udp_run(sender: socket.socket, receiver: socket.socket, destination: tuple[s
         run.send_ns[seq] = stamp
         try:
             sender.sendto(payload, destination)
+            run.left[seq] = True
         except OSError:
-            pass  # ENOBUFS: the frame never left; it counts as lost
+            pass  # ENOBUFS: dropped in the sending host, never reached the link
         if seq % 32 == 0:
             _drain(receiver, run, order)
     end = time.monotonic() + linger_s

@@ -1,27 +1,25 @@
 """What users type for the emulator's stages -> stage dataclasses.
 
-Per direction: a value applies to both directions of a link, or ``UP/DOWN`` gives
-the uplink (a -> b, e.g. robot -> server) and downlink (b -> a) separately, as in
-``--delay 30ms/20ms``. Traces are given as ``up.trace,down.trace`` (Mahimahi's
-order) or one file for both.
+Per direction (as everywhere in ``linklab link``): a value applies to both
+directions, or ``up=VALUE,down=VALUE`` gives the uplink (robot -> edge, the relay's
+a -> b) and the downlink separately; values may contain commas
+(``up=gemodel:1%,30%,down=gemodel:2%,20%``). Traces are ``up.trace,down.trace``
+(Mahimahi's order) or one file for both.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
 from pathlib import Path
 
 from linklab.emu.models import read_trace
 from linklab.emu.stages import (
     DISTRIBUTIONS,
-    Delay,
     FourStateLoss,
     GilbertElliott,
     Loss,
     OnOff,
-    Outage,
     Stage,
-    Trace,
 )
 from linklab.errors import UsageError
 from linklab.units import parse_duration, parse_fraction
@@ -30,15 +28,27 @@ LOSS_MODEL_FORMS = ("bernoulli:P, gemodel:p[,r[,1-h[,1-k]]] or "
                     "state:p13[,p31[,p32[,p23[,p14]]]] (fractions such as 1% or 0.01)")
 
 
-def per_direction(text: str, argument: str) -> tuple[str, str]:
-    """``X`` -> (X, X); ``UP/DOWN`` -> (UP, DOWN)."""
-    parts = str(text).split("/")
-    if len(parts) == 1:
-        return parts[0], parts[0]
-    if len(parts) == 2 and all(p.strip() for p in parts):
-        return parts[0].strip(), parts[1].strip()
-    raise UsageError(f"expected one value for both directions or UP/DOWN, got {text!r}",
-                     argument=argument)
+_DIRECTION_ITEM = re.compile(r"(?:^|,)\s*(up|down)\s*=")
+
+
+def split_directions(text: str, argument: str) -> dict[str, str] | str:
+    """``up=A,down=B`` -> {"up": "A", "down": "B"} (A and B may hold commas);
+    anything else is returned unchanged (one value for both directions)."""
+    text = str(text)
+    marks = list(_DIRECTION_ITEM.finditer(text))
+    if not marks:
+        return text
+    if marks[0].start() != 0:
+        raise UsageError(f"expected VALUE or up=VALUE,down=VALUE, got {text!r}",
+                         argument=argument)
+    out: dict[str, str] = {}
+    for mark, following in zip(marks, [*marks[1:], None], strict=True):
+        value = text[mark.end():following.start() if following else len(text)].strip()
+        if not value or mark.group(1) in out:
+            raise UsageError(f"expected VALUE or up=VALUE,down=VALUE, got {text!r}",
+                             argument=argument)
+        out[mark.group(1)] = value
+    return out
 
 
 def parse_distribution(text: str, argument: str = "--jitter-distribution") -> str:
@@ -73,6 +83,17 @@ def parse_loss_model(text: str, argument: str = "--loss-model") -> Stage:
                              argument=argument)
         return FourStateLoss(p13, p31, p32, p23, p14)
     raise UsageError(f"expected {LOSS_MODEL_FORMS}, got {text!r}", argument=argument)
+
+
+def gemodel_fields(text: str, argument: str = "--loss-model") -> dict[str, float]:
+    """``gemodel:p,r,1-h,1-k`` -> {p, r, loss_bad (1-h), loss_good (1-k)} (linklab.link's
+    BurstLoss fields)."""
+    model = parse_loss_model(text, argument)
+    if not isinstance(model, GilbertElliott):
+        raise UsageError(f"expected gemodel:p[,r[,1-h[,1-k]]] here (use --loss for "
+                         f"independent loss), got {text!r}", argument=argument)
+    return {"p": model.p, "r": model.r, "loss_bad": model.one_minus_h,
+            "loss_good": model.one_minus_k}
 
 
 def parse_trace_pair(text: str, argument: str = "--trace") -> tuple[Path, Path]:
@@ -110,50 +131,3 @@ def parse_on_off(text: str, argument: str = "--on-off") -> OnOff:
                          argument=argument)
     return OnOff(parse_duration(parts[0].strip(), argument),
                  parse_duration(parts[1].strip(), argument))
-
-
-@dataclass(frozen=True)
-class EmuOptions:
-    """The emulator options of ``linklab link`` / presets, as typed (strings)."""
-
-    delay: str | None = None
-    jitter: str | None = None
-    jitter_distribution: str = "normal"
-    reorder: bool = False
-    loss_model: str | None = None
-    trace: str | None = None
-    outage: str | None = None
-    on_off: str | None = None
-
-
-def stages_for(options: EmuOptions) -> tuple[tuple[Stage, ...], tuple[Stage, ...]]:
-    """(uplink stages, downlink stages) for the options, in pipeline order:
-    outage/on-off -> loss -> trace -> delay (a frame lost on the radio never
-    queues; delay is the propagation after the bottleneck)."""
-    up: list[Stage] = []
-    down: list[Stage] = []
-    if options.outage:
-        windows = parse_outage_windows(options.outage)
-        up.append(Outage(windows))
-        down.append(Outage(windows))
-    if options.on_off:
-        up.append(parse_on_off(options.on_off))
-        down.append(parse_on_off(options.on_off))
-    if options.loss_model:
-        u, d = per_direction(options.loss_model, "--loss-model")
-        up.append(parse_loss_model(u))
-        down.append(parse_loss_model(d))
-    if options.trace:
-        up_path, down_path = parse_trace_pair(options.trace)
-        up.append(Trace(up_path))
-        down.append(Trace(down_path))
-    if options.delay or options.jitter:
-        dist = parse_distribution(options.jitter_distribution)
-        du, dd = per_direction(options.delay or "0ms", "--delay")
-        ju, jd = per_direction(options.jitter or "0ms", "--jitter")
-        up.append(Delay(parse_duration(du, "--delay", allow_zero=True),
-                        parse_duration(ju, "--jitter", allow_zero=True), dist, options.reorder))
-        down.append(Delay(parse_duration(dd, "--delay", allow_zero=True),
-                          parse_duration(jd, "--jitter", allow_zero=True), dist,
-                          options.reorder))
-    return tuple(up), tuple(down)

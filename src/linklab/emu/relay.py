@@ -99,6 +99,15 @@ def read_stats(path: Path) -> RelayStats | None:
                       _direction(raw["ab"]), _direction(raw["ba"]))
 
 
+def pid_running(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie (whatever program it runs)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+    return "\nState:\tZ" not in status
+
+
 def pid_is_relay(pid: int) -> bool:
     """True if ``pid`` is a live (not zombie) linklab-emu process."""
     try:
