@@ -279,9 +279,15 @@ def test_on_off_windows_follow_the_relays_schedule(tmp_path):
     schedule = [(a, b) for a, b in schedule if a < last_send - 0.005]
     print("on/off: schedule", [(round(a, 3), round(b, 3)) for a, b in schedule])
     print("on/off: measured", [(round(a, 3), round(b, 3)) for a, b in measured])
-    assert len(schedule) >= 3
-    assert len(measured) == len(schedule)
-    for (start, end), (want_start, want_end) in zip(measured, schedule, strict=True):
+    # every loss falls in a scheduled off window (10 ms tolerance)...
+    for start, end in measured:
+        assert any(a - 0.010 <= start and end <= b + 0.010 for a, b in schedule), (start, end)
+    # ...and every off window long enough to hold a few datagrams (1 ms apart) shows up
+    # as losses that start and end on schedule
+    long_windows = [(a, b) for a, b in schedule if b - a >= 0.005]
+    assert len(long_windows) >= 3
+    for want_start, want_end in long_windows:
+        start, end = min(measured, key=lambda w: abs(w[0] - want_start))
         assert abs(start - want_start) <= 0.010
         if want_end < last_send - 0.005:  # (the last window may outlast the sending)
             assert abs(end - want_end) <= 0.010
