@@ -44,6 +44,12 @@ def _iperf(ns_a: str, ns_b: str, addr_b: str, payload: int, seconds: float) -> d
         server.wait(timeout=30)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (includes the kernel work its writes trigger)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _rx_packets(netns: str, ifname: str) -> int:
     """Frames the receiving interface took in (before any socket could drop them)."""
     info = json.loads(_run("ip", "-n", netns, "-s", "-j", "link", "show", "dev", ifname))
@@ -83,8 +89,10 @@ def main() -> None:
                     _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso",
                          "off", "gro", "off")
             before = _rx_packets(ns_b, ifb)
+            cpu_before = _cpu_seconds(wire.relay.pid) if wire else 0.0
             result = _iperf(ns_a, ns_b, "10.214.0.2", payload, args.seconds)
             delivered = _rx_packets(ns_b, ifb) - before
+            relay_cpu = (_cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
             end = result["end"]["sum"]
             seconds = end["seconds"]
             frames_per_s = delivered / seconds
@@ -97,6 +105,9 @@ def main() -> None:
                 "delivered_gbit_per_s": round(frames_per_s * args.frame * 8 / 1e9, 3),
                 "app_received_frames_per_s": round(app_per_s),
                 "relay_loss_stage_drops": stats.ab.stages[1].dropped_packets if stats else None,
+                "relay_cpu_percent": round(100 * relay_cpu / seconds) if wire else None,
+                "frames_per_relay_cpu_second": round(delivered / relay_cpu)
+                if wire and relay_cpu else None,
             }))
         finally:
             if wire is not None:
