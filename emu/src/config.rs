@@ -5,7 +5,8 @@
 //! mtu 1500
 //! stats /run/linklab/x/emu-stats.json 100000000      # path, interval in ns
 //! epoch 123456789                                   # CLOCK_MONOTONIC ns; default: start
-//! spin 100000                  # poll this long before a deadline instead of sleeping
+//! spin 0                       # poll this long (ns) before a deadline instead of sleeping
+//!                              # (useful without real-time priority; costs CPU)
 //! priority 10                  # SCHED_FIFO priority (0: normal scheduling)
 //! tap a linklab-x-ea netns linklab-x-robot
 //! tap b linklab-x-eb netns linklab-x-server
@@ -53,7 +54,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
         stats_path: None,
         stats_interval_ns: 100_000_000,
         epoch_ns: None,
-        spin_ns: 100_000,
+        spin_ns: 0,
         priority: 0,
         tap_a: None,
         tap_b: None,
