@@ -317,3 +317,30 @@ def test_sigterm_stops_cleanly_and_a_dead_relay_means_link_down(tmp_path):
         assert stats.state == "stopped"
         assert relay_status(wire.relay.pid, wire.relay.stats_path).reason.startswith(
             "the link emulator stopped")
+
+
+# ---------------------------------------------------------------- rarer stages ----
+
+def test_four_state_loss_duplication_and_corruption(tmp_path):
+    from linklab.emu import Corrupt, Duplicate, FourStateLoss
+    from linklab.emu.models import four_state_loss_rate
+
+    model = FourStateLoss(p13=0.01, p31=0.3, p32=0.2, p23=0.4, p14=0.02)
+    count = 120_000
+    with relay_link(tmp_path, ab=[model, Duplicate(0.1), Corrupt(0.05)], seed=9) as wire:
+        sender, receiver = sockets(wire)
+        run = udp_run(sender, receiver, (ADDR_B, PORT), count=count, rate_pps=40_000, size=64)
+        stats = wire.relay.fresh_stats()
+    loss, dup, corrupt = stats.ab.stages
+    sent = run.left.sum()
+    want = four_state_loss_rate(model)
+    measured = loss.dropped_packets / loss.packets_in
+    print(f"4-state loss {measured:.4f} (model {want:.4f}); duplicated "
+          f"{dup.packets_out - dup.packets_in}; received {run.received.sum()} of {sent}")
+    assert abs(measured - want) <= 0.10 * want
+    assert abs((dup.packets_out - dup.packets_in) / dup.packets_in - 0.1) < 0.01
+    # a flipped bit fails the UDP checksum, so the receiver drops ~5 % of the
+    # datagrams that survived the loss stage (a duplicate may still get through)
+    survivors = loss.packets_out
+    missing_after_loss = survivors - (run.received[run.left].sum())
+    assert 0.03 * survivors < missing_after_loss < 0.07 * survivors
