@@ -218,7 +218,10 @@ class BurstLossStage(Stage):
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return asdict(self.model)
+        m = self.model
+        text = "gemodel:" + ",".join(format_percent(v) for v in (m.p, m.r, m.loss_bad,
+                                                                  m.loss_good))
+        return {**asdict(m), "text": text.replace(" ", "")}
 
 
 @dataclass
@@ -228,7 +231,7 @@ class TraceStage(Stage):
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return {"trace": self.trace}
+        return {"trace": self.trace, "text": self.trace.rsplit("/", 1)[-1]}
 
 
 def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage]:
