@@ -18,8 +18,8 @@ from linklab.emu.relay import pid_is_relay, relay_binary
 from linklab.errors import UsageError
 from linklab.link import testbed as link_testbed
 from linklab.link.journal import state_dir
+from linklab.link.lifecycle import design
 from linklab.link.presets import load_presets
-from linklab.link.testbed import design
 
 
 def _linklab(*args: str) -> subprocess.CompletedProcess[str]:
