@@ -64,7 +64,8 @@ def register(app: typer.Typer) -> None:
     @link.command("up")
     def up_command(
         preset: str = typer.Argument(None, help="Preset: wifi-ideal, wifi-mild, wifi-severe, "
-                                     "wifi-outage, ethernet-1g, lan-2.5g."),
+                                     "wifi-outage, ethernet-1g, lan-2.5g; with the emulator: "
+                                     "4g, wifi, wifi-far, cloud."),
         topology: str = typer.Option("pair", "--topology", help="pair | star | chain."),
         hosts: int = typer.Option(1, "--hosts", help="Robots in a star topology."),
         loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1% or up=1%,down=20%."),
