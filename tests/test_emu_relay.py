@@ -344,3 +344,12 @@ def test_four_state_loss_duplication_and_corruption(tmp_path):
     survivors = loss.packets_out
     missing_after_loss = survivors - (run.received[run.left].sum())
     assert 0.03 * survivors < missing_after_loss < 0.07 * survivors
+
+
+def test_relay_stops_when_a_side_disappears(tmp_path):
+    with relay_link(tmp_path, ab=[Delay(0.001)]) as wire:
+        subprocess.run(["ip", "netns", "del", wire.b.netns], check=True)
+        assert wire.relay.process.wait(5) == 1  # no busy loop on a dead device
+        status = relay_status(wire.relay.pid, wire.relay.stats_path)
+        assert status.link == "down" and "failed" in status.reason
+        subprocess.run(["ip", "netns", "add", wire.b.netns], check=True)  # for the cleanup
