@@ -113,7 +113,7 @@ def test_delay_20ms_gives_40ms_median_rtt(tmp_path):
     assert abs(median - 40.0) <= 0.3
 
 
-@pytest.mark.parametrize("distribution", ["uniform", "normal", "paretonormal"])
+@pytest.mark.parametrize("distribution", ["uniform", "normal", "pareto", "paretonormal"])
 def test_jitter_matches_its_distribution(tmp_path, distribution):
     delay_s, jitter_s = 0.030, 0.010
     stage = Delay(delay_s, jitter_s, distribution, reorder=True)
