@@ -107,10 +107,13 @@ def test_names_carry_the_run_prefix_and_fit_interface_limits():
     assert parse_netns_name("other-x-edge") is None
 
 
-def test_a_stage_no_wire_can_run_is_a_clear_error_not_a_silent_drop():
-    if any("delay" in w.executes for w in wire_classes().values()):
-        pytest.skip("a relay wire is installed; covered by its own tests")
-    with pytest.raises(EnvironmentProblem, match="delay, jitter.*linklab-emu"):
+def test_a_stage_no_wire_can_run_is_a_clear_error_not_a_silent_drop(monkeypatch):
+    # Make every wire that could carry delay/jitter unavailable (as on a machine where
+    # linklab-emu is not built): the stages must be refused, never silently dropped.
+    for wire in wire_classes().values():
+        if "delay" in wire.executes:
+            monkeypatch.setattr(wire, "unavailable", classmethod(lambda cls: "not built"))
+    with pytest.raises(EnvironmentProblem, match="delay, jitter .*not usable.*not built"):
         design(None, name="t", delay="20ms", jitter="5ms")
 
 
