@@ -39,6 +39,7 @@ from linklab.link.stages import (
 )
 from linklab.link.system import Shell, list_netns, require_tools
 from linklab.link.topology import (
+    RUN_NAME,
     LinkPlan,
     PathView,
     TopologyPlan,
@@ -487,7 +488,13 @@ def list_runs() -> list[str]:
     directory = state_dir()
     if not directory.is_dir():
         return []
-    return sorted(p.stem for p in directory.glob("*.json"))
+    return sorted(p.stem for p in _state_files(directory))
+
+
+def _state_files(directory: Path) -> list[Path]:
+    """The runs' state files: ``<run>.json`` (companions such as ``<run>.x.stats.json``
+    written by stages and wires are not runs)."""
+    return sorted(p for p in directory.glob("*.json") if RUN_NAME.match(p.stem))
 
 
 def down(name: str) -> list[str]:
@@ -514,10 +521,17 @@ def _journal_down(path: Path) -> list[str]:
 def _remove_state(journal: Journal) -> None:
     """The state file and its companions (outage events and log)."""
     path = journal.path
-    for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
+    for extra in _companions(path):
         with contextlib.suppress(FileNotFoundError):
             extra.unlink()
     journal.remove()
+
+
+def _companions(state_path: Path) -> list[Path]:
+    """Files next to a run's state file that belong to it: ``<run>.<anything>``
+    (outage events and log, the relay's config, log and counters)."""
+    return [p for p in state_path.parent.glob(state_path.stem + ".*")
+            if p != state_path and p.is_file()]
 
 
 def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
@@ -545,7 +559,7 @@ def clean(name: str | None = None, prefix: str | None = None,
                               "problems": []}
     directory = state_dir()
     if directory.is_dir():
-        for path in sorted(directory.glob("*.json")):
+        for path in _state_files(directory):
             run = path.stem
             if not _in_scope(run, name, prefix):
                 continue
@@ -574,6 +588,15 @@ def clean(name: str | None = None, prefix: str | None = None,
                 report["problems"].extend(f"{run}: {p}" for p in problems)
             else:
                 report["runs_removed"].append(run)
+        # Companion files whose run is gone (e.g. a process killed between removing
+        # the state file and its companions).
+        for extra in sorted(directory.glob("*.*")):
+            run = extra.name.split(".", 1)[0]
+            if (extra.is_file() and RUN_NAME.match(run) and _in_scope(run, name, prefix)
+                    and not (directory / f"{run}.json").exists()):
+                with contextlib.suppress(FileNotFoundError):
+                    extra.unlink()
+                    report.setdefault("files_removed", []).append(extra.name)
     shell = Shell()
     for netns in list_netns(shell) if sweep and userns.is_root() else []:
         parsed = parse_netns_name(netns)

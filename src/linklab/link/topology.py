@@ -28,7 +28,7 @@ from linklab.errors import UsageError
 TOPOLOGIES = ("pair", "star", "chain")
 NETNS_PREFIX = "linklab-"
 MAX_STAR_HOSTS = 32
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+RUN_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 HOST_NAME = re.compile(r"^(robot\d*|edge|ap)$")
 
 ALL_DIRECTION_STAGES = frozenset({"outage", "loss", "burst_loss", "delay", "jitter",
@@ -37,7 +37,7 @@ STATION_STAGES = ALL_DIRECTION_STAGES - {"rate"}
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not RUN_NAME.match(name):
         raise UsageError(f"{name!r} is not a run name; use 1-32 of a-z 0-9 _ - "
                          "(starting with a letter or digit)", argument="--name")
     return name
