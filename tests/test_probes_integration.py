@@ -133,10 +133,12 @@ def test_cyclonedds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> No
 def test_fastdds_and_cyclonedds_interoperate_with_ros2_names(
         pair: Pair, tmp_path: Path, pub_mw: str, sub_mw: str, type_name: str, size: int) -> None:
     rp, rs = run(pair, tmp_path,
-                 pub={"middleware": pub_mw, "type": type_name, "rate_hz": 50, "count": 50,
+                 pub={"middleware": pub_mw, "type": type_name, "rate_hz": 20, "count": 40,
                       "warmup_s": 0.5},
-                 sub={"middleware": sub_mw, "type": type_name, "count": 50})
-    assert_all_delivered(tmp_path, rp, rs, 50, size)
+                 sub={"middleware": sub_mw, "type": type_name, "count": 40})
+    # Cyclone's writer throttles 512 KiB samples on its write-history watermark (500 kB)
+    # until the Fast DDS reader acknowledges: latency is higher there, still bounded
+    assert_all_delivered(tmp_path, rp, rs, 40, size, max_median_ms=250)
     assert rp.summary.raw["type"] == rs.summary.raw["type"] == (
         f"performance_test_msgs::msg::dds_::{type_name}_")
     assert rs.summary.raw["warmup_samples"] > 0  # seen, not counted
@@ -216,7 +218,9 @@ def test_default_profile_fails_and_a_tuned_one_delivers_under_20_percent_loss(
         (tmp_path / name).mkdir()
         rp, rs = run(pair, tmp_path / name, topic=f"loss_{name}",
                      pub={"middleware": "fastdds", "type": "Bytes", "size": 262144,
-                          "rate_hz": 30, "count": n, "profile": profile, "linger_s": 2},
+                          "rate_hz": 30, "count": n, "profile": profile,
+                          # waits only until all is acknowledged; the default never is
+                          "linger_s": 10 if name == "tuned" else 2},
                      sub={"middleware": "fastdds", "type": "Bytes", "count": n,
                           "profile": profile, "idle_timeout_s": 4})
         assert rp.returncode == 0 and rs.returncode == 0, (rp.stderr[-1000:], rs.stderr[-1000:])
