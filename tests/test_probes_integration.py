@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import require_root, require_tool
-from linklab.probes import ProbeCommand, ProbeProcess, binary_path, read_records
+from linklab.probes import ProbeCommand, ProbeProcess, binary_path, parse_summary, read_records
 from linklab.profiles import profile_path
 from probes_netns import Pair, link_pair
 
@@ -298,20 +298,48 @@ def test_bad_arguments_give_one_line_and_status_2(middleware: str, args: list[st
     assert message in lines[0]
 
 
+def failed_summary(result: subprocess.CompletedProcess):
+    assert result.returncode == 1, result.stderr[-1000:]
+    assert len([line for line in result.stdout.splitlines() if line.startswith("{")]) == 1
+    summary = parse_summary(result.stdout)
+    assert summary.end_reason == "error"
+    return summary
+
+
 def test_a_profile_fast_dds_rejects_is_an_error_not_silent_defaults(tmp_path: Path) -> None:
     bad = tmp_path / "bad.xml"
     # one unknown element: Fast DDS's parser rejects the whole file
     bad.write_text(profile_path("default").read_text().replace(
         "<maxMessageSize>65500</maxMessageSize>",
         "<maxMessageSize>65500</maxMessageSize><maxMessageSizes>1</maxMessageSizes>"))
-    result = probe("fastdds", "sub", "--topic", "t", "--type", "Bytes", "--records",
-                   str(tmp_path / "s.bin"), "--profile", str(bad))
-    assert result.returncode == 1
-    summary = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    assert len(summary) == 1
-    from linklab.probes import parse_summary
-    s = parse_summary(result.stdout)
-    assert s.end_reason == "error" and "rejected the XML profile file" in s.errors[0]
+    args = ["sub", "--topic", "t", "--type", "Bytes", "--records", str(tmp_path / "s.bin")]
+    s = failed_summary(probe("fastdds", *args, "--profile", str(bad)))
+    assert "rejected the XML profile file" in s.errors[0]
+    s = failed_summary(probe("fastdds", *args, "--profile", str(profile_path("default")),
+                             "--profile-name", "nope"))
+    assert "no participant profile named 'nope'" in s.errors[0]
+    # the shipped profiles name all three parts alike, so --profile-name selects them
+    ok = probe("fastdds", *args, "--profile", str(profile_path("large_data")),
+               "--profile-name", "linklab_large_data", "--match-timeout", "0.2")
+    applied = parse_summary(ok.stdout).applied
+    assert [t["kind"] for t in applied["participant"]["transports"]] == ["UDPv4", "TCPv4"]
+    assert applied["reader"]["history"] == "KEEP_ALL"
+
+
+def test_cyclone_configuration_file_is_applied_or_rejected(tmp_path: Path) -> None:
+    args = ["sub", "--topic", "t", "--type", "Bytes", "--records", str(tmp_path / "s.bin"),
+            "--match-timeout", "0.2"]
+    good = tmp_path / "cyclone.xml"
+    good.write_text('<CycloneDDS><Domain id="any"><General><MaxMessageSize>1472B'
+                    "</MaxMessageSize></General></Domain></CycloneDDS>")
+    applied = parse_summary(probe("cyclonedds", *args, "--profile", str(good)).stdout).applied
+    config = applied["participant"]["config"]
+    assert config["uri"] == f"file://{good}" and config["source"] == "probe"
+    assert config["settings"] == {"MaxMessageSize": "1472B"}
+    bad = tmp_path / "bad.xml"
+    bad.write_text(good.read_text().replace("MaxMessageSize", "MaxMessageSizes"))
+    s = failed_summary(probe("cyclonedds", *args, "--profile", str(bad)))
+    assert "Cyclone DDS rejected the configuration" in s.errors[0]
 
 
 @pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
