@@ -125,10 +125,11 @@ def test_fastdds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> None:
 def test_cyclonedds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> None:
     rp, rs = run(pair, tmp_path,
                  pub={"middleware": "cyclonedds", "type": "Array64k", "rate_hz": 100,
-                      "count": 100, "history": "keep_all"},
+                      "count": 100, "history": "keep_all", "domain": 7},
                  sub={"middleware": "cyclonedds", "type": "Array64k", "count": 100,
-                      "history": "keep_all"})
+                      "history": "keep_all", "domain": 7})
     assert_all_delivered(tmp_path, rp, rs, 100, 65536)
+    assert rp.summary.applied["participant"]["domain"] == 7
     assert rs.summary.raw["type"] == "performance_test_msgs::msg::dds_::Array64k_"
     w = rp.summary.applied["writer"]
     assert (w["reliability"], w["history"]) == ("RELIABLE", "KEEP_ALL")
