@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 
 #include "linklab_typesPubSubTypes.h"
 #include "probe.hpp"
@@ -490,6 +491,9 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
     return true;
   }
   void on_data_available(fdds::DataReader* reader) override {
+    // Fast DDS may call this from several receive threads at once (TCP: one per
+    // connection); the one sample buffer is taken into under a lock.
+    std::lock_guard<std::mutex> lock(take_mutex_);
     fdds::SampleInfo info;
     while (reader->take_next_sample(ep_.sample_, &info) == ReturnCode_t::RETCODE_OK) {
       if (!info.valid_data) continue;
@@ -508,6 +512,7 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
 
  private:
   linklab::ReceiveQueue queue_;
+  std::mutex take_mutex_;
   Endpoint ep_;
   fdds::Subscriber* sub_ = nullptr;
   fdds::DataReader* reader_ = nullptr;
