@@ -203,12 +203,22 @@ def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
     assert rs.summary.applied["reader"]["history"] == "KEEP_ALL"
 
     (tmp_path / "large").mkdir()
-    tcp0 = tcp_in_segments(pair)
-    rp, rs = run(pair, tmp_path / "large",
-                 pub={"middleware": "fastdds", "type": "Bytes", "size": 100000, "rate_hz": 50,
-                      "count": 20, "profile": profile_path("large_data")},
-                 sub={"middleware": "fastdds", "type": "Bytes", "count": 20,
-                      "profile": profile_path("large_data")})
+    # Fast DDS 2.9's TCP transport sometimes loses its logical-port negotiation when
+    # both sides connect at once ("add_logical_port_response, but the transaction id
+    # wasn't registered"): then nothing arrives although the writer reports every
+    # sample acknowledged (docs/RESULTS.md has the measured rate). One retry for that
+    # signature only; any other shortfall fails.
+    for attempt in range(2):
+        tcp0 = tcp_in_segments(pair)
+        rp, rs = run(pair, tmp_path / "large", topic=f"large{attempt}",
+                     pub={"middleware": "fastdds", "type": "Bytes", "size": 100000,
+                          "rate_hz": 50, "count": 20, "profile": profile_path("large_data")},
+                     sub={"middleware": "fastdds", "type": "Bytes", "count": 20,
+                          "profile": profile_path("large_data"), "idle_timeout_s": 5})
+        lost_connection = (rp.summary.samples == 20 and rs.summary.samples == 0
+                           and rp.summary.raw["acknowledged"])
+        if not lost_connection:
+            break
     assert_all_delivered(tmp_path / "large", rp, rs, 20, 100000)
     part = rp.summary.applied["participant"]
     assert [t["kind"] for t in part["transports"]] == ["UDPv4", "TCPv4"]

@@ -6,7 +6,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <execinfo.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -315,7 +317,23 @@ Options parse_options(int argc, char** argv, const char* prog) {
 static std::atomic<int> g_signal{0};
 static void on_signal(int sig) { g_signal.store(sig); }
 
+// A crash inside a middleware leaves a backtrace on stderr (the run's log) before the
+// default action (core / exit status) happens.
+static void on_crash(int sig) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  const char msg[] = "linklab probe: fatal signal; backtrace:\n";
+  ssize_t ignored = write(2, msg, sizeof msg - 1);
+  (void)ignored;
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 void install_signal_handlers() {
+  signal(SIGSEGV, on_crash);
+  signal(SIGABRT, on_crash);
+  signal(SIGBUS, on_crash);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;  // no SA_RESTART: sleeps return early
