@@ -319,13 +319,24 @@ static void on_signal(int sig) { g_signal.store(sig); }
 
 // A crash inside a middleware leaves a backtrace on stderr (the run's log) before the
 // default action (core / exit status) happens.
+// Set once the summary is out: a crash while the middleware tears down after that does
+// not change the run's result (records and summary are complete), so the process exits
+// with the status it was going to have.
+static std::atomic<int> g_exit_status{-1};
+
 static void on_crash(int sig) {
   void* frames[64];
   int n = backtrace(frames, 64);
   const char msg[] = "linklab probe: fatal signal; backtrace:\n";
   ssize_t ignored = write(2, msg, sizeof msg - 1);
-  (void)ignored;
   backtrace_symbols_fd(frames, n, 2);
+  int status = g_exit_status.load();
+  if (status >= 0) {
+    const char note[] = "linklab probe: the crash happened in middleware teardown, after the summary\n";
+    ignored = write(2, note, sizeof note - 1);
+    _exit(status);
+  }
+  (void)ignored;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -623,8 +634,10 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
   out.summary.set("samples", 0ULL);
   std::string error;
   int64_t t_begin = now_ns();
+  std::unique_ptr<Publisher> pub;
+  std::unique_ptr<Subscriber> sub;
   if (o.role == Role::Pub) {
-    std::unique_ptr<Publisher> pub = mw.make_publisher(o, error);
+    pub = mw.make_publisher(o, error);
     if (!pub) {
       out.errors.push(error);
       out.end_reason = "error";
@@ -633,7 +646,7 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
       run_pub(o, *pub, out);
     }
   } else {
-    std::unique_ptr<Subscriber> sub = mw.make_subscriber(o, error);
+    sub = mw.make_subscriber(o, error);
     if (!sub) {
       out.errors.push(error);
       out.end_reason = "error";
@@ -642,7 +655,8 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
       run_sub(o, *sub, out);
     }
   }
-  // (the endpoints are destroyed here: participants leave before the summary)
+  // Records are closed (run_* flushed them); the summary goes out before the
+  // middleware tears down, so a teardown problem cannot lose it.
   out.summary.set("errors", out.errors);
   out.summary.set("end_reason", out.end_reason);
   if (stop_requested()) out.summary.set("signal", stop_signal());
@@ -652,6 +666,9 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
   std::printf("%s\n", out.summary.dump().c_str());
   std::fflush(stdout);
   bool failed = !out.errors.empty() && out.end_reason != "signal";
+  g_exit_status.store(failed ? 1 : 0);
+  pub.reset();  // participants leave: peers see them go at once
+  sub.reset();
   return failed ? 1 : 0;
 }
 
