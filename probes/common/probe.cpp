@@ -545,12 +545,17 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
   // Tell the subscribers we are done, then give reliable delivery time to finish.
   bool acked = true;
   if (!stop_requested()) {
-    for (int i = 0; i < 3; ++i) {
-      pub.write(END_OF_STREAM, now_ns());
-      if (o.reliable.value_or(true)) break;
-      sleep_ns(20000000);
+    // The marker may meet a full history (a write blocked past max_blocking_time
+    // fails): retry within the linger time. Best effort: send it three times.
+    int64_t linger_end = now_ns() + int64_t(o.linger_s * 1e9);
+    int sent_marks = 0;
+    while (sent_marks < (o.reliable.value_or(true) ? 1 : 3) && now_ns() < linger_end && !stop_requested()) {
+      if (pub.write(END_OF_STREAM, now_ns())) ++sent_marks;
+      else sleep_ns(10000000);
+      if (sent_marks && !o.reliable.value_or(true)) sleep_ns(20000000);
     }
-    acked = pub.wait_acknowledged(o.linger_s);
+    double left = double(linger_end - now_ns()) / 1e9;
+    acked = pub.wait_acknowledged(left > 0 ? left : 0.0);
   }
   out.summary.set("warmup_samples", warm);
   out.summary.set("write_failures", failures);
