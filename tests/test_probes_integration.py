@@ -135,6 +135,20 @@ def test_cyclonedds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> No
     assert (w["reliability"], w["history"]) == ("RELIABLE", "KEEP_ALL")
 
 
+@pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
+def test_best_effort_keep_last_is_applied_and_delivers_on_a_clean_link(
+        pair: Pair, tmp_path: Path, middleware: str) -> None:
+    qos = {"reliable": False, "history": "keep_last:5"}
+    rp, rs = run(pair, tmp_path,
+                 pub={"middleware": middleware, "type": "Array16k", "rate_hz": 100, "count": 50,
+                      "warmup_s": 0.3, **qos},
+                 sub={"middleware": middleware, "type": "Array16k", "count": 50, **qos})
+    assert_all_delivered(tmp_path, rp, rs, 50, 16384)
+    for applied in (rp.summary.applied.get("writer"), rs.summary.applied.get("reader")):
+        assert (applied["reliability"], applied["history"], applied["depth"]) == (
+            "BEST_EFFORT", "KEEP_LAST", 5)
+
+
 @pytest.mark.parametrize("pub_mw, sub_mw, type_name, size", [
     ("fastdds", "cyclonedds", "Array4k", 4096),
     ("cyclonedds", "fastdds", "PointCloud512k", 524288),
