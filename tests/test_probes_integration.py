@@ -262,10 +262,14 @@ def loss_default_vs_tuned(pair: Pair, tmp_path: Path, tuned: Path) -> None:
         rp, rs = run(pair, tmp_path / name, topic=f"loss_{name}",
                      pub={"middleware": "fastdds", "type": "Bytes", "size": 262144,
                           "rate_hz": 30, "count": n, "profile": profile,
+                          # discovery itself crosses the 20 % loss: give it time
+                          "match_timeout_s": 90,
                           # waits only until all is acknowledged; the default never is
                           "linger_s": 20 if name == "tuned" else 2},
                      sub={"middleware": "fastdds", "type": "Bytes", "count": n,
-                          "profile": profile, "idle_timeout_s": 8 if name == "tuned" else 4})
+                          "profile": profile, "idle_timeout_s": 8 if name == "tuned" else 4,
+                          "match_timeout_s": 90},
+                     timeout_s=150)
         assert rp.returncode == 0 and rs.returncode == 0, (rp.stderr[-1000:], rs.stderr[-1000:])
         assert rp.summary.samples == n
         delivered[name] = rs.summary.samples

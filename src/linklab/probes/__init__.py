@@ -23,7 +23,7 @@ Command line::
 * ``--peer`` gives unicast discovery peers and turns multicast discovery off;
   ``--interface`` binds the transports to one interface.
 * The publisher waits until ``--subscribers`` readers matched (``--match-timeout``,
-  default 30 s), settles 1 s, publishes ``--warmup`` seconds of warm-up samples (seq
+  default 60 s), settles 1 s, publishes ``--warmup`` seconds of warm-up samples (seq
   has bit 63 set; never counted), then ``--count`` samples seq 0..N-1 at ``--rate`` on
   absolute CLOCK_MONOTONIC deadlines (a late tick skips missed deadlines, like an rcl
   timer, and is counted in ``skipped_deadlines``), stops early at ``--duration``, sends
