@@ -11,12 +11,12 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from linklab.bench.matrix import estimate_s, expand
+from linklab.bench.matrix import estimate_s, expand, size_label
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
 from linklab.output import console, err_console, print_json
-from linklab.units import format_duration, format_size
+from linklab.units import format_duration
 
 
 def _fmt_eta(seconds: float) -> str:
@@ -45,7 +45,7 @@ def _matrix_table(scenario: Scenario, cells) -> Table:
         values = []
         for key in keys:
             if key == "payload":
-                values.append(format_size(cell.payload_bytes))
+                values.append(size_label(cell.payload_bytes))
             elif key == "rate":
                 values.append(f"{cell.rate_hz:g} Hz")
             elif key == "trial":

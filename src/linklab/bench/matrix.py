@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from linklab.bench.spec import Scenario
-from linklab.units import format_size
 
 # Outer to inner. Keys not listed here cannot be axes (spec.FIELDS holds the same set).
 LOOP_ORDER = ("link", "middleware", "profile", "history", "type", "rate", "qos",
@@ -69,9 +68,17 @@ class Cell:
         return data
 
 
+def size_label(n_bytes: int) -> str:
+    """Exact, short: 262144 -> '256KiB', 231000 -> '231KB', 1500 -> '1500B'."""
+    for unit, factor in (("MiB", 1024**2), ("KiB", 1024), ("MB", 1000**2), ("KB", 1000)):
+        if n_bytes >= factor and n_bytes % factor == 0:
+            return f"{n_bytes // factor}{unit}"
+    return f"{n_bytes}B"
+
+
 def _slug(value: Any, key: str) -> str:
     if key == "payload":
-        text = format_size(value).replace(" ", "")
+        text = size_label(value)
     elif key == "rate":
         text = f"{value:g}Hz"
     elif key in ("duration", "warmup", "outage_start", "grace"):

@@ -23,8 +23,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from linklab.bench.matrix import size_label
 from linklab.report.paper_000 import CONDITION_TITLES, PRESET_CONDITION, paper_value
-from linklab.units import format_size
 
 METRICS = (
     ("reception_rate_hz", "Reception rate (Hz)"),
@@ -168,7 +168,7 @@ def render_block(block: Block, columns: list[Column] | None = None) -> Table:
                   caption_justify="left", show_lines=True, pad_edge=False)
     table.add_column("Profile\nPayload", no_wrap=True)
     for col in columns:
-        table.add_column(f"{col.profile}\n{format_size(col.payload_bytes).replace(' ', '')}",
+        table.add_column(f"{col.profile}\n{size_label(col.payload_bytes)}",
                          justify="right", no_wrap=True)
     for metric, label in METRICS:
         row_label = Text(label)
