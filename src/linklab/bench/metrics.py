@@ -185,7 +185,7 @@ def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
 class Outcome:
     """How the processes of a cell ended."""
 
-    publisher_finished: bool  # published all its messages before the deadline
+    publisher_finished: bool  # published all its messages (writes that did not fail)
     publisher_exit: int | None  # None: killed by the runner (still running at the deadline)
     subscriber_exit: int | None
     expects_all: bool  # RELIABLE + KEEP_ALL: every published sample must arrive
@@ -203,8 +203,8 @@ def failure_reason(metrics: CellMetrics, outcome: Outcome, interval_s: float,
             how = f"signal {-code}" if code < 0 else f"exit status {code}"
             return f"crashed: {role} ended with {how}"
     if not outcome.publisher_finished:
-        return (f"not completed: publisher sent {metrics.published}/{expected} "
-                "before the deadline")
+        return (f"not completed: publisher wrote {metrics.published}/{expected} "
+                "(writes blocked or failed, or stopped at the deadline)")
     if metrics.received == 0:
         return "not completed: nothing received"
     if outcome.expects_all and metrics.received < metrics.published:

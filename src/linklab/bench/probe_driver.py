@@ -59,6 +59,9 @@ class ProbeArgs:
     peers: tuple[str, ...] = ()
     interface: str | None = None
     domain: int | None = None
+    linger_s: float | None = None  # pub: how long to wait for acknowledgements at the end
+    idle_timeout_s: float | None = None  # sub: leave when nothing arrived for this long
+    match_timeout_s: float | None = None
 
     def argv(self, binary: Path) -> list[str]:
         argv = [str(binary), self.role, "--topic", self.topic, "--type", self.type,
@@ -80,6 +83,10 @@ class ProbeArgs:
             argv += ["--interface", self.interface]
         if self.domain is not None:
             argv += ["--domain", str(self.domain)]
+        for flag, value in (("--linger", self.linger_s), ("--idle-timeout", self.idle_timeout_s),
+                            ("--match-timeout", self.match_timeout_s)):
+            if value is not None:
+                argv += [flag, f"{value:g}"]
         return argv
 
 
@@ -175,12 +182,3 @@ def start_probe(spawn: Spawn, args: ProbeArgs, binary: Path, out_dir: Path) -> P
     with open(stdout_path, "wb") as stdout, open(out_dir / f"{args.role}.log", "wb") as stderr:
         popen = spawn(args.argv(binary), stdout, stderr)
     return ProbeProcess(role=args.role, popen=popen, stdout_path=stdout_path)
-
-
-def records_count(path: Path) -> int:
-    """Whole records in a record file written so far (0 if absent)."""
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return 0
-    return max(0, (size - 16) // 28)

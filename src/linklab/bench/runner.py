@@ -31,15 +31,15 @@ from linklab.bench.probe_driver import (
     ProbeArgs,
     ProbeProcess,
     probe_binary,
-    records_count,
     start_probe,
 )
 from linklab.bench.store import RunStore, now_utc
 
-# After the publisher finished: how long the subscriber's record count may stand still
-# before the cell is considered drained (only when not every sample must arrive).
-QUIET_S = 3.0
 POLL_S = 0.1
+# When one probe has ended on its own, how long the other one gets to end too.
+SETTLE_S = 1.5
+MATCH_TIMEOUT_S = 20.0
+MATCH_ALLOWANCE_S = 3.0
 
 
 class Bed(Protocol):
@@ -149,6 +149,9 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
                         skipped_cells=len(cells) - len(todo), remaining_s=remaining)
     keeper = LinkKeeper(env, run_tag)
     results = []
+    store.info.setdefault("link_run_names", [])
+    if run_tag not in store.info["link_run_names"]:
+        store.info["link_run_names"].append(run_tag)  # namespaces: linklab-<name>-<host>
     store.info["interrupted"] = False
     store.save_info()
     try:
@@ -228,52 +231,53 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
                 out_dir: Path, probes: list[ProbeProcess]) -> dict[str, Any]:
     binary = probe_binary(cell.middleware)
     topic = f"linklab_{os.getpid()}_{cell.index}"
+    outage_s = bed.outage_s
+    # The publisher keeps retransmitting (lingers) and the subscriber keeps listening
+    # until the cell's deadline; both end earlier when everything has arrived.
+    grace = deadline_s(cell, outage_s) - cell.publish_s
     common = dict(topic=topic, type=cell.type, size=cell.payload_bytes, rate_hz=cell.rate_hz,
-                  count=cell.count, duration_s=cell.duration_s, qos=cell.qos,
-                  history=profile.history, profile=profile_path)
+                  count=cell.messages, duration_s=None, qos=cell.qos,
+                  history=profile.history, profile=profile_path,
+                  match_timeout_s=MATCH_TIMEOUT_S)
     sub_args = ProbeArgs(role="sub", warmup_s=0.0, records=out_dir / "sub.bin",
-                         peers=bed.peers("sub"), interface=bed.interface("sub"), **common)
+                         peers=bed.peers("sub"), interface=bed.interface("sub"),
+                         idle_timeout_s=grace + outage_s, **common)
     pub_args = ProbeArgs(role="pub", warmup_s=cell.warmup_s, records=out_dir / "pub.bin",
-                         peers=bed.peers("pub"), interface=bed.interface("pub"), **common)
+                         peers=bed.peers("pub"), interface=bed.interface("pub"),
+                         linger_s=grace, **common)
     for path in (out_dir / "sub.bin", out_dir / "pub.bin"):
         path.unlink(missing_ok=True)
 
     sub = start_probe(lambda a, o, e: bed.spawn("sub", a, o, e), sub_args, binary, out_dir)
     probes.append(sub)
-    time.sleep(0.5)  # the subscriber's participant exists before the publisher looks
+    time.sleep(0.3)  # the subscriber's participant exists before the publisher looks
     wire_before = bed.wire_bytes()
     pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
     probes.append(pub)
     pub_started = time.monotonic()
-    # the publisher waits `warmup` for discovery, then publishes; outages count from there
-    bed.start_traffic(cell.warmup_s)
+    bed.start_traffic(pub_started)
 
-    outage_s = bed.outage_s
-    deadline = pub_started + cell.warmup_s + deadline_s(cell, outage_s)
+    # discovery (a few seconds at most) + warm-up + publishing + grace
+    deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
     expects_all = cell.qos == "reliable" and profile.history == "keep_all"
     expected = cell.messages
-    sub_records = out_dir / "sub.bin"
-    last_count, last_change = -1, time.monotonic()
+    one_ended_at: float | None = None
     while True:
         now = time.monotonic()
-        if sub.poll() is not None and pub.poll() is not None:
+        pub_code, sub_code = pub.poll(), sub.poll()
+        if pub_code is not None and sub_code is not None:
             break
-        count = records_count(sub_records)
-        if count != last_count:
-            last_count, last_change = count, now
-        if pub.poll() is not None:
-            if pub.exit_code != 0:
-                break  # a publisher that crashed: the subscriber will get nothing more
-            if count >= expected:
+        if (pub_code not in (None, 0)) or (sub_code not in (None, 0)):
+            break  # a crash or an error: nothing more will arrive
+        if pub_code is not None or sub_code is not None:
+            # the publisher is done lingering, or the subscriber has everything (or the
+            # end-of-stream marker): give the other side a moment, then stop it
+            one_ended_at = one_ended_at or now
+            if now - one_ended_at > SETTLE_S:
                 break
-            if not expects_all and now - last_change > QUIET_S:
-                break
-        if sub.poll() is not None and sub.exit_code != 0:
-            break
         if now >= deadline:
             break
         time.sleep(POLL_S)
-    publisher_finished = pub.poll() == 0
     pub.stop()
     sub.stop()
     wire_after = bed.wire_bytes()
@@ -288,15 +292,18 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub_records = _read_or_empty(out_dir / "pub.bin")
     sub_rec = _read_or_empty(out_dir / "sub.bin")
     origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
-    n_bins = int(math.ceil(cell.publish_s + outage_s + 1)) if origin is not None else None
-    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
-                         n_bins=n_bins)
+    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin)
     outcome = M.Outcome(
-        publisher_finished=publisher_finished and measured.published >= expected,
+        publisher_finished=measured.published >= expected,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
         expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
         subscriber_signalled=sub.signalled_by_runner)
     reason = M.failure_reason(measured, outcome, cell.interval_s, expected)
+    if reason is not None and reason.startswith("crashed:"):
+        errors = [e for r in reports.values() for e in ((r.get("summary") or {}).get(
+            "errors") or [])]
+        if errors:
+            reason += f" ({'; '.join(map(str, errors))[:300]})"
     row = measured.to_dict()
     row.pop("model_amplification")
     row.update({

@@ -27,7 +27,9 @@ HTML report, comparisons). Format version 1::
 - ``links``: preset name -> the parameters and the stages the link applied
   (as reported by linklab.link);
 - ``profiles``: file name (under profiles/) -> {``profile``, ``cell_ids``, tuning input};
-- ``planned``: the cell ids of the matrix, in run order; ``estimated_s``.
+- ``planned``: the cell ids of the matrix, in run order; ``estimated_s``;
+- ``link_run_names``: the linklab.link run names this run used (one per session), so its
+  hosts were the namespaces ``linklab-<name>-robot`` / ``linklab-<name>-edge``.
 
 ``cells.parquet`` columns (one row per cell; NaN = not measured):
 - identity and axes: ``index``, ``cell_id``, ``middleware``, ``profile``, ``link``,
