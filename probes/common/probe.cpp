@@ -469,7 +469,7 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
     sleep_ns(10000000);
   }
   out.summary.set("match_wait_s", double(now_ns() - t0) / 1e9);
-  sleep_ns(250000000);
+  sleep_ns(1000000000);
 
   Pacer pacer(o.rate_hz);
   uint64_t warm = 0, sent = 0, failures = 0;

@@ -21,7 +21,8 @@
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
 #include <fastrtps/config.h>
-#include <fastrtps/log/Log.h>
+#include <fastdds/dds/log/Log.hpp>
+#include <fastdds/dds/log/StdoutErrConsumer.hpp>
 #include <fastrtps/utils/IPLocator.h>
 
 #include <cstring>
@@ -304,6 +305,9 @@ class Endpoint {
         return false;
       }
       have_profile_ = true;
+      // load_profiles() makes the file's is_default_profile="true" entries the
+      // factory's (and new publishers'/subscribers') defaults
+      factory->load_profiles();
       if (!o.profile_name.empty()) {
         if (factory->get_participant_qos_from_profile(o.profile_name, pq) != ReturnCode_t::RETCODE_OK) {
           error = "--profile-name: no participant profile named '" + o.profile_name + "' in " + o.profile;
@@ -511,7 +515,15 @@ std::unique_ptr<linklab::Subscriber> make_subscriber(const Options& o, std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
-  eprosima::fastdds::dds::Log::SetVerbosity(eprosima::fastdds::dds::Log::Warning);
+  // Fast DDS logs to stdout by default; the probe's stdout carries only the summary.
+  {
+    using eprosima::fastdds::dds::Log;
+    auto consumer = std::make_unique<eprosima::fastdds::dds::StdoutErrConsumer>();
+    consumer->stderr_threshold(Log::Kind::Info);
+    Log::ClearConsumers();
+    Log::RegisterConsumer(std::move(consumer));
+    Log::SetVerbosity(Log::Warning);
+  }
   linklab::Middleware mw{"fastdds",
                          std::to_string(FASTRTPS_VERSION_MAJOR) + "." + std::to_string(FASTRTPS_VERSION_MINOR) + "." +
                              std::to_string(FASTRTPS_VERSION_MICRO),
