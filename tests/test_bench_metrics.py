@@ -48,6 +48,8 @@ def test_metrics_of_a_hand_made_cell(cell_files):
     assert m.publish_rate_hz == pytest.approx(5 / 0.4)
     assert m.bytes_published == 5000
     assert m.wire_amplification == pytest.approx(1.2)
+    # warm-up samples crossed the link too: 6000 wire bytes / (5000 + 1000) published
+    assert M.compute(pub, sub, wire_bytes=6000, warmup_bytes=1000).wire_amplification == 1.0
     assert m.model_amplification == 1.1
     assert m.rate_bins_hz == [4]
 

@@ -292,7 +292,9 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub_records = _read_or_empty(out_dir / "pub.bin")
     sub_rec = _read_or_empty(out_dir / "sub.bin")
     origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
-    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin)
+    warmup_samples = int((reports["pub"].get("summary") or {}).get("warmup_samples") or 0)
+    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
+                         warmup_bytes=warmup_samples * cell.payload_bytes)
     outcome = M.Outcome(
         publisher_finished=measured.published >= expected,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
@@ -310,6 +312,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "status": "ok" if reason is None else "failed",
         "failure_reason": reason,
         "outage_s": outage_s,
+        "warmup_samples": warmup_samples,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
@@ -330,6 +333,7 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
+    warmup_samples=0,
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )

@@ -42,7 +42,8 @@ HTML report, comparisons). Format version 1::
   ``delivery_ratio``, ``reception_rate_hz``, ``latency_mean_ms``, ``latency_p50_ms``,
   ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``jitter_ms``,
   ``goodput_bit_s``, ``publish_rate_hz``, ``bytes_published``, ``wire_bytes``,
-  ``wire_amplification`` (interface bytes / bytes published), ``model_amplification``
+  ``wire_amplification`` (interface bytes, both directions, / payload bytes published
+  including the ``warmup_samples``), ``model_amplification``
   (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
   the publisher's start), ``outage_s`` (length of the link's outage, 0 if none);
 - probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
