@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
@@ -163,69 +164,78 @@ def model_amplification(cell: Cell) -> float:
 
 # --- the environment ------------------------------------------------------------------
 
-class LinkBed:
-    """Adapts a linklab.link testbed to what the runner needs (runner.Bed)."""
+# The publisher starts measuring after discovery (well under a second on these links),
+# a 1 s settle and the warm-up; the outage clock is armed that far ahead, and the real
+# start of the outage relative to the first measured sample is recorded afterwards.
+PUBLISH_START_DELAY_S = 1.3
 
-    def __init__(self, bed: Any, preset_name: str):
+
+class LinkBed:
+    """Adapts a linklab.link Testbed (pair topology) to what the runner needs (runner.Bed):
+    the publisher runs on ``robot``, the subscriber on ``edge``."""
+
+    HOSTS = {"pub": "robot", "sub": "edge"}
+
+    def __init__(self, bed: Any, preset_name: str, outage_s: float):
         self.bed = bed
         self.preset_name = preset_name
-        self.outage_s = preset_outage_s(preset_name)
-
-    def _host(self, role: str):
-        hosts = list(self.bed.hosts)
-        return hosts[0] if role == "pub" else hosts[1]
+        self.outage_s = outage_s
+        self.armed_t0_ns: int | None = None
 
     def spawn(self, role: str, argv: list[str], stdout: Any, stderr: Any):
-        return self.bed.popen(self._host(role), argv, stdout=stdout, stderr=stderr)
+        return self.bed.popen(self.HOSTS[role], argv, stdout=stdout, stderr=stderr)
 
     def peers(self, role: str) -> tuple[str, ...]:
-        other = self._host("sub" if role == "pub" else "pub")
-        address = getattr(other, "address", None)
-        return (str(address),) if address else ()
+        other = self.bed.hosts[self.HOSTS["sub" if role == "pub" else "pub"]]
+        return (other.address,) if other.address else ()
 
     def interface(self, role: str) -> str | None:
         return None
 
     def wire_bytes(self) -> int | None:
-        counters = self.bed.counters()
-        return _total_bytes(counters)
+        """Bytes through the robot's link interface, both directions (data + control)."""
+        interfaces = self.bed.counters().get("interfaces", {}).get("robot", {})
+        total = 0
+        for stats in interfaces.values():
+            total += int(stats.get("rx_bytes") or 0) + int(stats.get("tx_bytes") or 0)
+        return total if interfaces else None
 
-    def start_traffic(self, publisher_start_s: float) -> None:
-        starter = getattr(self.bed, "start_outage", None)
-        if starter is not None and self.outage_s > 0:
-            starter()
+    def start_traffic(self, warmup_s: float) -> None:
+        if self.outage_s > 0 and self.armed_t0_ns is None:
+            delay = PUBLISH_START_DELAY_S + warmup_s
+            self.armed_t0_ns = self.bed.arm_outage(time.monotonic_ns() + int(delay * 1e9))
+
+    def outage_on_ns(self) -> int | None:
+        """When the outage really began (CLOCK_MONOTONIC ns), from the scheduler's log."""
+        for event in self.bed.outage_events():
+            if event.get("edge") == "on":
+                return int(event.get("after_ns") or event.get("planned_ns"))
+        return None
 
     def stages(self) -> dict[str, Any]:
-        describe = getattr(self.bed, "describe", None)
-        return describe() if callable(describe) else {"preset": self.preset_name}
-
-
-def _total_bytes(counters: Any) -> int | None:
-    if counters is None:
-        return None
-    if isinstance(counters, dict):
-        total = 0
-        for value in counters.values():
-            sub = _total_bytes(value)
-            if sub is None:
-                continue
-            total += sub
-        return total
-    if isinstance(counters, int):
-        return counters
-    return None
+        status = self.bed.status()
+        return {"preset": self.preset_name, "spec": status.get("spec"),
+                "hosts": status.get("hosts"), "links": status.get("links"),
+                "socket_buffers": status.get("socket_buffers"),
+                "outage": {k: v for k, v in (status.get("outage") or {}).items()
+                           if k in ("start_s", "length_s", "period_s")} or None}
 
 
 class LinklabEnvironment:
-    def __init__(self) -> None:
-        pass
+    """Links from linklab.link, profiles from linklab.profiles / linklab.tune."""
 
     @contextlib.contextmanager
-    def link(self, preset_name: str, run_tag: str) -> Iterator[LinkBed]:
+    def link(self, cell: Cell, run_tag: str) -> Iterator[LinkBed]:
         from linklab.link import testbed
 
-        with testbed(preset=preset_name, topology="pair", name=run_tag) as bed:
-            yield LinkBed(bed, preset_name)
+        outage = preset_outage(cell.link)
+        overrides: dict[str, Any] = {}
+        if outage is not None:
+            # the cell decides when the outage starts (after its publisher starts)
+            overrides["outage"] = f"{cell.outage_start_s:g}s+{outage.length_s:g}s"
+        with testbed(preset=cell.link, topology="pair", name=run_tag,
+                     arm_outage=False, **overrides) as bed:
+            yield LinkBed(bed, cell.link, 0.0 if outage is None else float(outage.length_s))
 
     def outage_s(self, preset_name: str) -> float:
         return preset_outage_s(preset_name)

@@ -51,12 +51,13 @@ class Bed(Protocol):
     def peers(self, role: str) -> tuple[str, ...]: ...
     def interface(self, role: str) -> str | None: ...
     def wire_bytes(self) -> int | None: ...
-    def start_traffic(self, publisher_start_s: float) -> None: ...
+    def start_traffic(self, warmup_s: float) -> None: ...
+    def outage_on_ns(self) -> int | None: ...
     def stages(self) -> dict[str, Any]: ...
 
 
 class Environment(Protocol):
-    def link(self, preset: str, run_tag: str) -> contextlib.AbstractContextManager[Bed]: ...
+    def link(self, cell: Cell, run_tag: str) -> contextlib.AbstractContextManager[Bed]: ...
     def outage_s(self, preset: str) -> float: ...
     def profile(self, cell: Cell) -> ResolvedProfile: ...
     def model_amplification(self, cell: Cell) -> float: ...
@@ -121,14 +122,15 @@ class LinkKeeper:
         self.bed: Bed | None = None
         self.used = False
 
-    def get(self, preset: str) -> Bed:
+    def get(self, cell: Cell) -> Bed:
+        preset = cell.link
         fresh_needed = self.env.outage_s(preset) > 0  # an outage is replayed per cell
         if self.bed is not None and self.preset == preset and not (fresh_needed and self.used):
             self.used = True
             return self.bed
         self.close()
         self.stack = contextlib.ExitStack()
-        self.bed = self.stack.enter_context(self.env.link(preset, self.run_tag))
+        self.bed = self.stack.enter_context(self.env.link(cell, self.run_tag))
         self.preset = preset
         self.used = True
         return self.bed
@@ -168,7 +170,7 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
                 progress.last_status = row["status"]
                 if on_progress:
                     on_progress(progress)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         store.info["interrupted"] = True
         raise
     finally:
@@ -201,11 +203,11 @@ def run_one(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper) -
             row["profile_file"] = store.add_profile(profile.file_name, profile.xml,
                                                     profile.meta, cell.cell_id)
             profile_path = store.root / "profiles" / profile.file_name
-        bed = keeper.get(cell.link)
+        bed = keeper.get(cell)
         store.record_link(cell.link, bed.stages())
         row.update(_run_probes(cell, bed, profile, profile_path, out_dir, probes))
         row["model_amplification"] = _safe_float(lambda: env.model_amplification(cell))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         for probe in probes:
             probe.stop(timeout_s=2.0)
         raise
@@ -255,7 +257,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
     probes.append(pub)
     pub_started = time.monotonic()
-    bed.start_traffic(pub_started)
+    bed.start_traffic(cell.warmup_s)
 
     # discovery (a few seconds at most) + warm-up + publishing + grace
     deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
@@ -301,6 +303,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
         subscriber_signalled=sub.signalled_by_runner)
     reason = M.failure_reason(measured, outcome, cell.interval_s, expected)
+    outage_on = bed.outage_on_ns() if outage_s > 0 else None
     if reason is not None and reason.startswith("crashed:"):
         errors = [e for r in reports.values() for e in ((r.get("summary") or {}).get(
             "errors") or [])]
@@ -312,6 +315,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "status": "ok" if reason is None else "failed",
         "failure_reason": reason,
         "outage_s": outage_s,
+        # when the outage really began, seconds after the first measured sample
+        "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
         "warmup_samples": warmup_samples,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
@@ -333,7 +338,7 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0,
+    warmup_samples=0, outage_at_s=math.nan,
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )

@@ -45,7 +45,9 @@ HTML report, comparisons). Format version 1::
   ``wire_amplification`` (interface bytes, both directions, / payload bytes published
   including the ``warmup_samples``), ``model_amplification``
   (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
-  the publisher's start), ``outage_s`` (length of the link's outage, 0 if none);
+  the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
+  ``outage_at_s`` (when the outage really began, seconds after the first measured
+  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones);
 - probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
 - bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
 

@@ -220,7 +220,8 @@ def render_bins(rows: list[dict[str, Any]]) -> Table | None:
     table.add_column("min after", justify="right", no_wrap=True)
     for r in with_bins:
         bins = list(r["rate_bins_hz"])
-        start = _num(r.get("outage_start_s")) or 0.0
+        start = _num(r.get("outage_at_s"))
+        start = _num(r.get("outage_start_s")) or 0.0 if start is None else start
         length = _num(r.get("outage_s")) or 0.0
         after = bins[int(start + length) + 1:] if len(bins) > start + length + 1 else []
         table.add_row(r["cell_id"], f"{start:g}s+{length:g}s",
