@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from linklab.bench.matrix import Cell
@@ -123,6 +124,10 @@ def resolve_profile(cell: Cell) -> ResolvedProfile:
         meta = {"profile": "optimized", "tuning": result.to_dict()["inputs"],
                 "settings": result.settings.to_dict(), "verdict": result.verdict}
         return ResolvedProfile(name, xml, history, meta)
+    if cell.profile.endswith(".xml"):  # the scenario's own file
+        path = Path(cell.profile)
+        return ResolvedProfile(path.name, path.read_text(), history,
+                               {"profile": path.stem, "source": str(path)})
     xml = shipped_profile(cell.profile)
     return ResolvedProfile(f"{cell.profile}.xml", xml, history, {"profile": cell.profile})
 
@@ -192,13 +197,13 @@ class LinkBed:
     def interface(self, role: str) -> str | None:
         return None
 
-    def wire_bytes(self) -> int | None:
-        """Bytes through the robot's link interface, both directions (data + control)."""
-        interfaces = self.bed.counters().get("interfaces", {}).get("robot", {})
-        total = 0
-        for stats in interfaces.values():
-            total += int(stats.get("rx_bytes") or 0) + int(stats.get("tx_bytes") or 0)
-        return total if interfaces else None
+    def snapshot(self) -> dict[str, Any]:
+        """Link counters (stages, interfaces) and each host's UDP counters, right now."""
+        data = {"link": self.bed.counters(), "udp": {}}
+        for role, host in self.HOSTS.items():
+            snmp = self.bed.run(host, ["cat", "/proc/net/snmp"]).stdout
+            data["udp"][role] = parse_udp_counters(snmp)
+        return data
 
     def start_traffic(self, warmup_s: float) -> None:
         if self.outage_s > 0 and self.armed_t0_ns is None:
@@ -219,6 +224,14 @@ class LinkBed:
                 "socket_buffers": status.get("socket_buffers"),
                 "outage": {k: v for k, v in (status.get("outage") or {}).items()
                            if k in ("start_s", "length_s", "period_s")} or None}
+
+
+def parse_udp_counters(snmp: str) -> dict[str, int]:
+    """The ``Udp:`` lines of /proc/net/snmp as a dict (InErrors, RcvbufErrors, ...)."""
+    rows = [line.split()[1:] for line in snmp.splitlines() if line.startswith("Udp:")]
+    if len(rows) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(rows[0], rows[1], strict=False) if v.lstrip("-").isdigit()}
 
 
 class LinklabEnvironment:
@@ -255,6 +268,7 @@ def check_ready(cells: list[Cell]) -> None:
         probe_binary(middleware)
     for name in sorted({c.link for c in cells}):
         preset(name)
-    for profile in sorted({c.profile for c in cells} - {"optimized"}):
+    for profile in sorted({c.profile for c in cells if not c.profile.endswith(".xml")}
+                          - {"optimized"}):
         if any(c.middleware == "fastdds" and c.profile == profile for c in cells):
             shipped_profile(profile)

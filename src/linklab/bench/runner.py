@@ -50,7 +50,7 @@ class Bed(Protocol):
     def spawn(self, role: str, argv: list[str], stdout: Any, stderr: Any) -> Any: ...
     def peers(self, role: str) -> tuple[str, ...]: ...
     def interface(self, role: str) -> str | None: ...
-    def wire_bytes(self) -> int | None: ...
+    def snapshot(self) -> dict[str, Any]: ...
     def start_traffic(self, warmup_s: float) -> None: ...
     def outage_on_ns(self) -> int | None: ...
     def stages(self) -> dict[str, Any]: ...
@@ -253,7 +253,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     sub = start_probe(lambda a, o, e: bed.spawn("sub", a, o, e), sub_args, binary, out_dir)
     probes.append(sub)
     time.sleep(0.3)  # the subscriber's participant exists before the publisher looks
-    wire_before = bed.wire_bytes()
+    before = bed.snapshot()
     pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
     probes.append(pub)
     pub_started = time.monotonic()
@@ -282,14 +282,15 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         time.sleep(POLL_S)
     pub.stop()
     sub.stop()
-    wire_after = bed.wire_bytes()
+    after = bed.snapshot()
 
     reports = {p.role: p.report() for p in probes}
     for role, report in reports.items():
         (out_dir / f"{role}.json").write_text(json.dumps(report, indent=2) + "\n")
-    wire = None if wire_before is None or wire_after is None else wire_after - wire_before
     (out_dir / "counters.json").write_text(json.dumps(
-        {"wire_bytes_before": wire_before, "wire_bytes_after": wire_after}) + "\n")
+        {"before": before, "after": after}, indent=1) + "\n")
+    deltas = counter_deltas(before, after)
+    wire = deltas.pop("wire_bytes")
 
     pub_records = _read_or_empty(out_dir / "pub.bin")
     sub_rec = _read_or_empty(out_dir / "sub.bin")
@@ -318,11 +319,51 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         # when the outage really began, seconds after the first measured sample
         "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
         "warmup_samples": warmup_samples,
+        **deltas,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
     })
     return row
+
+
+COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
+                   "sub_udp_rcvbuf_errors", "pub_udp_rcvbuf_errors", "pub_udp_sndbuf_errors")
+
+
+def counter_deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What happened on the link during the cell, from two snapshots (Bed.snapshot).
+
+    wire_bytes: rx + tx bytes of the robot's (publisher's) link interfaces;
+    link_dropped/passed_packets: the loss and outage stages (both directions);
+    rate_dropped_packets: the rate limiter's drops (queue overflow);
+    *_udp_*_errors: /proc/net/snmp Udp counters of the subscriber / publisher host.
+    """
+    def interfaces(snap):
+        return (snap.get("link") or {}).get("interfaces", {}).get("robot", {})
+
+    def stage_sum(snap, kinds, key):
+        return sum(int(st.get(key) or 0) for st in (snap.get("link") or {}).get("stages", [])
+                   if st.get("kind") in kinds)
+
+    out: dict[str, Any] = {}
+    b_if, a_if = interfaces(before), interfaces(after)
+    out["wire_bytes"] = (sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
+                             for v in a_if.values())
+                         - sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
+                               for v in b_if.values())) if a_if else None
+    out["link_dropped_packets"] = (stage_sum(after, ("loss", "outage"), "dropped_packets")
+                                   - stage_sum(before, ("loss", "outage"), "dropped_packets"))
+    out["link_passed_packets"] = (stage_sum(after, ("loss",), "passed_packets")
+                                  - stage_sum(before, ("loss",), "passed_packets"))
+    out["rate_dropped_packets"] = (stage_sum(after, ("rate",), "dropped_packets")
+                                   - stage_sum(before, ("rate",), "dropped_packets"))
+    for role, key in (("sub", "RcvbufErrors"), ("pub", "RcvbufErrors"), ("pub", "SndbufErrors")):
+        b = (before.get("udp") or {}).get(role, {}).get(key)
+        a = (after.get("udp") or {}).get(role, {}).get(key)
+        column = f"{role}_udp_{key.replace('bufErrors', 'buf_errors').lower()}"
+        out[column] = None if a is None or b is None else a - b
+    return out
 
 
 def _read_or_empty(path: Path):
@@ -338,7 +379,7 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0, outage_at_s=math.nan,
+    warmup_samples=0, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )

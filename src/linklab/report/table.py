@@ -119,6 +119,11 @@ class Block:
         return out
 
 
+def profile_label(profile: str) -> str:
+    """A profile's short name: shipped names as they are, files by their stem."""
+    return profile.rsplit("/", 1)[-1].removesuffix(".xml")
+
+
 def _fmt_key(key: str, value: Any) -> str:
     if key == "rate_hz":
         return f"{value:g} Hz"
@@ -168,7 +173,7 @@ def render_block(block: Block, columns: list[Column] | None = None) -> Table:
                   caption_justify="left", show_lines=True, pad_edge=False)
     table.add_column("Profile\nPayload", no_wrap=True)
     for col in columns:
-        table.add_column(f"{col.profile}\n{size_label(col.payload_bytes)}",
+        table.add_column(f"{profile_label(col.profile)}\n{size_label(col.payload_bytes)}",
                          justify="right", no_wrap=True)
     for metric, label in METRICS:
         row_label = Text(label)
