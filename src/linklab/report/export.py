@@ -74,3 +74,39 @@ def write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
 def run_document(info: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The run as one JSON-able document: run.json, Table II blocks, and every cell."""
     return {"run": info, "blocks": [b.to_dict() for b in build_blocks(rows)], "cells": rows}
+
+
+def _md_value(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """The Table II blocks as Markdown tables ("ours (paper)"), plus bins and failures."""
+    from linklab.bench.matrix import size_label
+    from linklab.report.table import profile_label
+
+    lines: list[str] = []
+    for block in build_blocks(rows):
+        lines.append(f"**{block.title}**\n")
+        header = ["Profile / payload"] + [
+            f"{profile_label(c.profile)} {size_label(c.payload_bytes)}" for c in block.columns]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        for metric, label in METRICS:
+            cells = []
+            for col in block.columns:
+                text = _md_value(col.shown(metric))
+                has, paper = block.paper(col, metric)
+                if has:
+                    text += f" ({_md_value(paper)})"
+                cells.append(text)
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        delivered = [f"{got}/{sent}" for got, sent in (c.delivered() for c in block.columns)]
+        lines.append("| Delivered | " + " | ".join(delivered) + " |")
+        lines.append("")
+    failed = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
+    if failed:
+        lines.append("Failed cells:\n")
+        lines.extend(f"- `{cell_id}`: {reason}" for cell_id, reason in failed)
+        lines.append("")
+    return "\n".join(lines)
