@@ -280,6 +280,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         if now >= deadline:
             break
         time.sleep(POLL_S)
+    ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
     pub.stop()
     sub.stop()
     after = bed.snapshot()
@@ -296,8 +297,10 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     sub_rec = _read_or_empty(out_dir / "sub.bin")
     origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
     warmup_samples = int((reports["pub"].get("summary") or {}).get("warmup_samples") or 0)
+    # bins cover the cell until the runner stopped it (zeros included)
+    n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
     measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
-                         warmup_bytes=warmup_samples * cell.payload_bytes)
+                         n_bins=n_bins, warmup_bytes=warmup_samples * cell.payload_bytes)
     outcome = M.Outcome(
         publisher_finished=measured.published >= expected,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
