@@ -48,6 +48,10 @@ HTML report, comparisons). Format version 1::
   the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
   ``outage_at_s`` (when the outage really began, seconds after the first measured
   sample; NaN without outage), ``warmup_samples`` (sent before the measured ones);
+- link counters during the cell: ``link_dropped_packets`` / ``link_passed_packets`` (the
+  loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
+  queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,
+  ``pub_udp_sndbuf_errors`` (/proc/net/snmp of each host); counters.json has them all;
 - probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
 - bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
 
