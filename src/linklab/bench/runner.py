@@ -266,6 +266,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     one_ended_at: float | None = None
     while True:
         now = time.monotonic()
+        for probe in (pub, sub):
+            probe.sample_memory()  # VmHWM only grows; the last read before exit is the peak
         pub_code, sub_code = pub.poll(), sub.poll()
         if pub_code is not None and sub_code is not None:
             break

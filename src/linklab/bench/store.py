@@ -52,7 +52,8 @@ HTML report, comparisons). Format version 1::
   loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
   queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,
   ``pub_udp_sndbuf_errors`` (/proc/net/snmp of each host); counters.json has them all;
-- probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
+- probes: ``pub_cpu_s``, ``sub_cpu_s`` (user + system seconds from the kernel's rusage),
+  ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes`` (VmHWM of the probe, sampled every 0.1 s);
 - bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
 
 A killed run loses at most the cell in flight: ``linklab bench --resume RUN_DIR`` reads
