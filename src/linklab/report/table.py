@@ -32,7 +32,8 @@ METRICS = (
     ("jitter_ms", "Jitter (ms)"),
 )
 # Settings that split blocks when they vary (profile and payload are the columns).
-BLOCK_KEYS = ("link", "middleware", "rate_hz", "qos", "history", "type")
+BLOCK_KEYS = ("link", "middleware", "rate_hz", "qos", "history", "type", "outage_length_s",
+              "count", "duration_s")
 SPARK = " ▁▂▃▄▅▆▇█"
 
 
