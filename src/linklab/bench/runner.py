@@ -395,7 +395,8 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0, write_failures=None, exit_note=None, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
+    warmup_samples=0, write_failures=None, exit_note=None, outage_at_s=math.nan,
+    **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )
