@@ -32,19 +32,25 @@ STATE_VERSION = 1
 
 
 def state_dir() -> Path:
-    return Path(os.environ.get("LINKLAB_STATE_DIR") or DEFAULT_STATE_DIR)
+    """``$LINKLAB_STATE_DIR``, else /run/linklab for root, /tmp/linklab-<uid> otherwise."""
+    if os.environ.get("LINKLAB_STATE_DIR"):
+        return Path(os.environ["LINKLAB_STATE_DIR"])
+    return DEFAULT_STATE_DIR if os.geteuid() == 0 else Path(f"/tmp/linklab-{os.geteuid()}")
 
 
 def process_start_time(pid: int) -> str | None:
     """The kernel's start time of ``pid`` (field 22 of /proc/PID/stat), None if gone.
 
-    Recorded with every pid so that an undo never signals a recycled pid.
+    Recorded with every pid so that an undo never signals a recycled pid. A zombie
+    (exited, not yet reaped by its parent) counts as gone.
     """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):
+        return None
     return fields[19]
 
 
@@ -65,6 +71,11 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _unblock_signals() -> None:
+    """In a spawned child: the signals held back around the spawn must reach it."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 class Journal:
@@ -120,12 +131,14 @@ class Journal:
 
     def change(self, what: str, argv: Sequence[str], undo: Sequence[str] | None,
                netns: str | None = None, *, input: str | None = None) -> str:
-        """Run ``argv`` (in ``netns``); on success record ``undo`` (run in the same place)."""
+        """Run ``argv`` (in ``netns``); on success record it with ``undo`` (run in the
+        same place). ``undo=None`` records a change that goes away with the object that
+        contains it (a rule inside an nft table, an MTU of a link) -- nothing to run."""
         with signals_held():
             result = self.shell.run(argv, netns, input=input)
-            if undo is not None:
-                self.steps.append({"what": what, "netns": netns, "undo": list(undo)})
-                self.save()
+            self.steps.append({"what": what, "netns": netns,
+                               "undo": list(undo) if undo is not None else None})
+            self.save()
         return result.stdout
 
     def record(self, what: str, undo: Sequence[str], netns: str | None = None) -> None:
@@ -148,7 +161,8 @@ class Journal:
             try:
                 child = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=out, start_new_session=True,
-                                         env={**os.environ, **(env or {})})
+                                         env={**os.environ, **(env or {})},
+                                         preexec_fn=_unblock_signals)
             finally:
                 if log:
                     out.close()  # type: ignore[union-attr]
@@ -178,7 +192,7 @@ class Journal:
                 step = self.steps[-1]
                 if "process" in step:
                     self._stop_process(step["process"], step.get("start"))
-                else:
+                elif step.get("undo"):
                     try:
                         self.shell.run(step["undo"], step.get("netns"))
                     except CommandFailed as error:
@@ -187,6 +201,12 @@ class Journal:
                 self.steps.pop()
                 self.save()
         return problems
+
+    def stop_processes(self) -> None:
+        """Stop the recorded helper processes only (when the namespaces die anyway)."""
+        for step in reversed(self.steps):
+            if "process" in step:
+                self._stop_process(step["process"], step.get("start"))
 
     def _stop_process(self, pid: int, start: str | None) -> None:
         child = self._children.pop(pid, None)

@@ -20,15 +20,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linklab.errors import LinklabError, PrivilegeError, UsageError
+from linklab.errors import LinklabError, UsageError
+from linklab.link import userns
 from linklab.link.journal import (
-    DEFAULT_STATE_DIR,
     Journal,
     process_alive,
     process_start_time,
     state_dir,
 )
-from linklab.link.netops import NetOps, Snapshot
+from linklab.link.netops import ALIAS_PREFIX, NetOps, Snapshot
 from linklab.link.presets import get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
 from linklab.link.stages import (
@@ -45,7 +45,6 @@ from linklab.link.topology import (
     check_name,
     parse_netns_name,
     plan_topology,
-    run_tag,
 )
 from linklab.link.wires import Wire, choose_wire
 
@@ -99,12 +98,8 @@ def design(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
 # --- privileges ----------------------------------------------------------------------
 
 def check_privileges() -> None:
-    if os.geteuid() == 0:
-        return
-    raise PrivilegeError(
-        "linklab link needs CAP_NET_ADMIN to make network namespaces: run it as root, "
-        "or as a normal user where unprivileged user namespaces are enabled "
-        "(see 'linklab link up --help')")
+    """Root, or a user namespace we can use (else a one-line PrivilegeError)."""
+    userns.check()
 
 
 # --- the testbed object --------------------------------------------------------------
@@ -164,7 +159,7 @@ class Testbed:
             raise UsageError("the outage schedule is already armed", argument="--outage")
         t0 = time.monotonic_ns() if t0_ns is None else int(t0_ns)
         config = {**{k: outage[k] for k in ("start_s", "length_s", "period_s", "switches")},
-                  "t0_ns": t0, "shell_prefix": list(self.shell.prefix),
+                  "t0_ns": t0, "shell_prefix": [],  # spawn() already runs it in place
                   "events": str(events_path(self.journal.path)), "state": str(self.journal.path)}
         self.journal.update(outage={**outage, "t0_ns": t0})
         self.journal.spawn("outage scheduler", [sys.executable, "-m", "linklab.link.outage",
@@ -246,15 +241,20 @@ class Testbed:
         if self._closed:
             return []
         self._closed = True
+        holder = self.journal.state.get("holder")
+        if holder and not userns.is_root():
+            userns.stop_holder(holder, self.journal.path)
+            if self.journal.path.exists():
+                return [f"the holder of run {self.name!r} did not take it down; "
+                        f"run linklab link clean --name {self.name}"]
+            return []
         problems = self.journal.undo_all()
         left = [ns for ns in (h.netns for h in self.plan.hosts)
                 if ns in list_netns(self.shell)]
         if left:
             problems.append(f"namespaces still present: {', '.join(left)}")
         if not problems:
-            self.journal.remove()
-            with contextlib.suppress(FileNotFoundError):
-                events_path(self.journal.path).unlink()
+            _remove_state(self.journal)
         return problems
 
     def __enter__(self) -> Testbed:
@@ -291,6 +291,12 @@ def up(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
                          **overrides)
     check_privileges()
     require_tools()
+    if not userns.is_root():
+        kwargs = {"preset": preset, "topology": topology, "hosts": hosts, "name": name,
+                  "wire": wire, "arm_outage": arm_outage,
+                  **{k: v for k, v in overrides.items() if v is not None}}
+        userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None)
+        return open_run(name)
     shell = Shell()
     present = set(list_netns(shell))
     clash = [h.netns for h in plan_design.plan.hosts if h.netns in present]
@@ -338,21 +344,24 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.offloads_off(port.netns, port.ifname)
             if port.host in bridges:
                 net.ip(port.netns, ["link", "set", port.ifname, "master", bridges[port.host]],
-                       undo=None)
+                       undo=["link", "set", port.ifname, "nomaster"])
     for host in plan.hosts:
         if host.bridge:
             net.ip(host.netns, ["link", "set", host.bridge, "mtu", str(bed.spec.mtu)], undo=None)
             net.offloads_off(host.netns, host.bridge)
-            net.ip(host.netns, ["link", "set", host.bridge, "up"], undo=None)
+            net.ip(host.netns, ["link", "set", host.bridge, "up"],
+                   undo=["link", "set", host.bridge, "down"])
         for ifname, cidr in host.addresses:
-            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname], undo=None)
+            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname],
+                   undo=["addr", "del", cidr, "dev", ifname])
     for link in plan.links:
         for port in (link.a, link.b):
-            net.ip(port.netns, ["link", "set", port.ifname, "up"], undo=None)
+            net.ip(port.netns, ["link", "set", port.ifname, "up"],
+                   undo=["link", "set", port.ifname, "down"])
     for host in plan.hosts:
         for destination, via, dev in host.routes:
-            args = ["route", "add", destination] + (["via", via] if via else []) + ["dev", dev]
-            net.ip(host.netns, args, undo=None)
+            route = [destination] + (["via", via] if via else []) + ["dev", dev]
+            net.ip(host.netns, ["route", "add", *route], undo=["route", "del", *route])
     _static_neighbours(bed, net)
     switches = []
     for link in plan.links:
@@ -398,8 +407,9 @@ def _static_neighbours(bed: Testbed, net: NetOps) -> None:
                      for other_ns, other_if, addr in members if other_ns != netns]
             if lines:
                 net.journal.change(f"static neighbours {netns}/{ifname}",
-                                   ["ip", "-n", netns, "-batch", "-"], None,
-                                   input="\n".join(lines) + "\n")
+                                   ["ip", "-n", netns, "-batch", "-"],
+                                   ["ip", "-n", netns, "neigh", "flush", "dev", ifname,
+                                    "nud", "permanent"], input="\n".join(lines) + "\n")
 
 
 # --- the context manager ------------------------------------------------------------------
@@ -451,6 +461,9 @@ def open_run(name: str) -> Testbed:
         runs = ", ".join(list_runs()) or "none"
         raise UsageError(f"no link named {name!r} is up (runs: {runs})", argument="--name")
     journal = Journal.open(path)
+    holder = journal.state.get("holder")
+    if holder and not userns.is_root():
+        journal.shell = Shell(userns.holder_prefix(holder))
     inputs = journal.state.get("inputs", {})
     plan_design = design(inputs.get("preset"), topology=inputs.get("topology", "pair"),
                          hosts=inputs.get("hosts", 1), name=name, wire=inputs.get("wire"),
@@ -467,7 +480,14 @@ def list_runs() -> list[str]:
 
 def down(name: str) -> list[str]:
     check_privileges()
-    return open_run(name).down()
+    try:
+        bed = open_run(name)
+    except LinklabError:
+        path = state_path(name)
+        if not path.exists() or Journal.open(path).state.get("holder"):
+            raise
+        return _journal_down(path)  # inputs no longer valid (preset gone): the journal knows
+    return bed.down()
 
 
 def _journal_down(path: Path) -> list[str]:
@@ -475,11 +495,17 @@ def _journal_down(path: Path) -> list[str]:
     journal = Journal.open(path)
     problems = journal.undo_all()
     if not problems:
-        journal.remove()
-        for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
-            with contextlib.suppress(FileNotFoundError):
-                extra.unlink()
+        _remove_state(journal)
     return problems
+
+
+def _remove_state(journal: Journal) -> None:
+    """The state file and its companions (outage events and log)."""
+    path = journal.path
+    for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
+        with contextlib.suppress(FileNotFoundError):
+            extra.unlink()
+    journal.remove()
 
 
 def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
@@ -490,13 +516,16 @@ def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
     return True
 
 
-def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
+def clean(name: str | None = None, prefix: str | None = None,
+          sweep: bool = True) -> dict[str, Any]:
     """Remove what linklab left behind (only that), within the scope given.
 
     1. Every run in the state directory whose owner process is gone (or that has no
        owner: runs made by ``linklab link up``) is undone from its journal.
-    2. Namespaces named ``linklab-<run>-<host>`` with no state file anywhere, whose
-       interfaces all carry that run's tag (so linklab made them), are deleted.
+    2. Namespaces named ``linklab-<run>-<host>`` that carry linklab's mark (the alias
+       of their lo names the run's state file) but whose state file is gone are deleted
+       (``sweep=False`` skips this step). A run recorded in another state directory is
+       left alone.
     Runs whose owner process is alive are left alone and reported.
     """
     check_privileges()
@@ -517,24 +546,34 @@ def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
             if process_alive(owner.get("pid"), owner.get("start")):
                 report["skipped"].append(f"{run}: owned by live process {owner['pid']}")
                 continue
+            holder = state.get("holder")
+            if holder and not userns.is_root():
+                # The namespaces live in the holder's user namespace: stop the holder (it
+                # takes the run down) or, if it is dead, the helpers that still hold them.
+                if process_alive(holder.get("pid"), holder.get("start")):
+                    userns.stop_holder(holder, path)
+                if path.exists():
+                    Journal.open(path).stop_processes()
+                    _remove_state(Journal.open(path))
+                report["runs_removed"].append(run)
+                continue
             problems = _journal_down(path)
             if problems:
                 report["problems"].extend(f"{run}: {p}" for p in problems)
             else:
                 report["runs_removed"].append(run)
-    known_dirs = {directory, DEFAULT_STATE_DIR}
     shell = Shell()
-    for netns in list_netns(shell):
+    for netns in list_netns(shell) if sweep and userns.is_root() else []:
         parsed = parse_netns_name(netns)
         if parsed is None or not _in_scope(parsed[0], name, prefix):
             continue
-        run = parsed[0]
-        if any((d / f"{run}.json").exists() for d in known_dirs):
+        mark = _state_mark(shell, netns)
+        if mark is None:
+            report["skipped"].append(f"{netns}: no linklab mark on its lo (not made by "
+                                     "linklab, or killed while being made: ip netns delete)")
             continue
-        if not _made_by_linklab(shell, netns, run_tag(run)):
-            report["skipped"].append(f"{netns}: not made by linklab (no {run_tag(run)}-* "
-                                     "interfaces)")
-            continue
+        if Path(mark).exists():
+            continue  # a run that is recorded (its own state directory handles it)
         result = shell.run(["ip", "netns", "delete", netns], check=False)
         if result.returncode == 0:
             report["namespaces_removed"].append(netns)
@@ -543,13 +582,13 @@ def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
     return report
 
 
-def _made_by_linklab(shell: Shell, netns: str, tag: str) -> bool:
-    result = shell.run(["ip", "-n", netns, "-j", "link", "show"], check=False)
-    if result.returncode != 0:
-        return False
-    names = [entry["ifname"] for entry in json.loads(result.stdout or "[]")]
-    ours = [n for n in names if n != "lo"]
-    return bool(ours) and all(n.startswith(tag + "-") for n in ours)
+def _state_mark(shell: Shell, netns: str) -> str | None:
+    """The state file a linklab namespace belongs to (the alias of its lo), or None."""
+    result = shell.run(["ip", "-n", netns, "-j", "link", "show", "dev", "lo"], check=False)
+    if result.returncode != 0 or not result.stdout.strip():
+        return None
+    alias = json.loads(result.stdout)[0].get("ifalias", "")
+    return alias[len(ALIAS_PREFIX):] if alias.startswith(ALIAS_PREFIX) else None
 
 
 def residue(name: str) -> list[str]:
