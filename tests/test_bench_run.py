@@ -47,7 +47,7 @@ def test_default_fails_and_optimized_delivers_under_severe_loss(tmp_path):
     require_root()
     scenario = write_scenario(tmp_path, """\
 name: itest-small
-fixed: {rate: 30Hz, count: 60, warmup: 0.5s, history: profile, payload: 64KiB, grace: 8s}
+fixed: {rate: 30Hz, count: 90, warmup: 0.5s, history: profile, payload: 64KiB, grace: 8s}
 axes:
   link: [wifi-ideal, wifi-severe]
   profile: [default, optimized]
@@ -60,18 +60,21 @@ axes:
                           "wifi-severe-default", "wifi-severe-optimized"]
     for cell_id in ("wifi-ideal-default", "wifi-ideal-optimized", "wifi-severe-optimized"):
         row = rows[cell_id]
-        assert row["status"] == "ok", (cell_id, row["failure_reason"])
-        assert row["received"] == row["published"] == 60
-        assert 27 < row["reception_rate_hz"] < 33
-        assert 0 < row["latency_mean_ms"] < 3333
+        seen = {k: row[k] for k in ("status", "failure_reason", "received", "published",
+                                    "reception_rate_hz", "latency_mean_ms")}
+        assert row["status"] == "ok", (cell_id, seen)
+        assert row["received"] == row["published"] == 90, (cell_id, seen)
+        # 90 samples at 30 Hz; a shared 2-core machine delays a few of them
+        assert 26 < row["reception_rate_hz"] < 35, (cell_id, seen)
+        assert 0 < row["latency_mean_ms"] < 3333, (cell_id, seen)
         assert row["wire_amplification"] >= 1.0
         assert row["pub_cpu_s"] > 0 and row["sub_rss_peak_bytes"] > 1 << 20
-        assert (run_dir / "records" / cell_id / "sub.bin").stat().st_size == 16 + 60 * 28
+        assert (run_dir / "records" / cell_id / "sub.bin").stat().st_size == 16 + 90 * 28
     # seed 000 Table IIc: the default profile does not get 64 KB through PER 20 %
     failed = rows["wifi-severe-default"]
-    assert failed["status"] == "failed"
-    assert failed["failure_reason"].startswith("not completed")
-    assert failed["received"] < 60
+    assert failed["status"] == "failed", failed
+    assert failed["failure_reason"].startswith("not completed"), failed["failure_reason"]
+    assert failed["received"] < 90
     assert rows["wifi-severe-optimized"]["history_applied"].startswith("keep_last:")
     info = json.loads((run_dir / "run.json").read_text())
     assert info["finished"] is True and info["versions"]["kernel"]
@@ -82,7 +85,7 @@ axes:
     report = linklab("report", run_dir, timeout=60, env=dict(os.environ, COLUMNS="160"))
     assert report.returncode == 0
     assert "(c) Severe loss, PER 20 %" in report.stdout
-    assert "—" in report.stdout and "60/60" in report.stdout
+    assert "—" in report.stdout and "90/90" in report.stdout
 
 
 def test_ctrl_c_keeps_finished_cells_cleans_the_link_and_resume_finishes(tmp_path):
