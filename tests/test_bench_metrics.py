@@ -48,6 +48,8 @@ def test_metrics_of_a_hand_made_cell(cell_files):
     assert m.publish_rate_hz == pytest.approx(5 / 0.4)
     assert m.bytes_published == 5000
     assert m.wire_amplification == pytest.approx(1.2)
+    # warm-up samples crossed the link too: 6000 wire bytes / (5000 + 1000) published
+    assert M.compute(pub, sub, wire_bytes=6000, warmup_bytes=1000).wire_amplification == 1.0
     assert m.model_amplification == 1.1
     assert m.rate_bins_hz == [4]
 
@@ -153,3 +155,27 @@ def test_record_layout_is_the_probe_protocol():
         [(7, 1, 2, 3)], dtype=M.RECORD_DTYPE).tobytes()
     assert raw[:8] == b"LLREC1\0\0" and len(raw) == 16 + 28
     assert raw[16:24] == (7).to_bytes(8, "little")
+
+
+# --- link and UDP counters of a cell --------------------------------------------------
+
+def test_counter_deltas_from_two_snapshots():
+    from linklab.bench.environment import parse_udp_counters
+    from linklab.bench.runner import counter_deltas
+
+    snmp = ("Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\n"
+            "Udp: 100 0 7 50 {rcv} 0\n")
+
+    def snap(rx, tx, dropped, passed, tbf, rcv):
+        return {"link": {"interfaces": {"robot": {"veth0": {"rx_bytes": rx, "tx_bytes": tx}}},
+                         "stages": [{"kind": "loss", "dropped_packets": dropped,
+                                     "passed_packets": passed},
+                                    {"kind": "rate", "dropped_packets": tbf}]},
+                "udp": {"sub": parse_udp_counters(snmp.format(rcv=rcv)),
+                        "pub": parse_udp_counters(snmp.format(rcv=0))}}
+
+    deltas = counter_deltas(snap(1000, 5000, 3, 40, 0, 2), snap(1500, 95000, 23, 120, 4, 9))
+    assert deltas["wire_bytes"] == 500 + 90000
+    assert deltas["link_dropped_packets"] == 20 and deltas["link_passed_packets"] == 80
+    assert deltas["rate_dropped_packets"] == 4
+    assert deltas["sub_udp_rcvbuf_errors"] == 7 and deltas["pub_udp_sndbuf_errors"] == 0

@@ -98,7 +98,8 @@ def test_missing_file_is_a_usage_error():
         load_scenario("/nonexistent/x.yaml")
 
 
-@pytest.mark.parametrize("name", ["paper-000-table2", "paper-000-outage", "demo"])
+@pytest.mark.parametrize("name", [
+    "paper-000-table2", "paper-000-outage", "paper-000-512k-severe", "demo"])
 def test_shipped_scenarios_validate(name):
     scenario = load_scenario(REPO / "scenarios" / f"{name}.yaml")
     assert expand(scenario)
@@ -113,3 +114,16 @@ def test_table2_scenario_is_the_papers_matrix():
     assert {c.profile for c in cells} == {"default", "large_data", "optimized"}
     assert {(c.rate_hz, c.qos, c.history, c.count) for c in cells} == \
         {(30.0, "reliable", "profile", 1000)}
+
+
+def test_a_profile_file_is_found_next_to_the_scenario(tmp_path):
+    (tmp_path / "mine.xml").write_text("<dds/>")
+    text = ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\n"
+            "axes:\n  profile: [default, mine.xml]\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    cells = expand(load_scenario(path))
+    assert cells[1].profile == str(tmp_path / "mine.xml") and cells[1].cell_id == "mine"
+    path.write_text(text.replace("mine.xml", "theirs.xml"))
+    with pytest.raises(UsageError, match=r"s.yaml:8: axes.profile\[1\]: profile file"):
+        load_scenario(path)

@@ -143,7 +143,15 @@ def register(app: typer.Typer) -> None:
                            eta=_fmt_eta(p.remaining_s),
                            current=p.current.cell_id if p.current else "done")
 
-            rows = run_cells(store, cells, env, run_tag=run_tag, on_progress=on_progress)
+            try:
+                rows = run_cells(store, cells, env, run_tag=run_tag,
+                                 on_progress=on_progress)
+            except (KeyboardInterrupt, SystemExit):
+                bar.stop()
+                err_console.print(
+                    f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
+                    f"{store.root}; continue with: linklab bench --resume {store.root}")
+                raise typer.Exit(130) from None
         if as_json:
             print_json({"run_dir": str(store.root), "cells": rows})
             return

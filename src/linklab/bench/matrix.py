@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from linklab.bench.spec import Scenario
@@ -85,6 +86,8 @@ def _slug(value: Any, key: str) -> str:
         text = f"{key}{value:g}s"
     elif key == "count":
         text = f"n{value}"
+    elif key == "profile" and str(value).endswith(".xml"):
+        text = Path(value).stem
     elif key == "history":
         text = "h-" + str(value).replace("keep_last:", "last")
     else:

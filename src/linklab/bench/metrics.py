@@ -137,7 +137,7 @@ class CellMetrics:
     publish_rate_hz: float = math.nan
     bytes_published: int = 0
     wire_bytes: int | None = None
-    wire_amplification: float = math.nan  # wire bytes / bytes published
+    wire_amplification: float = math.nan  # wire bytes / bytes published (incl. warm-up)
     model_amplification: float = math.nan  # the model's R_DDS / R_pub for this cell
     rate_bins_hz: list[int] = field(default_factory=list)
 
@@ -146,9 +146,14 @@ class CellMetrics:
 
 
 def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
-            model_amplification: float = math.nan, bins_origin_ns: int | None = None,
-            n_bins: int | None = None) -> CellMetrics:
-    """All metrics of a cell from its publisher and subscriber records."""
+            warmup_bytes: int = 0, model_amplification: float = math.nan,
+            bins_origin_ns: int | None = None, n_bins: int | None = None) -> CellMetrics:
+    """All metrics of a cell from its publisher and subscriber records.
+
+    ``warmup_bytes``: payload of the warm-up samples the publisher sent before the
+    measured ones; they crossed the link too, so wire amplification counts them as
+    published.
+    """
     received = unique_received(sub)
     m = CellMetrics()
     m.published = int(len(pub))
@@ -172,7 +177,7 @@ def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
         m.jitter_ms = float(lat.std())  # population standard deviation (seed 000 §V-B)
     m.wire_bytes = wire_bytes
     if wire_bytes is not None and m.bytes_published:
-        m.wire_amplification = wire_bytes / m.bytes_published
+        m.wire_amplification = wire_bytes / (m.bytes_published + warmup_bytes)
     m.model_amplification = model_amplification
     if bins_origin_ns is not None:
         m.rate_bins_hz = rate_bins_hz(received, bins_origin_ns, n_bins)

@@ -50,13 +50,14 @@ class Bed(Protocol):
     def spawn(self, role: str, argv: list[str], stdout: Any, stderr: Any) -> Any: ...
     def peers(self, role: str) -> tuple[str, ...]: ...
     def interface(self, role: str) -> str | None: ...
-    def wire_bytes(self) -> int | None: ...
-    def start_traffic(self, publisher_start_s: float) -> None: ...
+    def snapshot(self) -> dict[str, Any]: ...
+    def start_traffic(self, warmup_s: float) -> None: ...
+    def outage_on_ns(self) -> int | None: ...
     def stages(self) -> dict[str, Any]: ...
 
 
 class Environment(Protocol):
-    def link(self, preset: str, run_tag: str) -> contextlib.AbstractContextManager[Bed]: ...
+    def link(self, cell: Cell, run_tag: str) -> contextlib.AbstractContextManager[Bed]: ...
     def outage_s(self, preset: str) -> float: ...
     def profile(self, cell: Cell) -> ResolvedProfile: ...
     def model_amplification(self, cell: Cell) -> float: ...
@@ -121,14 +122,15 @@ class LinkKeeper:
         self.bed: Bed | None = None
         self.used = False
 
-    def get(self, preset: str) -> Bed:
+    def get(self, cell: Cell) -> Bed:
+        preset = cell.link
         fresh_needed = self.env.outage_s(preset) > 0  # an outage is replayed per cell
         if self.bed is not None and self.preset == preset and not (fresh_needed and self.used):
             self.used = True
             return self.bed
         self.close()
         self.stack = contextlib.ExitStack()
-        self.bed = self.stack.enter_context(self.env.link(preset, self.run_tag))
+        self.bed = self.stack.enter_context(self.env.link(cell, self.run_tag))
         self.preset = preset
         self.used = True
         return self.bed
@@ -168,7 +170,7 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
                 progress.last_status = row["status"]
                 if on_progress:
                     on_progress(progress)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         store.info["interrupted"] = True
         raise
     finally:
@@ -201,11 +203,11 @@ def run_one(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper) -
             row["profile_file"] = store.add_profile(profile.file_name, profile.xml,
                                                     profile.meta, cell.cell_id)
             profile_path = store.root / "profiles" / profile.file_name
-        bed = keeper.get(cell.link)
+        bed = keeper.get(cell)
         store.record_link(cell.link, bed.stages())
         row.update(_run_probes(cell, bed, profile, profile_path, out_dir, probes))
         row["model_amplification"] = _safe_float(lambda: env.model_amplification(cell))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         for probe in probes:
             probe.stop(timeout_s=2.0)
         raise
@@ -251,11 +253,11 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     sub = start_probe(lambda a, o, e: bed.spawn("sub", a, o, e), sub_args, binary, out_dir)
     probes.append(sub)
     time.sleep(0.3)  # the subscriber's participant exists before the publisher looks
-    wire_before = bed.wire_bytes()
+    before = bed.snapshot()
     pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
     probes.append(pub)
     pub_started = time.monotonic()
-    bed.start_traffic(pub_started)
+    bed.start_traffic(cell.warmup_s)
 
     # discovery (a few seconds at most) + warm-up + publishing + grace
     deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
@@ -264,6 +266,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     one_ended_at: float | None = None
     while True:
         now = time.monotonic()
+        for probe in (pub, sub):
+            probe.sample_memory()  # VmHWM only grows; the last read before exit is the peak
         pub_code, sub_code = pub.poll(), sub.poll()
         if pub_code is not None and sub_code is not None:
             break
@@ -278,27 +282,34 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         if now >= deadline:
             break
         time.sleep(POLL_S)
+    ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
     pub.stop()
     sub.stop()
-    wire_after = bed.wire_bytes()
+    after = bed.snapshot()
 
     reports = {p.role: p.report() for p in probes}
     for role, report in reports.items():
         (out_dir / f"{role}.json").write_text(json.dumps(report, indent=2) + "\n")
-    wire = None if wire_before is None or wire_after is None else wire_after - wire_before
     (out_dir / "counters.json").write_text(json.dumps(
-        {"wire_bytes_before": wire_before, "wire_bytes_after": wire_after}) + "\n")
+        {"before": before, "after": after}, indent=1) + "\n")
+    deltas = counter_deltas(before, after)
+    wire = deltas.pop("wire_bytes")
 
     pub_records = _read_or_empty(out_dir / "pub.bin")
     sub_rec = _read_or_empty(out_dir / "sub.bin")
     origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
-    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin)
+    warmup_samples = int((reports["pub"].get("summary") or {}).get("warmup_samples") or 0)
+    # bins cover the cell until the runner stopped it (zeros included)
+    n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
+    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
+                         n_bins=n_bins, warmup_bytes=warmup_samples * cell.payload_bytes)
     outcome = M.Outcome(
         publisher_finished=measured.published >= expected,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
         expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
         subscriber_signalled=sub.signalled_by_runner)
     reason = M.failure_reason(measured, outcome, cell.interval_s, expected)
+    outage_on = bed.outage_on_ns() if outage_s > 0 else None
     if reason is not None and reason.startswith("crashed:"):
         errors = [e for r in reports.values() for e in ((r.get("summary") or {}).get(
             "errors") or [])]
@@ -310,11 +321,54 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "status": "ok" if reason is None else "failed",
         "failure_reason": reason,
         "outage_s": outage_s,
+        # when the outage really began, seconds after the first measured sample
+        "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
+        "warmup_samples": warmup_samples,
+        **deltas,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
     })
     return row
+
+
+COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
+                   "sub_udp_rcvbuf_errors", "pub_udp_rcvbuf_errors", "pub_udp_sndbuf_errors")
+
+
+def counter_deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What happened on the link during the cell, from two snapshots (Bed.snapshot).
+
+    wire_bytes: rx + tx bytes of the robot's (publisher's) link interfaces;
+    link_dropped/passed_packets: the loss and outage stages (both directions);
+    rate_dropped_packets: the rate limiter's drops (queue overflow);
+    *_udp_*_errors: /proc/net/snmp Udp counters of the subscriber / publisher host.
+    """
+    def interfaces(snap):
+        return (snap.get("link") or {}).get("interfaces", {}).get("robot", {})
+
+    def stage_sum(snap, kinds, key):
+        return sum(int(st.get(key) or 0) for st in (snap.get("link") or {}).get("stages", [])
+                   if st.get("kind") in kinds)
+
+    out: dict[str, Any] = {}
+    b_if, a_if = interfaces(before), interfaces(after)
+    out["wire_bytes"] = (sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
+                             for v in a_if.values())
+                         - sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
+                               for v in b_if.values())) if a_if else None
+    out["link_dropped_packets"] = (stage_sum(after, ("loss", "outage"), "dropped_packets")
+                                   - stage_sum(before, ("loss", "outage"), "dropped_packets"))
+    out["link_passed_packets"] = (stage_sum(after, ("loss",), "passed_packets")
+                                  - stage_sum(before, ("loss",), "passed_packets"))
+    out["rate_dropped_packets"] = (stage_sum(after, ("rate",), "dropped_packets")
+                                   - stage_sum(before, ("rate",), "dropped_packets"))
+    for role, key in (("sub", "RcvbufErrors"), ("pub", "RcvbufErrors"), ("pub", "SndbufErrors")):
+        b = (before.get("udp") or {}).get(role, {}).get(key)
+        a = (after.get("udp") or {}).get(role, {}).get(key)
+        column = f"{role}_udp_{key.replace('bufErrors', 'buf_errors').lower()}"
+        out[column] = None if a is None or b is None else a - b
+    return out
 
 
 def _read_or_empty(path: Path):
@@ -330,6 +384,7 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
+    warmup_samples=0, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )

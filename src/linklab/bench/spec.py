@@ -192,6 +192,12 @@ def parse_field(name: str, value: Any, where: Located) -> Any:
     if name == "middleware":
         return _choice(value, MIDDLEWARES, where)
     if name == "profile":
+        if isinstance(value, str) and value.endswith(".xml"):
+            # a profile file of your own, relative to the scenario file
+            path = (Path(where.file).parent / value).resolve()
+            if not path.is_file():
+                raise where.error(f"profile file {value!r} not found (looked at {path})")
+            return str(path)
         return _name(value, PROFILE_NAME, "profile", where)
     if name == "link":
         return _name(value, LINK_NAME, "link preset", where)

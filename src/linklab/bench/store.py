@@ -42,10 +42,18 @@ HTML report, comparisons). Format version 1::
   ``delivery_ratio``, ``reception_rate_hz``, ``latency_mean_ms``, ``latency_p50_ms``,
   ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``jitter_ms``,
   ``goodput_bit_s``, ``publish_rate_hz``, ``bytes_published``, ``wire_bytes``,
-  ``wire_amplification`` (interface bytes / bytes published), ``model_amplification``
+  ``wire_amplification`` (interface bytes, both directions, / payload bytes published
+  including the ``warmup_samples``), ``model_amplification``
   (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
-  the publisher's start), ``outage_s`` (length of the link's outage, 0 if none);
-- probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
+  the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
+  ``outage_at_s`` (when the outage really began, seconds after the first measured
+  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones);
+- link counters during the cell: ``link_dropped_packets`` / ``link_passed_packets`` (the
+  loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
+  queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,
+  ``pub_udp_sndbuf_errors`` (/proc/net/snmp of each host); counters.json has them all;
+- probes: ``pub_cpu_s``, ``sub_cpu_s`` (user + system seconds from the kernel's rusage),
+  ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes`` (VmHWM of the probe, sampled every 0.1 s);
 - bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
 
 A killed run loses at most the cell in flight: ``linklab bench --resume RUN_DIR`` reads

@@ -119,6 +119,11 @@ class Block:
         return out
 
 
+def profile_label(profile: str) -> str:
+    """A profile's short name: shipped names as they are, files by their stem."""
+    return profile.rsplit("/", 1)[-1].removesuffix(".xml")
+
+
 def _fmt_key(key: str, value: Any) -> str:
     if key == "rate_hz":
         return f"{value:g} Hz"
@@ -168,7 +173,7 @@ def render_block(block: Block, columns: list[Column] | None = None) -> Table:
                   caption_justify="left", show_lines=True, pad_edge=False)
     table.add_column("Profile\nPayload", no_wrap=True)
     for col in columns:
-        table.add_column(f"{col.profile}\n{size_label(col.payload_bytes)}",
+        table.add_column(f"{profile_label(col.profile)}\n{size_label(col.payload_bytes)}",
                          justify="right", no_wrap=True)
     for metric, label in METRICS:
         row_label = Text(label)
@@ -220,7 +225,8 @@ def render_bins(rows: list[dict[str, Any]]) -> Table | None:
     table.add_column("min after", justify="right", no_wrap=True)
     for r in with_bins:
         bins = list(r["rate_bins_hz"])
-        start = _num(r.get("outage_start_s")) or 0.0
+        start = _num(r.get("outage_at_s"))
+        start = _num(r.get("outage_start_s")) or 0.0 if start is None else start
         length = _num(r.get("outage_s")) or 0.0
         after = bins[int(start + length) + 1:] if len(bins) > start + length + 1 else []
         table.add_row(r["cell_id"], f"{start:g}s+{length:g}s",
