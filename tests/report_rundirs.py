@@ -43,6 +43,9 @@ PROFILE_XML = """<?xml version="1.0" encoding="UTF-8" ?>
 """
 
 
+LINK_LOSS = {"wifi-severe": 0.2, "wifi-mild": 0.01}
+
+
 @dataclass
 class Behaviour:
     latency_ms: float = 5.0
@@ -100,11 +103,16 @@ def make_run(root: Path, scenario_text: str, behaviour: Callable[[Cell], Behavio
         if skip is not None and skip(cell):
             continue
         b = behaviour(cell)
+        loss = LINK_LOSS.get(cell.link, 0.0)
         store.record_link(cell.link, (links or {}).get(cell.link, {
-            "preset": cell.link, "mtu": 1500, "source": "hand-made test link",
-            "up": {"loss": "0%"}, "down": {"loss": "0%"},
-            "stages": [{"kind": "loss", "runs_in": "nftables ingress", "fraction": 0.0},
-                       {"kind": "rate", "runs_in": "tbf", "rate": "433Mbit/s"}]}))
+            "preset": cell.link, "spec": {
+                "preset": cell.link, "mtu": 1500,
+                "up": {"loss": f"{loss * 100:g} %", "rate": "300 Mbit/s"},
+                "down": {"loss": f"{loss * 100:g} %", "rate": "300 Mbit/s"},
+                "source": "hand-made test link"},
+            "hosts": {"robot": {"netns": "linklab-test-robot", "address": "10.77.0.1"},
+                      "edge": {"netns": "linklab-test-edge", "address": "10.77.0.100"}},
+            "outage": None}))
         file_name = f"{cell.profile}.xml"
         store.add_profile(file_name, PROFILE_XML.format(name=cell.profile),
                           {"profile": cell.profile}, cell.cell_id)
@@ -137,10 +145,21 @@ def make_run(root: Path, scenario_text: str, behaviour: Callable[[Cell], Behavio
                     len(pub) if role == "pub" else len(sub)), "errors": []}}))
             (out / f"{role}.log").write_text(f"{role} probe log line 1\n"
                                              f"{role}: something <happened> & ended\n")
+        packets = len(pub) * math.ceil(cell.payload_bytes / 1472)
+        dropped = int(packets * loss)
+        stages = [{"link": "robot-edge", "direction": d, "kind": "loss", "runs_in": "kernel",
+                   "params": {"loss": loss, "text": f"{loss * 100:g} %"}} for d in ("up", "down")]
+        (out / "counters.json").write_text(json.dumps({
+            "before": {"link": {"stages": [dict(st, passed_packets=1000, dropped_packets=10)
+                                           for st in stages]}},
+            "after": {"link": {"stages": [dict(st, passed_packets=1000 + packets - dropped,
+                                               dropped_packets=10 + dropped)
+                                          for st in stages]}}}))
         row = _cell_row_base(cell)
         row.update(m.to_dict())
         row.update(status="ok" if reason is None else "failed", failure_reason=reason,
-                   outage_s=outage_s, pub_cpu_s=b.cpu_s[0], sub_cpu_s=b.cpu_s[1],
+                   outage_s=outage_s, outage_at_s=b.outage[0] if b.outage else math.nan,
+                   pub_cpu_s=b.cpu_s[0], sub_cpu_s=b.cpu_s[1],
                    pub_rss_peak_bytes=30_000_000, sub_rss_peak_bytes=28_000_000,
                    history_applied=cell.history, profile_file=file_name, wall_s=10.0)
         store.append(_complete_row(row))
@@ -200,7 +219,9 @@ axes:
 def outage_run(root: Path) -> Path:
     def behave(cell: Cell) -> Behaviour:
         return Behaviour(latency_ms=15, jitter_ms=3, outage=(3.0, 4.0))
+    # an older, flat link description (parameters and stages at the top level)
     return make_run(root, OUTAGE_SCENARIO, behave, seed=7, links={"wifi-outage": {
         "preset": "wifi-outage", "mtu": 1500, "source": "seed 000 §V-A",
         "up": {"loss": "0%", "rate": "433Mbit/s", "outage": "3s+4s"},
-        "down": {"loss": "0%", "rate": "433Mbit/s", "outage": "3s+4s"}}})
+        "down": {"loss": "0%", "rate": "433Mbit/s", "outage": "3s+4s"},
+        "stages": [{"kind": "outage", "runs_in": "nftables ingress", "at": "3 s"}]}})

@@ -179,7 +179,10 @@ def test_setup_profiles_verbatim_and_versions(table_dir, table_page):
         pre = re.search(r"<pre class=profile>(.*?)</pre>", block, re.S).group(1)
         assert html.unescape(pre) == xml  # verbatim, inside a collapsible <details>
     assert "6.18.0-test" in page and "2.9.1+ds-1" in page
-    assert "nftables ingress" in page  # the link's stages
+    # the link's stages with what they dropped: 20 % on wifi-severe
+    start = page.index("id='link-wifi-severe'")
+    link = page[start:page.index("<details>", start)]
+    assert "<td>kernel</td>" in link and "<td>loss</td>" in link and "<td>20.0</td>" in link
     assert html.escape(info["scenario"]["text"]) in page  # the scenario file as read
 
 
@@ -198,6 +201,7 @@ def test_outage_run_has_the_rate_trace(outage_dir, artifacts_dir):
     assert result.returncode == 0, result.stderr
     page = out.read_text()
     assert "id=fig-rate_over_time" in page and "outage window" in page
+    assert "nftables ingress" in page  # a flat link description's stages
     check = open_page(out, artifacts_dir / "report-outage.png", height=2000)
     assert check.problems == []
     assert check.marker["data-images-ok"] == check.marker["data-images-total"] != "0"

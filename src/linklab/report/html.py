@@ -210,10 +210,7 @@ def _setup(run_dir: Path, info: dict[str, Any], rows: list[dict[str, Any]]) -> s
     links = info.get("links", {})
     used = list(dict.fromkeys(str(r.get("link")) for r in rows))
     for name in list(links) + [u for u in used if u not in links]:
-        description = links.get(name)
-        body = (_value_html(description) if description is not None
-                else "<p class=dim>no description recorded in run.json</p>")
-        links_html.append(f"<div class=link id='link-{e(name)}'><h4>{e(name)}</h4>{body}</div>")
+        links_html.append(_link_html(run_dir, name, links.get(name), rows))
     if not links and not used:
         links_html.append("<p class=dim>no link recorded</p>")
 
@@ -246,6 +243,73 @@ def _setup(run_dir: Path, info: dict[str, Any], rows: list[dict[str, Any]]) -> s
     return (f"<section id=setup><h2>Setup</h2><div class=columns><div>{scenario_html}"
             f"{versions_html}</div><div>{''.join(links_html)}</div></div>"
             f"{''.join(profiles_html)}</section>")
+
+
+DIRECTION_KEYS = ("up", "down")
+
+
+def _stage_totals(run_dir: Path, link: str, rows: list[dict[str, Any]]) -> list[dict]:
+    """The link's stages (from the cells' counters.json) with the packets each passed and
+    dropped during this run's cells on that link (after - before, summed)."""
+    stages: dict[tuple, dict] = {}
+    for row in rows:
+        if row.get("link") != link:
+            continue
+        counters = _read_json(run_dir / "records" / str(row["cell_id"]) / "counters.json")
+        if not counters or "after" not in counters:
+            continue
+        before = {(s.get("link"), s.get("direction"), s.get("kind")): s for s in
+                  (counters.get("before") or {}).get("link", {}).get("stages", [])}
+        for stage in (counters.get("after") or {}).get("link", {}).get("stages", []):
+            key = (stage.get("link"), stage.get("direction"), stage.get("kind"))
+            entry = stages.setdefault(key, {
+                "link": key[0], "direction": key[1], "kind": key[2],
+                "runs in": stage.get("runs_in"),
+                "setting": (stage.get("params") or {}).get("text", ""),
+                "passed": 0, "dropped": 0})
+            start = before.get(key, {})
+            for what in ("passed", "dropped"):
+                now, then = stage.get(f"{what}_packets"), start.get(f"{what}_packets")
+                if isinstance(now, int) and isinstance(then, int):
+                    entry[what] += now - then
+    for entry in stages.values():
+        total = entry["passed"] + entry["dropped"]
+        entry["dropped %"] = f"{entry['dropped'] / total * 100:.1f}" if total else "—"
+    return list(stages.values())
+
+
+def _link_html(run_dir: Path, name: str, description: Any,
+               rows: list[dict[str, Any]]) -> str:
+    if not isinstance(description, dict):
+        return (f"<div class=link id='link-{e(name)}'><h4>{e(name)}</h4><p class=dim>no "
+                "description recorded in run.json</p></div>")
+    spec = description.get("spec") if isinstance(description.get("spec"), dict) \
+        else description
+    parts = [f"<div class=link id='link-{e(name)}'><h4>{e(name)}</h4>"]
+    directions = {d: spec[d] for d in DIRECTION_KEYS if isinstance(spec.get(d), dict)}
+    if directions:
+        keys: list[str] = []
+        for params in directions.values():
+            keys.extend(k for k in params if k not in keys)
+        head = "".join(f"<th>{e(k)}</th>" for k in keys)
+        body = "".join(f"<tr><th>{e(d)}</th>" + "".join(
+            f"<td>{_value_html(p.get(k, ''))}</td>" for k in keys) + "</tr>"
+            for d, p in directions.items())
+        parts.append(f"<table class=plain><tr><th>direction</th>{head}</tr>{body}</table>")
+    facts = {k: spec.get(k) for k in ("mtu", "source") if spec.get(k) is not None}
+    if description.get("outage") is not None:
+        facts["outage"] = description["outage"]
+    if facts:
+        parts.append(_value_html(facts))
+    stages = _stage_totals(run_dir, name, rows)
+    if stages:
+        parts.append("<p class=legend>Stages, with the packets each passed and dropped "
+                     "during this run's cells (link counters):</p>" + _value_html(stages))
+    elif isinstance(description.get("stages"), list):
+        parts.append("<p class=legend>Stages:</p>" + _value_html(description["stages"]))
+    parts.append(f"<details><summary>full description (run.json)</summary>"
+                 f"{_value_html(description)}</details></div>")
+    return "".join(parts)
 
 
 def _difference(metric: str, ours: float | None, paper: tuple[bool, float | None]) -> str:
@@ -353,7 +417,9 @@ MEASURED = (("published", "published", 0), ("received", "received", 0),
             ("latency_p95_ms", "p95 ms", 2), ("latency_p99_ms", "p99 ms", 2),
             ("latency_max_ms", "max ms", 2), ("jitter_ms", "jitter ms", 2),
             ("goodput_bit_s", "goodput Mbit/s", 2), ("wire_amplification", "wire ampl.", 3),
-            ("model_amplification", "model ampl.", 3), ("pub_cpu_s", "pub CPU s", 2),
+            ("model_amplification", "model ampl.", 3),
+            ("link_dropped_packets", "link drops", 0),
+            ("sub_udp_rcvbuf_errors", "sub rcvbuf errors", 0), ("pub_cpu_s", "pub CPU s", 2),
             ("sub_cpu_s", "sub CPU s", 2))
 
 

@@ -152,6 +152,7 @@ def _thin(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
     """One-way latency CDF of every cell (trials pooled), one panel per link condition."""
     notes: list[str] = []
+    silent: list[str] = []  # cells that received nothing: nothing to draw, not a problem
     panels = []
     for link, link_rows in _by_link(rows).items():
         keys = [k for k in varying_keys(link_rows) if k != "link"]
@@ -163,7 +164,7 @@ def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
                 if why:
                     notes.append(why)
                 elif len(values) == 0:
-                    notes.append(f"{row['cell_id']}: no sample received")
+                    silent.append(str(row["cell_id"]))
                 else:
                     parts.append(values)
             if parts:
@@ -197,7 +198,8 @@ def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
                 "Cumulative distribution of one-way latency (t_recv − t_send, one clock) "
                 "of every sample received, from records/<cell>/sub.bin; trials of one "
                 "setting are pooled. Thin lines: failed cells (what arrived before "
-                "failure).", _png(fig), notes)
+                "failure)." + (f" Received nothing, so not drawn: {', '.join(silent)}."
+                               if silent else ""), _png(fig), notes)
 
 
 # --- reception rate through an outage ----------------------------------------------------
@@ -225,7 +227,8 @@ def rate_over_time(rows: list[dict[str, Any]]) -> Plot | None:
                 name += " — failed"
             ax.step(np.arange(len(bins)), bins, where="post", color=st["color"],
                     linestyle=st["linestyle"], label=name)
-            start = num(row.get("outage_start_s")) or 0.0
+            start = num(row.get("outage_at_s"))  # measured; the scenario's if not recorded
+            start = (num(row.get("outage_start_s")) or 0.0) if start is None else start
             length = num(row.get("outage_s")) or 0.0
             if (start, length) not in shaded:
                 ax.axvspan(start, start + length, color="#999999", alpha=0.25, lw=0,
@@ -242,8 +245,9 @@ def rate_over_time(rows: list[dict[str, Any]]) -> Plot | None:
         ax.set_title(f"{condition_title(link)}, {size_label(int(payload))}", loc="left")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return Plot("rate_over_time", "Reception rate through the outage",
-                "Samples received per 1 s bin (rate_bins_hz) from the publisher's first "
-                "sample; grey: the link's outage window (seed 000 Fig. 7).", _png(fig))
+                "Samples received per 1 s bin (rate_bins_hz) from the first measured "
+                "sample; grey: the link's outage window, from when it really began "
+                "(outage_at_s) (seed 000 Fig. 7).", _png(fig))
 
 
 # --- payload sweep -----------------------------------------------------------------------
