@@ -99,7 +99,10 @@ def _high(fd: int) -> int:
 
 
 def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
-              height: int = 2400, timeout_s: float = 60.0) -> PageCheck:
+              height: int = 2400, timeout_s: float = 60.0,
+              screenshot_from: str | None = None) -> PageCheck:
+    """Load ``path``; ``screenshot``: a width x height PNG from the top of the page, or
+    from the top of the element ``screenshot_from`` (a CSS selector)."""
     # Pipe ends at fd >= 10, so bash's "3<&X 4>&Y" cannot overwrite one with the other.
     to_browser_r, to_browser_w, from_browser_r, from_browser_w = (
         _high(fd) for fds in (os.pipe(), os.pipe()) for fd in fds)
@@ -116,7 +119,8 @@ def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
         os.close(from_browser_w)
         pipe = _Pipe(to_browser_w, from_browser_r, proc)
         try:
-            return _check(pipe, path, screenshot, width, height, timeout_s)
+            return _check(pipe, path, screenshot, width, height, timeout_s,
+                          screenshot_from)
         finally:
             try:
                 pipe.call("Browser.close", timeout_s=5)
@@ -132,7 +136,7 @@ def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
 
 
 def _check(pipe: _Pipe, path: Path, screenshot: Path | None, width: int, height: int,
-           timeout_s: float) -> PageCheck:
+           timeout_s: float, screenshot_from: str | None) -> PageCheck:
     target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target,
                                                   "flatten": True})["sessionId"]
@@ -155,7 +159,15 @@ def _check(pipe: _Pipe, path: Path, screenshot: Path | None, width: int, height:
     data = json.loads(state["result"]["value"])
     result.images, result.marker, result.dom = data["images"], data["marker"], data["dom"]
     if screenshot is not None:
-        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session=session)
+        params: dict = {"format": "png"}
+        if screenshot_from:
+            top = pipe.call("Runtime.evaluate", {
+                "expression": f"document.querySelector({json.dumps(screenshot_from)})"
+                              ".getBoundingClientRect().top + window.scrollY",
+                "returnByValue": True}, session=session)["result"]["value"]
+            params.update(clip={"x": 0, "y": max(0, top - 10), "width": width,
+                                "height": height, "scale": 1}, captureBeyondViewport=True)
+        shot = pipe.call("Page.captureScreenshot", params, session=session)
         screenshot.write_bytes(base64.b64decode(shot["data"]))
     for event in pipe.events:
         method, params = event.get("method"), event.get("params", {})

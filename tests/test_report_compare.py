@@ -4,20 +4,12 @@ outside the run-to-run spread, exit 1 with --fail-on-regression; different matri
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from linklab.report.compare import metric_change
+from report_checks import linklab
 from report_rundirs import Behaviour, make_run, table_behaviour, table_run
-
-
-def linklab(*args):
-    env = dict(os.environ, COLUMNS="240")
-    return subprocess.run([sys.executable, "-m", "linklab.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120, env=env)
 
 
 @pytest.fixture(scope="module")

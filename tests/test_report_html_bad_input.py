@@ -4,20 +4,12 @@ report that says plainly what is missing."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from report_checks import linklab
 from report_rundirs import table_run
-
-
-def linklab(*args):
-    env = dict(os.environ, COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "linklab.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120, env=env)
 
 
 def one_line_error(result, exit_code: int = 2) -> str:
@@ -145,8 +137,6 @@ def test_html_without_run_dir_is_a_usage_error(tmp_path):
 
 def test_paths_are_taken_as_given(tmp_path):
     run = table_run(tmp_path / "rel", skip=lambda c: c.index > 0)
-    result = subprocess.run([sys.executable, "-m", "linklab.cli", "report", "rel", "--html",
-                             "out.html"], capture_output=True, text=True, cwd=tmp_path,
-                            timeout=120)
+    result = linklab("report", "rel", "--html", "out.html", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out.html").is_file() and Path(run).is_dir()

@@ -433,6 +433,27 @@ def _metric_text(key: str, value: Any, digits: int) -> str:
     return fmt(value, digits)
 
 
+def _probe_text(summary: dict[str, Any]) -> str:
+    """One line from a probe's pub.json / sub.json: how it ended and what it did."""
+    parts = []
+    code = summary.get("exit_code")
+    if code is not None:
+        how = "stopped by the runner" if summary.get("signalled_by_runner") else (
+            f"signal {-code}" if code < 0 else f"exit status {code}")
+        parts.append(how)
+    for key, unit in (("cpu_s", "s CPU"), ("wall_s", "s wall")):
+        value = num(summary.get(key))
+        if value is not None:
+            parts.append(f"{value:.2f} {unit}")
+    inner = summary.get("summary")
+    if isinstance(inner, dict):
+        if "samples" in inner:
+            parts.append(f"{inner['samples']} samples")
+        errors = inner.get("errors") or []
+        parts.append("errors: " + ("; ".join(map(str, errors)) if errors else "none"))
+    return ", ".join(parts)
+
+
 def _failed(run_dir: Path, rows: list[dict[str, Any]]) -> str:
     failed = [r for r in rows if r.get("status") != "ok"]
     if not failed:
@@ -451,13 +472,7 @@ def _failed(run_dir: Path, rows: list[dict[str, Any]]) -> str:
         for role in ("pub", "sub"):
             summary = _read_json(cell_dir / f"{role}.json")
             if summary is not None:
-                brief = {k: summary.get(k) for k in ("exit_code", "signalled_by_runner",
-                                                     "cpu_s", "wall_s") if k in summary}
-                inner = summary.get("summary") or {}
-                if isinstance(inner, dict):
-                    brief.update({k: inner.get(k) for k in ("samples", "errors")
-                                  if k in inner})
-                probes.append(f"<dt>{role}</dt><dd>{e(json.dumps(brief))}</dd>")
+                probes.append(f"<dt>{role} probe</dt><dd>{e(_probe_text(summary))}</dd>")
         probe_html = f"<dl class=kv>{''.join(probes)}</dl>" if probes else ""
         logs = []
         for name in ("error.txt", "pub.log", "sub.log"):
@@ -556,16 +571,17 @@ window.addEventListener('load', function () {
 def render(run_dir: Path, info: dict[str, Any], rows: list[dict[str, Any]],
            plots: list[Plot], comparison: Any = None) -> str:
     scenario = info.get("scenario", {})
-    sections = [_header(run_dir, info, rows), _problems(run_dir, info, rows, plots),
-                _setup(run_dir, info, rows), _tables(rows), _plots(plots),
-                _failed(run_dir, rows), _all_cells(rows)]
+    compared = ""
     if comparison is not None:
         from linklab.report.compare import comparison_html
 
-        sections.append(comparison_html(comparison))
-    nav_items = [("setup", "Setup"), ("tables", "Tables"), ("figures", "Figures"),
-                 ("failed", "Failed cells"), ("cells", "Every cell"),
-                 ("comparison", "Comparison")]
+        compared = comparison_html(comparison)
+    # results first (what a reader came for), then how they were made
+    sections = [_header(run_dir, info, rows), _problems(run_dir, info, rows, plots),
+                compared, _tables(rows), _plots(plots), _failed(run_dir, rows),
+                _setup(run_dir, info, rows), _all_cells(rows)]
+    nav_items = [("comparison", "Comparison"), ("tables", "Tables"), ("figures", "Figures"),
+                 ("failed", "Failed cells"), ("setup", "Setup"), ("cells", "Every cell")]
     body = "".join(sections)
     nav = "".join(f"<a href='#{k}'>{v}</a>" for k, v in nav_items if f"id={k}>" in body)
     title = scenario.get("title") or scenario.get("name") or "bench run"
