@@ -274,12 +274,15 @@ class LinklabEnvironment:
 
         outage = preset_outage(cell.link)
         overrides: dict[str, Any] = {}
+        length = 0.0
         if outage is not None:
-            # the cell decides when the outage starts (after its publisher starts)
-            overrides["outage"] = f"{cell.outage_start_s:g}s+{outage.length_s:g}s"
+            # the cell decides when the outage starts (after its publisher starts) and,
+            # with outage_length, how long it lasts
+            length = float(cell.outage_length_s or outage.length_s)
+            overrides["outage"] = f"{cell.outage_start_s:g}s+{length:g}s"
         with testbed(preset=cell.link, topology="pair", name=run_tag,
                      arm_outage=False, **overrides) as bed:
-            yield LinkBed(bed, cell.link, 0.0 if outage is None else float(outage.length_s))
+            yield LinkBed(bed, cell.link, length)
 
     def outage_s(self, preset_name: str) -> float:
         return preset_outage_s(preset_name)

@@ -298,7 +298,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub_records = _read_or_empty(out_dir / "pub.bin")
     sub_rec = _read_or_empty(out_dir / "sub.bin")
     origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
-    warmup_samples = int((reports["pub"].get("summary") or {}).get("warmup_samples") or 0)
+    pub_summary = reports["pub"].get("summary") or {}
+    warmup_samples = int(pub_summary.get("warmup_samples") or 0)
     # bins cover the cell until the runner stopped it (zeros included)
     n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
     measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
@@ -324,6 +325,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         # when the outage really began, seconds after the first measured sample
         "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
         "warmup_samples": warmup_samples,
+        "write_failures": pub_summary.get("write_failures"),
         **deltas,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
@@ -384,7 +386,7 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
+    warmup_samples=0, write_failures=None, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )

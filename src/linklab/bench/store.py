@@ -47,7 +47,8 @@ HTML report, comparisons). Format version 1::
   (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
   the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
   ``outage_at_s`` (when the outage really began, seconds after the first measured
-  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones);
+  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones),
+  ``write_failures`` (writes the middleware refused, e.g. blocked past max_blocking_time);
 - link counters during the cell: ``link_dropped_packets`` / ``link_passed_packets`` (the
   loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
   queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,

@@ -103,6 +103,13 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         delivered = [f"{got}/{sent}" for got, sent in (c.delivered() for c in block.columns)]
         lines.append("| Delivered | " + " | ".join(delivered) + " |")
+        wire = []
+        for col in block.columns:
+            measured, model = (col.measured("wire_amplification"),
+                               col.measured("model_amplification"))
+            wire.append(_md_value(measured) + (f" ({_md_value(model)})" if model else ""))
+        lines.append("| Wire bytes / published (model R_DDS/R_pub) | " + " | ".join(wire)
+                     + " |")
         lines.append("")
     lines.extend(outage_markdown(rows))
     failed = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
