@@ -195,7 +195,8 @@ def _differences(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> 
 def _plain(key: str, value: Any) -> str:
     text = format_setting(key, value)
     prefix = {"history": "history ", "duration_s": "duration ", "warmup_s": "warmup ",
-              "outage_start_s": "outage start ", "grace_s": "grace "}.get(key, "")
+              "outage_start_s": "outage start ", "outage_length_s": "outage length ",
+              "grace_s": "grace "}.get(key, "")
     return text.removeprefix(prefix)
 
 

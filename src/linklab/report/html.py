@@ -178,7 +178,8 @@ def _problems(run_dir: Path, info: dict[str, Any], rows: list[dict[str, Any]],
 
 SCENARIO_UNITS = {"rate": "rate_hz", "payload": "payload_bytes", "count": "count",
                   "duration": "duration_s", "warmup": "warmup_s",
-                  "outage_start": "outage_start_s", "grace": "grace_s"}
+                  "outage_start": "outage_start_s", "outage_length": "outage_length_s",
+                  "grace": "grace_s"}
 
 
 def _scenario_value(key: str, value: Any) -> str:
@@ -374,6 +375,11 @@ def _block_table(block: Block, index: int) -> str:
         delivered.append(f"<td class='{'failed' if c.failed else ''}' data-metric=delivered>"
                          f"{got}/{sent}</td>")
     body.append(f"<tr><th>Delivered</th>{''.join(delivered)}</tr>")
+    for metric, label in (("wire_amplification", "Wire / published"),
+                          ("model_amplification", "model R_DDS/R_pub")):
+        values = "".join(f"<td class=amplification data-metric={metric}>"
+                         f"{fmt(c.measured(metric))}</td>" for c in columns)
+        body.append(f"<tr class=amplification><th>{label}</th>{values}</tr>")
     condition = f" data-condition='{e(block.condition)}'" if block.condition else ""
     return (f"<table class=t2 id=block-{index} data-link='{e(block.key['link'])}'{condition}>"
             f"<caption>{e(block.title)}</caption><thead>{head}</tr></thead>"
@@ -523,6 +529,7 @@ table.t2 td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowra
 table.t2 caption,table.cells caption{text-align:left;font-weight:600;padding:.3em 0}
 table.t2 tr.paper td,table.t2 tr.paper th{color:#555;font-size:.9em;border-top:none}
 table.t2 tr.diff td,table.t2 tr.diff th{font-size:.85em}
+table.t2 tr.amplification td,table.t2 tr.amplification th{font-size:.9em;color:#333}
 table.t2 th{background:#f2f2f2;text-align:left}
 td.better,span.better{background:#d9f2de;color:#0b5d1e}
 td.worse,span.worse{background:#fbdada;color:#8a1111}

@@ -17,7 +17,7 @@ from linklab.bench.matrix import size_label
 # Every setting of a cell except the trial (the matrix identity, linklab.bench.matrix.Cell).
 SETTING_KEYS = ("link", "middleware", "profile", "history", "type", "rate_hz", "qos",
                 "payload_bytes", "count", "duration_s", "warmup_s", "outage_start_s",
-                "grace_s")
+                "outage_length_s", "grace_s")
 
 
 def num(value: Any) -> float | None:
