@@ -3,7 +3,7 @@ namespace pair (wifi-ideal and wifi-severe, default and optimized profile, 16 an
 then `linklab report --html` and headless Chromium.
 
 This test's screenshot is the README's (docs/report-screenshot.png is a copy of
-test-artifacts/report-real-results.png):
+test-artifacts/report-real.png):
     .venv/bin/python -m pytest tests/test_report_html_real.py
 """
 
