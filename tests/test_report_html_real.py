@@ -91,3 +91,39 @@ def test_a_real_run_compared_with_itself_has_no_regression(real_run):
     result = linklab("report", real_run, "--compare", real_run, "--fail-on-regression")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "8 cells in common" in result.stdout and "no regression" in result.stdout
+
+
+OUTAGE_SCENARIO = """\
+name: report-real-outage
+title: "A 3 s outage at 30 Hz: KEEP_LAST 10 vs the tuned HistoryCache"
+fixed: {link: wifi-outage, profile: optimized, rate: 30Hz, payload: 64KiB, duration: 8s,
+        warmup: 0.5s, outage_start: 2s, outage_length: 3s, grace: 6s}
+axes:
+  history: [10, tuned]
+"""
+
+
+def test_report_of_a_real_outage_run(tmp_path, artifacts_dir):
+    require_root()
+    (tmp_path / "outage.yaml").write_text(OUTAGE_SCENARIO)
+    result = linklab("bench", tmp_path / "outage.yaml", "--out", tmp_path / "runs",
+                     timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
+    rows = pq.read_table(run_dir / "cells.parquet").to_pylist()
+    assert len(rows) == 2
+    for row in rows:  # the outage happened and left a gap in the 1 s bins
+        assert row["outage_s"] == 3.0 and 1.5 < row["outage_at_s"] < 4.0
+        bins = row["rate_bins_hz"]
+        assert min(bins[int(row["outage_at_s"]) + 1:int(row["outage_at_s"]) + 3]) == 0
+    out = tmp_path / "outage.html"
+    result = linklab("report", run_dir, "--html", out)
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+    assert "id=fig-rate_over_time" in page and "outage window" in page
+    check_table_ii(page, rows)
+    check = open_page(out, artifacts_dir / "report-real-outage.png", height=1600,
+                      screenshot_from="#figures")
+    assert check.problems == []
+    assert check.marker["data-images-ok"] == check.marker["data-images-total"]
+    assert int(check.marker["data-images-total"]) >= 3  # CDF, rate trace, amplification

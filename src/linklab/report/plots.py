@@ -112,9 +112,16 @@ def _log_axis(axis, limits: tuple[float, float]) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def condition_title(link: str) -> str:
+def condition_title(link: str, rows: list[dict[str, Any]] | None = None) -> str:
+    """The link and the paper's condition it stands for; an outage of another length
+    than the paper's 20 s (scenario outage_length) is named by its own length."""
     condition = PRESET_CONDITION.get(link)
-    return f"{link} — {CONDITION_TITLES[condition]}" if condition else str(link)
+    if condition is None:
+        return str(link)
+    lengths = sorted({num(r.get("outage_s")) for r in rows or []} - {None, 0.0})
+    if condition == "outage" and lengths and lengths != [20.0]:
+        return f"{link} — link outage, {' / '.join(f'{v:g}' for v in lengths)} s"
+    return f"{link} — {CONDITION_TITLES[condition]}"
 
 
 def _by_link(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -175,11 +182,11 @@ def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
                     name += " — failed"
                 lines.append((name, np.sort(np.concatenate(parts)), failed))
         if lines:
-            panels.append((link, lines))
+            panels.append((link, link_rows, lines))
     if not panels:
         return None
     fig, axes = _figure(len(panels), 2.6)
-    for (link, lines), (ax,) in zip(panels, axes, strict=True):
+    for (link, link_rows, lines), (ax,) in zip(panels, axes, strict=True):
         low = min(float(v[0]) for _, v, _ in lines)
         high = max(float(v[-1]) for _, v, _ in lines)
         for i, (name, values, failed) in enumerate(lines):
@@ -192,7 +199,7 @@ def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("one-way latency (ms)")
         ax.set_ylabel("fraction of samples")
-        ax.set_title(condition_title(link), loc="left")
+        ax.set_title(condition_title(link, link_rows), loc="left")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return Plot("latency_cdf", "Latency distribution per cell",
                 "Cumulative distribution of one-way latency (t_recv − t_send, one clock) "
@@ -211,12 +218,20 @@ def rate_over_time(rows: list[dict[str, Any]]) -> Plot | None:
         return None
     panels: dict[tuple, list[dict[str, Any]]] = {}
     for row in outage_rows:
-        panels.setdefault((row.get("link"), row.get("payload_bytes")), []).append(row)
-    keys_all = [k for k in varying_keys(outage_rows) if k not in ("link", "payload_bytes")]
+        key = (row.get("link"), row.get("payload_bytes"), num(row.get("outage_s")))
+        panels.setdefault(key, []).append(row)
+    keys_all = [k for k in varying_keys(outage_rows)
+                if k not in ("link", "payload_bytes", "outage_length_s")]
     fig, axes = _figure(len(panels), 2.4)
-    for ((link, payload), panel_rows), (ax,) in zip(panels.items(), axes, strict=True):
+    for ((link, payload, length), panel_rows), (ax,) in zip(panels.items(), axes,
+                                                             strict=True):
         keys = [k for k in keys_all if k in varying_keys(panel_rows)]
-        shaded = set()
+        # the outage as it really happened (outage_at_s, measured per cell), else as planned
+        starts = [num(r.get("outage_at_s")) for r in panel_rows]
+        starts = [s if s is not None else (num(r.get("outage_start_s")) or 0.0)
+                  for s, r in zip(starts, panel_rows, strict=True)]
+        ax.axvspan(min(starts), max(starts) + length, color="#999999", alpha=0.3, lw=0,
+                   label=f"outage ({length:g} s)")
         for i, row in enumerate(panel_rows):
             bins = list(row["rate_bins_hz"])
             st = style(i)
@@ -227,22 +242,15 @@ def rate_over_time(rows: list[dict[str, Any]]) -> Plot | None:
                 name += " — failed"
             ax.step(np.arange(len(bins)), bins, where="post", color=st["color"],
                     linestyle=st["linestyle"], label=name)
-            start = num(row.get("outage_at_s"))  # measured; the scenario's if not recorded
-            start = (num(row.get("outage_start_s")) or 0.0) if start is None else start
-            length = num(row.get("outage_s")) or 0.0
-            if (start, length) not in shaded:
-                ax.axvspan(start, start + length, color="#999999", alpha=0.25, lw=0,
-                           label="outage" if not shaded else None)
-                shaded.add((start, length))
         rate = num(panel_rows[0].get("rate_hz"))
         if rate:
             ax.axhline(rate, color="#333333", linewidth=0.8, linestyle=":",
                        label=f"publish rate {rate:g} Hz")
         ax.set_ylim(bottom=0)
         ax.set_xlim(left=0)
-        ax.set_xlabel("time since the publisher started (s)")
+        ax.set_xlabel("time since the first measured sample (s)")
         ax.set_ylabel("reception rate (Hz)")
-        ax.set_title(f"{condition_title(link)}, {size_label(int(payload))}", loc="left")
+        ax.set_title(f"{link}, {size_label(int(payload))}, {length:g} s outage", loc="left")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return Plot("rate_over_time", "Reception rate through the outage",
                 "Samples received per 1 s bin (rate_bins_hz) from the first measured "
@@ -254,7 +262,9 @@ def rate_over_time(rows: list[dict[str, Any]]) -> Plot | None:
 
 def _block_title(block: Block) -> str:
     extras = [f"{k}={v}" for k, v in block.key.items() if k != "link"]
-    return condition_title(block.key["link"]) + (f" [{', '.join(extras)}]" if extras else "")
+    rows = [r for c in block.columns for r in c.rows]
+    return condition_title(block.key["link"], rows) + (
+        f" [{', '.join(extras)}]" if extras else "")
 
 
 def payload_sweep(rows: list[dict[str, Any]]) -> Plot | None:
