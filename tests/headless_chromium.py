@@ -100,7 +100,7 @@ def _high(fd: int) -> int:
 
 def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
               height: int = 2400, timeout_s: float = 60.0,
-              screenshot_from: str | None = None) -> PageCheck:
+              screenshot_from: str | None = None, media: str = "screen") -> PageCheck:
     """Load ``path``; ``screenshot``: a width x height PNG from the top of the page, or
     from the top of the element ``screenshot_from`` (a CSS selector)."""
     # Pipe ends at fd >= 10, so bash's "3<&X 4>&Y" cannot overwrite one with the other.
@@ -120,7 +120,7 @@ def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
         pipe = _Pipe(to_browser_w, from_browser_r, proc)
         try:
             return _check(pipe, path, screenshot, width, height, timeout_s,
-                          screenshot_from)
+                          screenshot_from, media)
         finally:
             try:
                 pipe.call("Browser.close", timeout_s=5)
@@ -136,7 +136,7 @@ def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
 
 
 def _check(pipe: _Pipe, path: Path, screenshot: Path | None, width: int, height: int,
-           timeout_s: float, screenshot_from: str | None) -> PageCheck:
+           timeout_s: float, screenshot_from: str | None, media: str) -> PageCheck:
     target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target,
                                                   "flatten": True})["sessionId"]
@@ -145,6 +145,7 @@ def _check(pipe: _Pipe, path: Path, screenshot: Path | None, width: int, height:
     pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                                                      "deviceScaleFactor": 1,
                                                      "mobile": False}, session=session)
+    pipe.call("Emulation.setEmulatedMedia", {"media": media}, session=session)
     pipe.call("Page.navigate", {"url": Path(path).resolve().as_uri()}, session=session)
     pipe.wait_event("Page.loadEventFired", timeout_s)
     time.sleep(0.3)  # let the page's load handler and any late console call land

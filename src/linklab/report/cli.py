@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json(comparison)
             else:
-                console.print(compare.render(comparison))
+                console.print(compare.render(comparison, console.width))
             if fail_on_regression and comparison.regressions:
                 raise typer.Exit(1)
             return

@@ -53,10 +53,13 @@ METRICS: dict[str, tuple[str, bool, float, float]] = {
 }
 TOLERANCE = {k: v[2] for k, v in METRICS.items()}
 FLOOR = {k: v[3] for k, v in METRICS.items()}
-# Columns of the terminal's wide table (all metrics are in --json and the HTML).
-TERMINAL_METRICS = ("reception_rate_hz", "delivery_ratio", "latency_mean_ms",
-                    "latency_p95_ms", "jitter_ms", "wire_amplification", "pub_cpu_s",
-                    "sub_cpu_s")
+# Columns of the terminal's table, with short headers (all metrics are in --json and the
+# HTML); a narrow terminal gets the first five.
+TERMINAL_METRICS = {"reception_rate_hz": "rate\nHz", "delivery_ratio": "deliv.\nratio",
+                    "latency_mean_ms": "latency\nmean", "latency_p95_ms": "latency\np95",
+                    "jitter_ms": "jitter\n", "wire_amplification": "wire\nampl.",
+                    "pub_cpu_s": "CPU\npub", "sub_cpu_s": "CPU\nsub"}
+NARROW_COLUMNS = 110
 
 
 @dataclass
@@ -262,8 +265,9 @@ def change_text(m: MetricChange) -> str:
     return f"{m.delta:+.3g}"
 
 
-def render(comparison: Comparison) -> Group:
+def render(comparison: Comparison, width: int = 200) -> Group:
     """The terminal view: one row per cell, the relative change of the main metrics."""
+    shown = list(TERMINAL_METRICS)[:5 if width < NARROW_COLUMNS else None]
     head = Text()
     head.append(f"{comparison.run}", style="bold")
     head.append(" compared with ")
@@ -276,11 +280,11 @@ def render(comparison: Comparison) -> Group:
     head.append(": worse/better by more than the run-to-run spread (trials where "
                 "present, else a tolerance per metric)", style="dim")
     table = Table(show_lines=False, pad_edge=False, title_justify="left")
-    table.add_column("cell", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    for metric in TERMINAL_METRICS:
-        table.add_column(METRICS[metric][0].replace(" (", "\n("), justify="right",
-                         no_wrap=True)
+    table.add_column("cell", ratio=1, min_width=16)
+    table.add_column("status", no_wrap=True, min_width=6)
+    for metric in shown:
+        table.add_column(TERMINAL_METRICS[metric], justify="right", no_wrap=True,
+                         min_width=7)
     for cell in comparison.cells:
         status = Text(cell.status if cell.status == cell.reference_status
                       else f"{cell.reference_status}→{cell.status}",
@@ -289,7 +293,7 @@ def render(comparison: Comparison) -> Group:
                        else ""))
         values = []
         for m in cell.changes:
-            if m.metric not in TERMINAL_METRICS:
+            if m.metric not in shown:
                 continue
             style = {"worse": "bold red", "better": "bold green"}.get(m.direction or "",
                                                                       "dim")

@@ -554,6 +554,8 @@ nav a{margin-right:1em}
 .columns{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:0 2em}
 dl.measured{grid-template-columns:repeat(4,max-content minmax(5em,auto))}
 @media print{body{max-width:none;padding:0;font-size:11px}nav,#image-check{display:none}
+ *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+ td.better::after{content:" better"}td.worse::after{content:" worse"}
  details{display:block}details>summary{list-style:none}
  table,figure,article{page-break-inside:avoid;break-inside:avoid}
  .scroll{overflow:visible}pre{max-height:none;white-space:pre-wrap}}
