@@ -38,6 +38,7 @@ from linklab.bench import metrics as M  # noqa: E402
 from linklab.bench.matrix import size_label  # noqa: E402
 from linklab.report.paper_000 import CONDITION_TITLES, PRESET_CONDITION  # noqa: E402
 from linklab.report.settings import (  # noqa: E402
+    format_setting,
     group_by_settings,
     label,
     num,
@@ -156,15 +157,34 @@ def _thin(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sorted_values[pick], y[pick]
 
 
+# A link with more lines than this is split into one panel per value of SPLIT_KEYS[0]...
+MAX_LINES_PER_PANEL = 6
+SPLIT_KEYS = ("profile", "middleware", "history", "qos", "type", "rate_hz")
+
+
+def _split_key(link_rows: list[dict[str, Any]], n_lines: int) -> str | None:
+    if n_lines <= MAX_LINES_PER_PANEL:
+        return None
+    varying = varying_keys(link_rows)
+    for key in SPLIT_KEYS:
+        if key in varying and len({str(r.get(key)) for r in link_rows}) <= 4:
+            return key
+    return None
+
+
 def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
-    """One-way latency CDF of every cell (trials pooled), one panel per link condition."""
+    """One-way latency CDF of every cell (trials pooled): a row of panels per link
+    condition, split by profile (or another setting) when a link has many cells. A line
+    has the same style wherever its label appears, so one legend serves the figure."""
     notes: list[str] = []
     silent: list[str] = []  # cells that received nothing: nothing to draw, not a problem
-    panels = []
+    panel_rows: list[tuple[str, list[dict[str, Any]], list[tuple[str, list]]]] = []
     for link, link_rows in _by_link(rows).items():
-        keys = [k for k in varying_keys(link_rows) if k != "link"]
-        lines = []
-        for group in group_by_settings(link_rows).values():
+        groups = list(group_by_settings(link_rows).values())
+        split = _split_key(link_rows, len(groups))
+        keys = [k for k in varying_keys(link_rows) if k not in ("link", split)]
+        columns: dict[str, list] = {}
+        for group in groups:
             parts, failed = [], any(r.get("status") != "ok" for r in group)
             for row in group:
                 values, why = cell_latencies_ms(run_dir, row["cell_id"])
@@ -174,39 +194,65 @@ def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
                     silent.append(str(row["cell_id"]))
                 else:
                     parts.append(values)
+            column = "" if split is None else format_setting(split, group[0].get(split))
+            lines = columns.setdefault(column, [])
             if parts:
                 name = label(group[0], keys)
                 if len(group) > 1:
                     name += f" ({len(group)} trials)"
-                if failed:
-                    name += " — failed"
                 lines.append((name, np.sort(np.concatenate(parts)), failed))
-        if lines:
-            panels.append((link, link_rows, lines))
-    if not panels:
+        columns = {k: v for k, v in columns.items() if v}
+        if columns:
+            panel_rows.append((link, link_rows, list(columns.items())))
+    if not panel_rows:
         return None
-    fig, axes = _figure(len(panels), 2.6)
-    for (link, link_rows, lines), (ax,) in zip(panels, axes, strict=True):
-        low = min(float(v[0]) for _, v, _ in lines)
-        high = max(float(v[-1]) for _, v, _ in lines)
-        for i, (name, values, failed) in enumerate(lines):
-            x, y = _thin(values)
-            st = style(i)
-            ax.plot(x, y, color=st["color"], linestyle=st["linestyle"],
-                    linewidth=1.0 if failed else 1.6, label=name, drawstyle="steps-post")
-        if low > 0 and high / low > 30:
-            _log_axis(ax.xaxis, (low, high))
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("one-way latency (ms)")
-        ax.set_ylabel("fraction of samples")
-        ax.set_title(condition_title(link, link_rows), loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ncols = max(len(cols) for _, _, cols in panel_rows)
+    names = list(dict.fromkeys(n for _, _, cols in panel_rows for _, lines in cols
+                               for n, _, _ in lines))
+    styles = {name: style(i) for i, name in enumerate(names)}
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(WIDTH_IN, 1.0 + (2.6 if ncols == 1 else 2.2) * len(panel_rows)
+                              + 0.16 * (len(names) // min(3, len(names)) + 1)),
+                     dpi=DPI, layout="constrained")
+        grid = fig.subplots(len(panel_rows), ncols, squeeze=False, sharey=True)
+    for (link, link_rows, cols), axes in zip(panel_rows, grid, strict=True):
+        for j, ax in enumerate(axes):
+            if j >= len(cols):
+                ax.set_axis_off()
+                continue
+            column, lines = cols[j]
+            low = min(float(v[0]) for _, v, _ in lines)
+            high = max(float(v[-1]) for _, v, _ in lines)
+            for name, values, failed in lines:
+                x, y = _thin(values)
+                st = styles[name]
+                ax.plot(x, y, color=st["color"], linestyle=st["linestyle"],
+                        linewidth=0.9 if failed else 1.6, alpha=0.7 if failed else 1.0,
+                        label=name, drawstyle="steps-post")
+            if low > 0 and high / low > 30:
+                _log_axis(ax.xaxis, (low, high))
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel("one-way latency (ms)")
+            if j == 0:
+                ax.set_ylabel("fraction of samples")
+            title = condition_title(link, link_rows)
+            if column:
+                title = f"{link}: {column}" if ncols > 2 else f"{title}\n{column}"
+            ax.set_title(title, loc="left", fontsize=9 if ncols > 1 else 10)
+    handles = [matplotlib.lines.Line2D([], [], color=styles[n]["color"],
+                                       linestyle=styles[n]["linestyle"]) for n in names]
+    fig.legend(handles, names, loc="outside lower center", ncols=min(3, len(names)),
+               frameon=False)
+    failed_ids = [str(r["cell_id"]) for r in rows if r.get("status") != "ok"
+                  and str(r["cell_id"]) not in silent]
     return Plot("latency_cdf", "Latency distribution per cell",
                 "Cumulative distribution of one-way latency (t_recv − t_send, one clock) "
                 "of every sample received, from records/<cell>/sub.bin; trials of one "
-                "setting are pooled. Thin lines: failed cells (what arrived before "
-                "failure)." + (f" Received nothing, so not drawn: {', '.join(silent)}."
-                               if silent else ""), _png(fig), notes)
+                "setting are pooled."
+                + (" Thin, pale lines: failed cells (what arrived before failure: "
+                   f"{', '.join(failed_ids)})." if failed_ids else "")
+                + (f" Received nothing, so not drawn: {', '.join(silent)}."
+                   if silent else ""), _png(fig), notes)
 
 
 # --- reception rate through an outage ----------------------------------------------------
