@@ -175,5 +175,9 @@ def test_spread_rules():
     up = metric_change("reception_rate_hz", [{"reception_rate_hz": 30.0}],
                        [{"reception_rate_hz": 20.0}])
     assert up.direction == "better"
+    # ... up to the publish rate: above it is a burst after a stall
+    burst = metric_change("reception_rate_hz", [{"reception_rate_hz": 90.0, "rate_hz": 30.0}],
+                          [{"reception_rate_hz": 29.0, "rate_hz": 30.0}])
+    assert burst.direction == "worse"
     missing = metric_change("wire_amplification", [{}], [{"wire_amplification": 1.1}])
     assert missing.delta is None and not missing.flagged

@@ -182,3 +182,13 @@ def test_the_browser_check_itself_catches_broken_pages(tmp_path):
     assert any("boom" in p for p in check.console_errors)
     assert any("missing" in p for p in check.exceptions)
     assert check.images[0]["naturalWidth"] == 0
+
+
+def test_a_reception_rate_above_the_publish_rate_is_not_better():
+    from linklab.report.html import better_or_worse
+
+    # a burst after a stall (seen in a real run: 199.95 Hz at 30 Hz) is not "better"
+    assert better_or_worse("reception_rate_hz", 199.95, 30.07, 30.0) == "worse"
+    assert better_or_worse("reception_rate_hz", 29.9, 12.91, 30.0) == "better"
+    assert better_or_worse("latency_mean_ms", 5.0, 9.0, 30.0) == "better"
+    assert better_or_worse("jitter_ms", 12.0, 9.0, 30.0) == "worse"

@@ -69,6 +69,7 @@ class MetricChange:
     value: float | None  # RUN_A
     spread: float | None  # the change a cell may show by chance (see module docstring)
     spread_from: str  # "trials" | "tolerance"
+    publish_rate_hz: float | None = None  # a reception rate is best at the publish rate
 
     @property
     def delta(self) -> float | None:
@@ -92,6 +93,11 @@ class MetricChange:
         """"better" | "worse" when flagged, else None."""
         if not self.flagged:
             return None
+        if self.metric == "reception_rate_hz" and self.publish_rate_hz:
+            # above the publish rate is a burst after a stall, not an improvement
+            closer = abs(self.value - self.publish_rate_hz) < abs(
+                self.reference - self.publish_rate_hz)
+            return "better" if closer else "worse"
         higher_better = METRICS[self.metric][1]
         return "better" if (self.delta > 0) == higher_better else "worse"
 
@@ -176,7 +182,8 @@ def metric_change(metric: str, run: list[dict[str, Any]],
         source = "tolerance"
     if spread is not None:
         spread = max(spread, FLOOR[metric])
-    return MetricChange(metric, mean_b, mean_a, spread, source)
+    rate = num(reference[0].get("rate_hz")) if reference else None
+    return MetricChange(metric, mean_b, mean_a, spread, source, rate)
 
 
 def _status(group: list[dict[str, Any]]) -> str:

@@ -313,7 +313,18 @@ def _link_html(run_dir: Path, name: str, description: Any,
     return "".join(parts)
 
 
-def _difference(metric: str, ours: float | None, paper: tuple[bool, float | None]) -> str:
+def better_or_worse(metric: str, ours: float, other: float,
+                    publish_rate_hz: float | None) -> str:
+    """"better" | "worse" than ``other``. Latency and jitter: lower is better. Reception
+    rate: closer to the publish rate is better (above it is a burst after a stall)."""
+    if metric == "reception_rate_hz" and publish_rate_hz:
+        return "better" if abs(ours - publish_rate_hz) < abs(other - publish_rate_hz) \
+            else "worse"
+    return "better" if (ours > other) == HIGHER_IS_BETTER[metric] else "worse"
+
+
+def _difference(metric: str, ours: float | None, paper: tuple[bool, float | None],
+                publish_rate_hz: float | None = None) -> str:
     has, value = paper
     if not has:
         return "<td></td>"
@@ -329,7 +340,7 @@ def _difference(metric: str, ours: float | None, paper: tuple[bool, float | None
     if abs(rel) <= CLOSE_FRACTION:
         klass = "close"
     else:
-        klass = "better" if (delta > 0) == HIGHER_IS_BETTER[metric] else "worse"
+        klass = better_or_worse(metric, ours, value, publish_rate_hz)
     rel_text = "" if math.isinf(rel) else f" ({rel * 100:+.0f} %)"
     return f"<td class={klass}>{delta:+.2f}{rel_text}</td>"
 
@@ -366,7 +377,8 @@ def _block_table(block: Block, index: int) -> str:
                 paper.append(f"<td class=paper data-metric={metric}>"
                              f"{fmt(value) if has else ''}</td>")
             body.append(f"<tr class=paper><th>paper</th>{''.join(paper)}</tr>")
-            diffs = "".join(_difference(metric, c.shown(metric), block.paper(c, metric))
+            diffs = "".join(_difference(metric, c.shown(metric), block.paper(c, metric),
+                                        num(c.rows[0].get("rate_hz")))
                             for c in columns)
             body.append(f"<tr class=diff><th>difference</th>{diffs}</tr>")
     delivered = []
