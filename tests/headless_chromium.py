@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -103,6 +105,8 @@ def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
               screenshot_from: str | None = None, media: str = "screen") -> PageCheck:
     """Load ``path``; ``screenshot``: a width x height PNG from the top of the page, or
     from the top of the element ``screenshot_from`` (a CSS selector)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is not installed: run scripts/setup.sh (apt: chromium)")
     # Pipe ends at fd >= 10, so bash's "3<&X 4>&Y" cannot overwrite one with the other.
     to_browser_r, to_browser_w, from_browser_r, from_browser_w = (
         _high(fd) for fds in (os.pipe(), os.pipe()) for fd in fds)

@@ -140,3 +140,12 @@ def test_paths_are_taken_as_given(tmp_path):
     result = linklab("report", "rel", "--html", "out.html", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out.html").is_file() and Path(run).is_dir()
+
+
+def test_an_unwritable_html_target_is_a_one_line_error(tmp_path):
+    run = table_run(tmp_path / "ro", skip=lambda c: c.index > 0)
+    target = tmp_path / "taken.html"
+    target.mkdir()  # a directory named like the file: writing there fails
+    (target / "report.html").mkdir()
+    line = one_line_error(linklab("report", run, "--html", target))
+    assert "--html" in line and "cannot write" in line

@@ -68,8 +68,13 @@ def write_report(run_dir: Path, info: dict[str, Any], rows: list[dict[str, Any]]
 
     page = render(Path(run_dir), info, rows, all_plots(Path(run_dir), rows), comparison)
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(out)
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {out}: {error.strerror or error} (give another "
+                         "place: --html OUT.html)", argument="--html") from None
     return out
 
 
