@@ -308,7 +308,9 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         publisher_finished=measured.published >= expected,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
         expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
-        subscriber_signalled=sub.signalled_by_runner)
+        subscriber_signalled=sub.signalled_by_runner,
+        publisher_completed=_completed(reports["pub"]),
+        subscriber_completed=_completed(reports["sub"]))
     reason = M.failure_reason(measured, outcome, cell.interval_s, expected)
     outage_on = bed.outage_on_ns() if outage_s > 0 else None
     if reason is not None and reason.startswith("crashed:"):
@@ -321,6 +323,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     row.update({
         "status": "ok" if reason is None else "failed",
         "failure_reason": reason,
+        "exit_note": M.exit_note(outcome),
         "outage_s": outage_s,
         # when the outage really began, seconds after the first measured sample
         "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
@@ -332,6 +335,12 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
     })
     return row
+
+
+def _completed(report: dict[str, Any]) -> bool:
+    summary = report.get("summary") or {}
+    return (summary.get("end_reason") in ("count", "end_of_stream", "duration")
+            and not summary.get("errors"))
 
 
 COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
@@ -386,7 +395,8 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0, write_failures=None, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
+    warmup_samples=0, write_failures=None, exit_note=None, outage_at_s=math.nan,
+    **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )

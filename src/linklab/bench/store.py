@@ -37,7 +37,9 @@ HTML report, comparisons). Format version 1::
   keep_last:N, tuned), ``history_applied`` (what was passed to the probe), ``type``,
   ``count``, ``duration_s``, ``warmup_s``, ``outage_start_s``, ``grace_s``, ``trial``;
 - outcome: ``status`` ("ok" | "failed"), ``failure_reason`` (null when ok; starts with
-  "crashed:", "not completed:", "latency:" or "error:");
+  "crashed:", "not completed:", "latency:" or "error:"), ``exit_note`` (a probe that died
+  after completing its run — summary printed, normal end, no errors — e.g. Fast DDS 2.9
+  aborting in its TCP transport's destructor; noted, not a failure);
 - metrics (see linklab.bench.metrics): ``published``, ``received``, ``duplicates``,
   ``delivery_ratio``, ``reception_rate_hz``, ``latency_mean_ms``, ``latency_p50_ms``,
   ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``jitter_ms``,
