@@ -149,3 +149,19 @@ def test_an_unwritable_html_target_is_a_one_line_error(tmp_path):
     (target / "report.html").mkdir()
     line = one_line_error(linklab("report", run, "--html", target))
     assert "--html" in line and "cannot write" in line
+
+
+def test_exit_notes_are_shown_but_not_as_failures(tmp_path):
+    import pyarrow.parquet as pq
+
+    from linklab.bench.store import write_parquet
+
+    run = table_run(tmp_path / "noted", skip=lambda c: c.index > 0)
+    rows = pq.read_table(run / "cells.parquet").to_pylist()
+    rows[0]["exit_note"] = "subscriber aborted after its summary (signal 6)"
+    write_parquet(run / "cells.parquet", rows)
+    result = linklab("report", run, "--html")
+    assert result.returncode == 0, result.stderr
+    page = (run / "report.html").read_text()
+    assert "subscriber aborted after its summary (signal 6)" in page
+    assert "id=failed>" not in page  # the cell is ok

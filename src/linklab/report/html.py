@@ -521,13 +521,18 @@ def _all_cells(rows: list[dict[str, Any]]) -> str:
         ok = row.get("status") == "ok"
         reason = row.get("failure_reason") or ""
         status = "ok" if ok else f"<span title='{e(reason)}'>failed</span>"
+        if row.get("exit_note"):
+            status += f" <span class=note title='{e(row['exit_note'])}'>(note)</span>"
         values = "".join(f"<td data-metric={k}>{_metric_text(k, row.get(k), d)}</td>"
                          for k, _label, d in MEASURED)
         body.append(f"<tr class='{'' if ok else 'failed'}' data-cell='{e(row['cell_id'])}'>"
                     f"<td>{e(row.get('index', ''))}</td><td><code>{e(row['cell_id'])}</code>"
                     f"</td><td>{status}</td>{values}</tr>")
+    notes = "".join(f"<li><code>{e(r['cell_id'])}</code>: {e(r['exit_note'])}</li>"
+                    for r in rows if r.get("exit_note"))
+    notes = f"<p>Notes (not failures):</p><ul id=exit-notes>{notes}</ul>" if notes else ""
     return (f"<section id=cells><h2>Every cell</h2><p class=legend>Measured values of every "
-            f"cell as stored in cells.parquet (failed cells too).</p><div class=scroll>"
+            f"cell as stored in cells.parquet (failed cells too).</p>{notes}<div class=scroll>"
             f"<table class=cells id=all-cells><thead>{head}</thead><tbody>{''.join(body)}"
             f"</tbody></table></div></section>")
 
