@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from linklab.bench.store import RunStore
+from linklab.errors import UsageError
 from linklab.output import console, err_console, print_json
 
 
@@ -25,7 +26,9 @@ def load(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("report")
+    from linklab.report.html import OptionalValueCommand
+
+    @app.command("report", cls=OptionalValueCommand)
     def report(
         run_dir: Path = typer.Argument(..., help="A run directory made by linklab bench."),
         csv_dir: Path | None = typer.Option(None, "--csv", metavar="DIR",
@@ -37,16 +40,44 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the run, its Table II blocks and every "
                                           "cell as JSON instead of the table."),
+        html_out: str | None = typer.Option(None, "--html", metavar="[OUT.html]",
+                                            help="Also write one self-contained HTML page "
+                                                 "(default RUN_DIR/report.html)."),
+        compare_dir: Path | None = typer.Option(None, "--compare", metavar="RUN_B",
+                                                help="Show the change of every metric per "
+                                                     "cell from RUN_B (the reference) to "
+                                                     "RUN_DIR."),
+        fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
+                                                help="With --compare: exit 1 if a cell got "
+                                                     "worse beyond the run-to-run spread."),
     ) -> None:
         """Print a bench run laid out like seed 000's Table II (paper values beside ours)."""
         from linklab.report import export, table
 
+        if fail_on_regression and compare_dir is None:
+            raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
         info, rows = load(run_dir)
+        from linklab.report import compare, html
+
+        html_path = None if html_out is None else html.output_path(run_dir, html_out)
+        comparison = None if compare_dir is None else compare.compare_runs(run_dir, rows,
+                                                                          compare_dir)
         if csv_dir is not None:
             written = export.write_csv(rows, csv_dir)
             if not as_json:
                 err_console.print("wrote " + ", ".join(str(p) for p in written))
         # --- other outputs (--html, --compare) go here -------------------------------
+        if html_path is not None:
+            html.write_report(run_dir, info, rows, html_path, comparison)
+            err_console.print(f"wrote {html_path}")
+        if comparison is not None:
+            if as_json:
+                print_json(comparison)
+            else:
+                console.print(compare.render(comparison, console.width))
+            if fail_on_regression and comparison.regressions:
+                raise typer.Exit(1)
+            return
         if as_json:
             print_json(export.run_document(info, rows))
             return

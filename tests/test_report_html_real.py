@@ -1,0 +1,129 @@
+"""The HTML report of a small REAL run: `linklab bench` runs 8 Fast DDS cells across a
+namespace pair (wifi-ideal and wifi-severe, default and optimized profile, 16 and 64 KiB),
+then `linklab report --html` and headless Chromium.
+
+This test's screenshot is the README's (docs/report-screenshot.png is a copy of
+test-artifacts/report-real.png):
+    .venv/bin/python -m pytest tests/test_report_html_real.py
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import require_root
+from headless_chromium import open_page
+from report_checks import check_table_ii, linklab, parse
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: report-real
+title: "Fast DDS default vs optimized profile across a namespace pair"
+source: "linklab tests/test_report_html_real.py (seed 000 Table II a and c, short cells)"
+fixed: {rate: 30Hz, count: 45, warmup: 0.5s, history: profile, grace: 6s}
+axes:
+  link: [wifi-ideal, wifi-severe]
+  profile: [default, optimized]
+  payload: [16KiB, 64KiB]
+"""
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory) -> Path:
+    require_root()
+    root = tmp_path_factory.mktemp("real")
+    (root / "report-real.yaml").write_text(SCENARIO)
+    result = linklab("bench", root / "report-real.yaml", "--out", root / "runs", timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (run_dir,) = [p for p in (root / "runs").iterdir() if (p / "run.json").exists()]
+    return run_dir
+
+
+def test_report_of_a_real_run(real_run, artifacts_dir):
+    rows = pq.read_table(real_run / "cells.parquet").to_pylist()
+    assert len(rows) == 8
+    assert all((real_run / "records" / r["cell_id"] / "sub.bin").exists() for r in rows)
+    out = real_run / "report.html"
+    result = linklab("report", real_run, "--html")
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+
+    # the tables hold exactly the stored metrics, and the terminal shows the same numbers
+    numbers, dashes = check_table_ii(page, rows)
+    assert numbers >= 12  # wifi-ideal's 4 columns x 3 metrics at least
+    ours = [c["_text"] for c in parse(page).cells if "ours" in c.get("class", "").split()]
+    for text in ours:
+        assert text == "—" or text in result.stdout
+    # failed cells (if the default profile lost under PER 20 % again) are shown as failed
+    for row in rows:
+        if row["status"] != "ok":
+            assert f"id='failed-{row['cell_id']}'" in page
+    # setup: versions, the link's loss stage with what it dropped, every profile verbatim
+    info = json.loads((real_run / "run.json").read_text())
+    assert info["versions"]["kernel"] in page
+    assert info["versions"]["libfastrtps-dev"] in page
+    severe = page[page.index("id='link-wifi-severe'"):]
+    severe = severe[:severe.index("<details>")]
+    assert "<td>loss</td>" in severe and "<td>20 %</td>" in severe
+    for file_name in info["profiles"]:
+        assert f"data-file='{file_name}'" in page
+
+    # the browser: no console error, no request, every figure decodes
+    shutil.copy(out, artifacts_dir / "report-real.html")
+    check = open_page(out, artifacts_dir / "report-real.png")
+    assert check.problems == []
+    assert len(check.images) == 4  # latency CDF, payload sweep, amplification, CPU
+    assert all(i["complete"] and i["naturalWidth"] > 500 for i in check.images)
+    assert check.marker["data-images-ok"] == check.marker["data-images-total"] == "4"
+    results = open_page(out, artifacts_dir / "report-real-results.png", height=1800,
+                        screenshot_from="#tables")
+    assert results.problems == []
+    assert (artifacts_dir / "report-real-results.png").stat().st_size > 50_000
+
+
+def test_a_real_run_compared_with_itself_has_no_regression(real_run):
+    result = linklab("report", real_run, "--compare", real_run, "--fail-on-regression")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "8 cells in common" in result.stdout and "no regression" in result.stdout
+
+
+OUTAGE_SCENARIO = """\
+name: report-real-outage
+title: "A 3 s outage at 30 Hz: KEEP_LAST 10 vs the tuned HistoryCache"
+fixed: {link: wifi-outage, profile: optimized, rate: 30Hz, payload: 64KiB, duration: 8s,
+        warmup: 0.5s, outage_start: 2s, outage_length: 3s, grace: 6s}
+axes:
+  history: [10, tuned]
+"""
+
+
+def test_report_of_a_real_outage_run(tmp_path, artifacts_dir):
+    require_root()
+    (tmp_path / "outage.yaml").write_text(OUTAGE_SCENARIO)
+    result = linklab("bench", tmp_path / "outage.yaml", "--out", tmp_path / "runs",
+                     timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
+    rows = pq.read_table(run_dir / "cells.parquet").to_pylist()
+    assert len(rows) == 2
+    for row in rows:  # the outage happened and left a gap in the 1 s bins
+        assert row["outage_s"] == 3.0 and 1.5 < row["outage_at_s"] < 4.0
+        bins = row["rate_bins_hz"]
+        assert min(bins[int(row["outage_at_s"]) + 1:int(row["outage_at_s"]) + 3]) == 0
+    out = tmp_path / "outage.html"
+    result = linklab("report", run_dir, "--html", out)
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+    assert "id=fig-rate_over_time" in page and "outage window" in page
+    check_table_ii(page, rows)
+    check = open_page(out, artifacts_dir / "report-real-outage.png", height=1600,
+                      screenshot_from="#figures")
+    assert check.problems == []
+    assert check.marker["data-images-ok"] == check.marker["data-images-total"]
+    assert int(check.marker["data-images-total"]) >= 3  # CDF, rate trace, amplification
