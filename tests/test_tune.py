@@ -22,6 +22,21 @@ def test_paper_example_settings():
     assert (s.max_samples, s.max_samples_per_instance) == (135, 135)
     assert s.reliability == "RELIABLE"
     assert s.cyclone_whc_high_bytes == 135 * 256 * KIB
+    # default --outage-tolerance 60 s: lease = 60 s + 2 announcement periods, period lease/6
+    assert (s.lease_duration_ns, s.lease_announcement_ns) == (90 * 10**9, 15 * 10**9)
+
+
+def test_lease_outlasts_the_outage_tolerance():
+    for outage in (1.0, 20.0, 45.5, 600.0):
+        s = tune(TuningInput(rate_hz=30, payload_bytes=256 * KIB, link_bits_per_s=433e6,
+                             outage_tolerance_s=outage)).settings
+        # the lease holds the outage plus two announcement periods (last one before the cut
+        # may be a period old, the first one after it may be lost)
+        assert s.lease_duration_ns >= outage * 1e9 + 2 * s.lease_announcement_ns
+        assert s.lease_duration_ns == 6 * s.lease_announcement_ns
+    # the paper's 20 s outage is longer than Fast DDS's 20 s default lease minus a period
+    assert tune(TuningInput(rate_hz=30, payload_bytes=256 * KIB, link_bits_per_s=433e6,
+                            outage_tolerance_s=20)).settings.lease_duration_ns == 30 * 10**9
 
 
 def test_omega_is_applied_as_eq6_says():
@@ -89,6 +104,9 @@ def test_fastdds_xml_carries_the_settings_under_rmw_fastrtps_profile_names():
     assert writer.findtext(f"{ns}topic/{ns}historyQos/{ns}depth") == "135"
     assert writer.findtext(f"{ns}qos/{ns}reliability/{ns}kind") == "RELIABLE"
     assert writer.findtext(f"{ns}qos/{ns}publishMode/{ns}kind") == "ASYNCHRONOUS"
+    disc = root.find(f".//{ns}participant/{ns}rtps/{ns}builtin/{ns}discovery_config")
+    assert disc.findtext(f"{ns}leaseDuration/{ns}sec") == "90"
+    assert disc.findtext(f"{ns}leaseAnnouncement/{ns}sec") == "15"
 
 
 def test_cyclone_xml_and_unicast_peers():
@@ -99,11 +117,15 @@ def test_cyclone_xml_and_unicast_peers():
     assert root.findtext(f".//{ns}Internal/{ns}NackDelay") == "16667us"
     assert root.findtext(f".//{ns}Watermarks/{ns}WhcHigh") == f"{135 * 256 * KIB}B"
     assert root.find(f".//{ns}Peers") is None
+    assert root.findtext(f".//{ns}Discovery/{ns}LeaseDuration") == "90000000us"
+    assert root.findtext(f".//{ns}Discovery/{ns}SPDPInterval") == "15000000us"
     peered = ET.fromstring(tune(TuningInput(rate_hz=30, payload_bytes=256 * KIB,
                                             link_bits_per_s=433e6,
                                             peers=("10.0.0.2", "robot.local"))).cyclonedds_xml)
     assert peered.findtext(f".//{ns}AllowMulticast") == "false"
     assert [p.get("Address") for p in peered.iter(f"{ns}Peer")] == ["10.0.0.2", "robot.local"]
+    assert len(peered.findall(f".//{ns}Discovery")) == 1  # peers and lease share one element
+    assert peered.findtext(f".//{ns}Discovery/{ns}LeaseDuration") == "90000000us"
 
 
 @pytest.mark.parametrize(("change", "argument"), [
@@ -115,6 +137,8 @@ def test_cyclone_xml_and_unicast_peers():
     ({"ros": "iron"}, "--ros"), ({"per": 1.0}, "--per"),
     ({"payload_bytes": 100 * 1024**2, "link_bits_per_s": 100e6}, "--payload"),
     ({"peers": ("bad peer",)}, "--peer"),
+    ({"outage_tolerance_s": 0.5}, "--outage-tolerance"),
+    ({"outage_tolerance_s": 7 * 86400}, "--outage-tolerance"),
 ])
 def test_bad_input_names_the_argument(change, argument):
     fields = {"rate_hz": 30, "payload_bytes": 256 * KIB, "link_bits_per_s": 433e6, **change}

@@ -26,8 +26,17 @@ def test_tune_writes_profiles_and_explains_the_paper_example(tmp_path):
                    "PER 20 %", "fails -> feasible", "Verdict: FEASIBLE",
                    f"FASTRTPS_DEFAULT_PROFILES_FILE={out / 'fastdds.xml'}",
                    "RMW_FASTRTPS_USE_QOS_FROM_XML=1", "ASYNCHRONOUS",
-                   f"CYCLONEDDS_URI=file://{out / 'cyclonedds.xml'}"):
+                   f"CYCLONEDDS_URI=file://{out / 'cyclonedds.xml'}",
+                   "participant lease / announcements = 90 s / 15 s", "outages up to 60 s"):
         assert needle in text, needle
+
+
+def test_tune_outage_tolerance_sets_the_lease(tmp_path):
+    result = run("tune", *PAPER, "--outage-tolerance", "2min", "--out", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    settings = json.loads(result.stdout)["settings"]
+    assert (settings["lease_duration_s"], settings["lease_announcement_s"]) == (180.0, 30.0)
+    assert "<sec>180</sec>" in (tmp_path / "fastdds.xml").read_text()
 
 
 def test_tune_default_out_dir_and_jazzy(tmp_path):
@@ -54,6 +63,9 @@ def test_tune_json(tmp_path):
     (["--utilization", "0%"], "--utilization"), (["--overlay", "ipip"], "--overlay"),
     (["--mtu", "12"], "--mtu"), (["--payload", "2GB"], "--payload"),
     (["--payload", "100MB", "--link", "100Mbit/s"], "--payload"),
+    (["--outage-tolerance", "60"], "--outage-tolerance"),
+    (["--outage-tolerance", "0s"], "--outage-tolerance"),
+    (["--outage-tolerance", "100ms"], "--outage-tolerance"),
 ])
 def test_tune_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, argument):
     base = dict(zip(PAPER[::2], PAPER[1::2], strict=True))

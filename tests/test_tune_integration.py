@@ -31,7 +31,7 @@ CASES = {
                                      link_bits_per_s=1e9, overlay="vxlan", subscribers=3,
                                      ros="jazzy", utilization=0.5),
     "small-fast": TuningInput(rate_hz=1000, payload_bytes=1 * KIB, link_bits_per_s=54e6,
-                              mtu=1400, peers=("127.0.0.1",)),
+                              mtu=1400, peers=("127.0.0.1",), outage_tolerance_s=7.5),
 }
 
 
@@ -61,6 +61,11 @@ def test_fastdds_profile_creates_entities_with_the_tuned_values(case, tmp_path):
     assert transport["max_message_size"] == s.max_message_size
     assert transport["receive_buffer_size"] == s.socket_buffer_bytes
     assert data["participant"]["use_builtin_transports"] is False
+    defaults = data["defaults"]
+    # the lease outlasts the outage tolerance (000 V-D: 20 s outage = default 20 s lease)
+    assert data["participant"]["lease_duration_ns"] == s.lease_duration_ns
+    assert data["participant"]["lease_announcement_ns"] == s.lease_announcement_ns
+    assert defaults["participant"]["lease_duration_ns"] == s.lease_duration_ns
     writer, reader = data["writer"], data["reader"]
     assert writer["heartbeat_period_ns"] == s.heartbeat_period_ns
     for entity in (writer, reader):
@@ -170,6 +175,8 @@ def expected_cyclone(s) -> dict[str, int]:
         "Internal/HeartbeatInterval": round(s.heartbeat_period_ns / 1000) * 1000,
         "Internal/NackDelay": round(s.heartbeat_period_ns / 1000) * 1000,
         "Internal/Watermarks/WhcHigh": s.cyclone_whc_high_bytes,
+        "Discovery/LeaseDuration": s.lease_duration_ns,
+        "Discovery/SPDPInterval": s.lease_announcement_ns,
     }
 
 

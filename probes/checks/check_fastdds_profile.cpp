@@ -152,7 +152,12 @@ std::string participant_json(const DomainParticipantQos& qos) {
     out << "{\"transports\": " << transports_json(qos)
         << ", \"use_builtin_transports\": " << (qos.transport().use_builtin_transports ? "true" : "false")
         << ", \"send_socket_buffer_size\": " << qos.transport().send_socket_buffer_size
-        << ", \"listen_socket_buffer_size\": " << qos.transport().listen_socket_buffer_size << "}";
+        << ", \"listen_socket_buffer_size\": " << qos.transport().listen_socket_buffer_size
+        << ", \"lease_duration_ns\": "
+        << duration_ns(qos.wire_protocol().builtin.discovery_config.leaseDuration)
+        << ", \"lease_announcement_ns\": "
+        << duration_ns(qos.wire_protocol().builtin.discovery_config.leaseDuration_announcementperiod)
+        << "}";
     return out.str();
 }
 

@@ -20,7 +20,8 @@ argument for unusable input; ``write_profiles`` is the only function that touche
 the file system. TuningInput fields: rate_hz, payload_bytes, link_bits_per_s,
 utilization (omega, default 0.65), mtu (1500), overlay ("none" | "vxlan" |
 "wireguard"), subscribers (1), ros ("humble" | "jazzy"), per (None: explain for
-the paper's 1 % and 20 %), peers (Cyclone unicast peers; multicast off when given).
+the paper's 1 % and 20 %), peers (Cyclone unicast peers; multicast off when given),
+outage_tolerance_s (60: participant lease 1.5x that, announcements every lease/6).
 
 Steps (000 IV-F): maxMessageSize = MTU - 20 - 8 - overlay (1472 for 1500);
 heartbeat period 1/(2r); history depth and resource limits N_HC = ceil(T*omega/u),

@@ -11,13 +11,21 @@ from linklab.model.scenario import DEFAULT_UTILIZATION
 from linklab.model.sweep import parse_count_bytes
 from linklab.output import print_json
 from linklab.tune import TuningInput, render_text, tune, usage_lines, write_profiles
-from linklab.units import parse_bitrate, parse_fraction, parse_frequency, parse_size
+from linklab.tune.inputs import DEFAULT_OUTAGE_TOLERANCE_S
+from linklab.units import (
+    parse_bitrate,
+    parse_duration,
+    parse_fraction,
+    parse_frequency,
+    parse_size,
+)
 
 DEFAULT_OUT = "linklab-profiles"
 
 
 def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, overlay: str,
-                subscribers: int, ros: str, per: str | None, peers: list[str]) -> TuningInput:
+                subscribers: int, ros: str, per: str | None, peers: list[str],
+                outage_tolerance: str = f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s") -> TuningInput:
     omega = parse_fraction(utilization, "--utilization")
     if omega <= 0:
         raise UsageError(f"{utilization!r} is outside (0, 1]; e.g. 0.65 or 65%",
@@ -33,6 +41,7 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
         ros=ros,
         per=None if per is None else parse_fraction(per, "--per"),
         peers=tuple(peers or ()),
+        outage_tolerance_s=parse_duration(outage_tolerance, "--outage-tolerance"),
     )
 
 
@@ -58,6 +67,10 @@ def register(app: typer.Typer) -> None:
         peer: list[str] = typer.Option(None, "--peer",
                                        help="Unicast peer (Cyclone; turns multicast off). "
                                             "Repeatable."),
+        outage_tolerance: str = typer.Option(
+            f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s", "--outage-tolerance",
+            help="Longest link outage the session must survive, e.g. 60s or 2min: the "
+                 "participant lease becomes 1.5x this, announcements every lease/6."),
         out: Path = typer.Option(Path(DEFAULT_OUT), "--out",
                                  help="Directory for fastdds.xml and cyclonedds.xml."),
         strict: bool = typer.Option(False, "--strict",
@@ -67,7 +80,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Profiles from the paper's framework (000 IV-F): maxMessageSize, heartbeat, N_HC."""
         t = build_input(rate, payload, link, utilization, mtu, overlay, subscribers, ros, per,
-                        peer)
+                        peer, outage_tolerance)
         result = tune(t)  # validates everything before any file is touched
         if strict and result.verdict == "infeasible":
             if json_output:

@@ -12,7 +12,8 @@ Nearest equivalents of the paper's three steps (000 IV-F):
   256 KiB at 30 Hz over PER 20 % went from 10.6 Hz to 30 Hz with it.
 * Step 3: Internal/Watermarks/WhcHigh = N_HC * u bytes. Cyclone bounds the writer
   history by bytes here; the sample count (history depth N_HC) is a QoS set in code.
-Plus the socket receive buffer, and optional unicast peers with multicast off.
+Plus Discovery/LeaseDuration and SPDPInterval (the link outage, 000 IV-E / V-D: default
+lease 10 s), the socket receive buffer, and optional unicast peers with multicast off.
 """
 
 from __future__ import annotations
@@ -50,8 +51,11 @@ def render(s: TunedSettings, peers: tuple[str, ...] = (), header_comment: str = 
     _text(general, "MaxRexmitMessageSize", f"{s.max_message_size}B")
     _text(general, "FragmentSize", f"{s.cyclone_fragment_size}B")
 
+    discovery = ET.SubElement(domain, "Discovery")
+    discovery.append(ET.Comment(" The link outage (000 IV-E, V-D): the lease outlasts it "))
+    _text(discovery, "LeaseDuration", _duration(s.lease_duration_ns))
+    _text(discovery, "SPDPInterval", _duration(s.lease_announcement_ns))
     if peers:
-        discovery = ET.SubElement(domain, "Discovery")
         _text(discovery, "ParticipantIndex", "auto")
         _text(discovery, "MaxAutoParticipantIndex", MAX_AUTO_PARTICIPANT_INDEX)
         peers_el = ET.SubElement(discovery, "Peers")

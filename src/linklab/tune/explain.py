@@ -22,6 +22,7 @@ CAUSES = {
     1: "cause 1, IP fragmentation (000 IV-C)",
     2: "cause 2, retransmission timing (000 IV-D)",
     3: "cause 3, buffer burst after an outage (000 IV-E)",
+    4: "the link outage itself: participants drop each other (000 IV-E, V-D)",
 }
 PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
 VERDICT_ORDER = ("feasible", "marginal", "fails", "infeasible")
@@ -137,6 +138,18 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             + (f" / {k} subscribers" if k > 1 else "") +
             f") (Eq. 6): after an outage at most {format_size(s.history_depth * t.payload_bytes)}"
             " leave at once, about one second of the DDS share"),
+        SettingReason(
+            "participant lease / announcements",
+            f"{format_duration(s.lease_duration_s)} / {format_duration(s.lease_announcement_s)}",
+            CAUSES[4],
+            f"outages up to {format_duration(t.outage_tolerance_s)} (--outage-tolerance) "
+            "keep the session: lease = outage + 2 announcement periods (the last announcement "
+            "before the cut may be a period old, the first after it may be lost), announcements "
+            "every lease/6. Fast DDS's default 20 s lease (Cyclone: 10 s) ends with a 20 s "
+            "outage: the peers forget each other, the reader comes back as a new VOLATILE "
+            "reader and the N_HC samples kept during the outage are never resent. Cost: a "
+            "crashed peer is noticed only after the lease; Cyclone: LeaseDuration, "
+            "SPDPInterval"),
         SettingReason(
             "reliability", s.reliability, "strict delivery (000 IV-A)",
             "every sample is repaired by retransmission while the link is up"),

@@ -40,6 +40,12 @@ def _topic_qos(entity: ET.Element, s: TunedSettings) -> None:
     _text(limits, "allocated_samples", s.allocated_samples)
 
 
+def _duration(parent: ET.Element, tag: str, ns: int) -> None:
+    element = ET.SubElement(parent, tag)
+    _text(element, "sec", ns // 1_000_000_000)
+    _text(element, "nanosec", ns % 1_000_000_000)
+
+
 def render(s: TunedSettings, header_comment: str = "") -> str:
     root = ET.Element("dds", {"xmlns": NAMESPACE})
     if header_comment:
@@ -58,6 +64,13 @@ def render(s: TunedSettings, header_comment: str = "") -> str:
     participant = ET.SubElement(profiles, "participant",
                                 {"profile_name": PARTICIPANT_PROFILE, "is_default_profile": "true"})
     rtps = ET.SubElement(participant, "rtps")
+    builtin = ET.SubElement(rtps, "builtin")
+    discovery = ET.SubElement(builtin, "discovery_config")
+    discovery.append(ET.Comment(" The link outage (000 IV-E, V-D): the participant lease "
+                                "outlasts it, so the peers keep each other and the writer "
+                                "resends its history when the link is back "))
+    _duration(discovery, "leaseDuration", s.lease_duration_ns)
+    _duration(discovery, "leaseAnnouncement", s.lease_announcement_ns)
     user = ET.SubElement(rtps, "userTransports")
     _text(user, "transport_id", TRANSPORT_ID)
     rtps.append(ET.Comment(" builtin UDP (65500 B messages) and SHM off: only the tuned UDP "))
@@ -72,9 +85,7 @@ def render(s: TunedSettings, header_comment: str = "") -> str:
     _text(ET.SubElement(qos, "publishMode"), "kind", s.publish_mode)
     writer.append(ET.Comment(" Step 2 (000 IV-D): heartbeat rate n = 2r "))
     times = ET.SubElement(writer, "times")
-    period = ET.SubElement(times, "heartbeatPeriod")
-    _text(period, "sec", s.heartbeat_period_ns // 1_000_000_000)
-    _text(period, "nanosec", s.heartbeat_period_ns % 1_000_000_000)
+    _duration(times, "heartbeatPeriod", s.heartbeat_period_ns)
     _text(writer, "historyMemoryPolicy", s.memory_policy)
 
     reader = ET.SubElement(profiles, "data_reader",

@@ -18,6 +18,12 @@ MIN_LINK_BITS, MAX_LINK_BITS = 10e3, 1e12
 MIN_MTU, MAX_MTU = 576, 65535
 MAX_SUBSCRIBERS = 1000
 MIN_MESSAGE_SIZE = 512  # smaller RTPS messages would be mostly headers
+# The participant lease must outlast the link's outages (000 IV-E, V-D: a 20 s outage equals
+# Fast DDS's default 20 s lease, the participants drop each other and nothing sent during
+# the outage is resent). 60 s = 3x the paper's outage, long enough for a robot driving out
+# of Wi-Fi range and back or an AP roam; a crashed peer is still forgotten within 1.5x that.
+DEFAULT_OUTAGE_TOLERANCE_S = 60.0
+MIN_OUTAGE_TOLERANCE_S, MAX_OUTAGE_TOLERANCE_S = 1.0, 86_400.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,7 @@ class TuningInput:
     ros: str = "humble"  # humble | jazzy
     per: float | None = None  # packet error rate to explain for; None: the paper's 1 % and 20 %
     peers: tuple[str, ...] = field(default_factory=tuple)  # unicast peers (multicast off)
+    outage_tolerance_s: float = DEFAULT_OUTAGE_TOLERANCE_S  # longest outage the session survives
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -72,6 +79,9 @@ def validate(t: TuningInput) -> None:
     if room < MIN_MESSAGE_SIZE:
         raise bad("--mtu", f"MTU {t.mtu} with overlay {t.overlay} leaves {room} B per RTPS "
                            f"message (need at least {MIN_MESSAGE_SIZE}); e.g. 1500")
+    if not MIN_OUTAGE_TOLERANCE_S <= t.outage_tolerance_s <= MAX_OUTAGE_TOLERANCE_S:
+        raise bad("--outage-tolerance", f"{t.outage_tolerance_s:g} s is outside 1s .. 24h; "
+                                        "e.g. 60s or 2min")
     for peer in t.peers:
         if not peer or any(c.isspace() for c in peer) or "<" in peer or "&" in peer:
             raise bad("--peer", f"{peer!r} is not a host name or IP address; e.g. 10.0.0.2")

@@ -16,6 +16,12 @@ MIB = 1024 * 1024
 # Cyclone DDS: RTPS header, INFO_TS, INFO_DST and DATA_FRAG header fit in 128 B, so its
 # default FragmentSize 1344 B = 1472 B - 128 B. Keep that margin for any message size.
 CYCLONE_FRAGMENT_MARGIN = 128
+# Participant liveliness (000 IV-E / V-D, the link outage): lease L = D + 2A for an outage
+# tolerance D and announcement period A = L/6, i.e. L = 1.5 D, A = D/4. The last
+# announcement before the cut may be up to A old and the first one after it may be lost,
+# so L covers D plus two periods; L/6 keeps Fast DDS's default ratio (20 s / 3 s) and lets a
+# running link lose 5 announcements in a row (0.2^5 = 0.03 % at PER 20 %) before a drop.
+LEASE_ANNOUNCEMENTS = 6
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class TunedSettings:
     socket_buffer_bytes: int
     cyclone_fragment_size: int
     cyclone_whc_high_bytes: int  # N_HC * u
+    lease_duration_ns: int  # participant liveliness lease L = 1.5 * outage tolerance
+    lease_announcement_ns: int  # participant announcement period A = L / 6
     r_pub_bytes_per_s: float
     budget_bytes_per_s: float  # T * omega
 
@@ -44,10 +52,26 @@ class TunedSettings:
     def heartbeat_period_s(self) -> float:
         return self.heartbeat_period_ns / 1e9
 
+    @property
+    def lease_duration_s(self) -> float:
+        return self.lease_duration_ns / 1e9
+
+    @property
+    def lease_announcement_s(self) -> float:
+        return self.lease_announcement_ns / 1e9
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data["heartbeat_period_s"] = self.heartbeat_period_s
+        data["lease_duration_s"] = self.lease_duration_s
+        data["lease_announcement_s"] = self.lease_announcement_s
         return data
+
+
+def lease_for_outage(outage_tolerance_s: float) -> tuple[int, int]:
+    """(lease, announcement period) in ns, whole milliseconds: L = D + 2A, A = L/6."""
+    announcement_ms = math.ceil(outage_tolerance_s * 1000 / (LEASE_ANNOUNCEMENTS - 2))
+    return LEASE_ANNOUNCEMENTS * announcement_ms * 1_000_000, announcement_ms * 1_000_000
 
 
 def socket_buffer_size(largest_burst_bytes: float) -> int:
@@ -61,6 +85,7 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
     m = max_message_size_for_mtu(t.mtu, OVERLAY_OVERHEAD_BYTES[t.overlay])
     n = optimal_heartbeat_rate(t.rate_hz)
     n_hc = history_cache_size(link, t.utilization, t.payload_bytes, t.subscribers)
+    lease_ns, announcement_ns = lease_for_outage(t.outage_tolerance_s)
     return TunedSettings(
         max_message_size=m,
         heartbeat_hz=n,
@@ -77,6 +102,8 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
         socket_buffer_bytes=socket_buffer_size(max(largest_burst_bytes, t.payload_bytes)),
         cyclone_fragment_size=m - CYCLONE_FRAGMENT_MARGIN,
         cyclone_whc_high_bytes=n_hc * t.payload_bytes,
+        lease_duration_ns=lease_ns,
+        lease_announcement_ns=announcement_ns,
         r_pub_bytes_per_s=publish_rate_bytes(t.rate_hz, t.payload_bytes),
         budget_bytes_per_s=dds_budget(link, t.utilization),
     )
