@@ -76,7 +76,7 @@ def test_join_change_leave(middleware: str) -> None:
             # a stock reader still gets full messages (139 B; Cyclone pads to 140)
             assert plain and set(plain) <= {139, 140}
             # change: a new request with a higher sequence number replaces the mask
-            sub._announce(mask_for_paths(sch, ["current", "voltage"]))
+            sub.set_fields(["current", "voltage"])
             assert wait_for(lambda: pub.masks()[sub.reader_id].count() == 2)
             assert publish_until(pub, lambda: wanted[-1][1].size == 12)
             assert wanted[-1][0].voltage == pytest.approx(24.1)

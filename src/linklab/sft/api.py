@@ -247,6 +247,15 @@ class Subscriber:
             self.stats.announced.append((self._seq, mask, sent))
             self.transport.request(Request(self.reader_id, self.topic, mask, self._seq, sent))
 
+    def set_fields(self, fields: Iterable[str]) -> None:
+        """Change the requirements (requirements API); with ARR, recorded reads still add."""
+        mask = mask_for_paths(self.schema, fields)
+        if self.recorder is not None:
+            with self._lock:
+                self.recorder.bits |= mask.bits
+                mask = self.recorder.mask()
+        self._announce(mask)
+
     def _resend(self) -> None:
         with self._lock:
             if self._announced is not None and not self._closed:

@@ -87,6 +87,8 @@ class Worker:
 class Testbed:
     """A star with a publisher worker and one subscriber worker per receiver."""
 
+    __test__ = False  # not a pytest test class
+
     def __init__(self, middleware: str, receivers: int, tag: str):
         self.star = netns.star(receivers, tag)
         self.workers: list[Worker] = []
@@ -144,6 +146,8 @@ class Row:
     change_pct: float
     baseline_latency_ms: float | None
     sft_latency_ms: float | None
+    baseline_latency_median_ms: float | None = None
+    sft_latency_median_ms: float | None = None
     per_receiver: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -173,9 +177,13 @@ def _pair(bed: Testbed, workload: dict[str, Any], readers: list[dict[str, Any]],
     return Row(case, params, base_total, sft_total, 100 * (sft_total - base_total) / base_total,
                _mean([s["latency_mean_ms"] for s in base["subs"]]),
                _mean([s["latency_mean_ms"] for s in sft["subs"]]),
+               _mean([s["latency_median_ms"] for s in base["subs"]]),
+               _mean([s["latency_median_ms"] for s in sft["subs"]]),
                [{"baseline_kbit_s": b, "sft_kbit_s": s, "mask": sub["mask"],
-                 "received": sub["received"], "misses": sub["misses"]}
-                for b, s, sub in zip(base["kbit_s"], sft["kbit_s"], sft["subs"], strict=True)])
+                 "sizes": sub["sizes"], "received": sub["received"],
+                 "baseline_received": plain["received"], "misses": sub["misses"]}
+                for b, s, sub, plain in zip(base["kbit_s"], sft["kbit_s"], sft["subs"],
+                                            base["subs"], strict=True)])
 
 
 def run(settings: Settings, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
@@ -240,7 +248,10 @@ def _change(rows: list[Row]) -> dict[str, float | None]:
     sft = statistics.fmean(r.sft_kbit_s for r in rows)
     return {"baseline_kbit_s": base, "sft_kbit_s": sft, "change_pct": 100 * (sft - base) / base,
             "baseline_latency_ms": _mean([r.baseline_latency_ms for r in rows]),
-            "sft_latency_ms": _mean([r.sft_latency_ms for r in rows]), "n": len(rows)}
+            "sft_latency_ms": _mean([r.sft_latency_ms for r in rows]),
+            "baseline_latency_median_ms": _mean([r.baseline_latency_median_ms for r in rows]),
+            "sft_latency_median_ms": _mean([r.sft_latency_median_ms for r in rows]),
+            "n": len(rows)}
 
 
 def summarize(rows: list[Row], responses: list[dict[str, float]]) -> dict[str, Any]:
@@ -286,14 +297,17 @@ def markdown(result: dict[str, Any]) -> str:
     s = result["summary"]
     mw = result["settings"]["middleware"]
     lines = [f"| case | paper | linklab ({mw}) | baseline kbit/s | SFT kbit/s | "
-             "latency base / SFT (ms) |", "|---|---|---|---|---|---|"]
+             "latency mean base / SFT (ms) | latency median base / SFT (ms) |",
+             "|---|---|---|---|---|---|---|"]
 
     def row(name: str, paper: float | None, change: dict[str, Any]) -> None:
         paper_text = "—" if paper is None else f"{paper:+.1f} %"
         lines.append(f"| {name} | {paper_text} | {_fmt(change.get('change_pct'), '+.1f')} % | "
                      f"{_fmt(change.get('baseline_kbit_s'))} | {_fmt(change.get('sft_kbit_s'))} | "
                      f"{_fmt(change.get('baseline_latency_ms'), '.2f')} / "
-                     f"{_fmt(change.get('sft_latency_ms'), '.2f')} |")
+                     f"{_fmt(change.get('sft_latency_ms'), '.2f')} | "
+                     f"{_fmt(change.get('baseline_latency_median_ms'), '.2f')} / "
+                     f"{_fmt(change.get('sft_latency_median_ms'), '.2f')} |")
 
     row("parametric, all", PAPER_TABLE1["all"], s["table1"]["all"])
     for key, paper in PAPER_TABLE1.items():

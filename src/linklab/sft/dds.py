@@ -18,7 +18,6 @@ of the package's C layer) because linklab serializes them itself.
 from __future__ import annotations
 
 import threading
-import uuid
 from typing import Any
 
 from cyclonedds._clayer import ddspy_take, ddspy_write_ts
@@ -240,7 +239,3 @@ class DdsSubscriberTransport(SubscriberTransport):
                 Request(self.reader_id, "", FieldMask(0, 0), 0), self._typename))
             self._request_writer.__del__()
             self._request_writer = None
-
-
-def new_reader_id() -> str:
-    return uuid.uuid4().hex[:16]

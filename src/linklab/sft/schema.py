@@ -103,8 +103,7 @@ def normalize_typename(name: str) -> str:
 @functools.cache
 def typestore():
     """The ROS 2 Humble interfaces plus linklab's synthetic benchmark types."""
-    store = get_typestore(Stores.ROS2_HUMBLE)
-    return store
+    return get_typestore(Stores.ROS2_HUMBLE)
 
 
 _synthetic_registered: set[str] = set()
@@ -125,7 +124,7 @@ def synthetic_type(fields: int, field_size: int) -> str:
     return name
 
 
-def _build(typename: str, stack: tuple[str, ...]) -> Schema:
+def _build(typename: str) -> Schema:
     store = typestore()
     try:
         msgdef = store.get_msgdef(typename)
@@ -137,7 +136,7 @@ def _build(typename: str, stack: tuple[str, ...]) -> Schema:
     paths: dict[str, tuple[int, int]] = {}
     for name, desc in msgdef.fields:
         start = len(leaves)
-        kind, element, length = _describe(desc, stack + (typename,))
+        kind, element, length = _describe(desc)
         if kind == "struct":
             for sub in element.leaves:
                 leaves.append(f"{name}.{sub}")
@@ -150,7 +149,7 @@ def _build(typename: str, stack: tuple[str, ...]) -> Schema:
     return Schema(typename, msgdef.cls, tuple(specs), tuple(leaves), paths)
 
 
-def _describe(desc, stack) -> tuple[str, Any, int]:
+def _describe(desc) -> tuple[str, Any, int]:
     node, rest = desc
     if node == Nodetype.BASE:
         base = rest[0]
@@ -176,7 +175,7 @@ def _element(sub) -> Any:
 @functools.cache
 def schema(typename: str) -> Schema:
     """The field tree of a ROS 2 message type (any spelling accepted by normalize_typename)."""
-    return _build(normalize_typename(typename), ())
+    return _build(normalize_typename(typename))
 
 
 def default_message(sch: Schema) -> Any:

@@ -47,6 +47,9 @@ def session(cfg: TransportConfig) -> Any:
         if cfg not in _sessions:
             conf = zenoh.Config()
             conf.insert_json5("mode", '"peer"')
+            # Namespaced hosts share /dev/shm: without this, Zenoh hands large payloads
+            # over in shared memory and they never cross the (emulated) link.
+            conf.insert_json5("transport/shared_memory/enabled", "false")
             if cfg.peers or cfg.listen:
                 conf.insert_json5("scouting/multicast/enabled", "false")
             if cfg.listen:
