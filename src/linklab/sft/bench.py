@@ -12,11 +12,13 @@ subscribers, full messages) and ``sft`` — and the change is (sft - baseline)/b
 from __future__ import annotations
 
 import json
+import os
 import random
 import statistics
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -43,11 +45,12 @@ class Settings:
     warmup: int = 20  # 2 s: discovery, ARR's first full message, the request exchange
     count: int = 30  # 3 s measured
     seed: int = 3
+    link: str | None = None  # a linklab.link preset (star topology); None: netns.star
 
     @classmethod
-    def quick(cls, middleware: str) -> Settings:
+    def quick(cls, middleware: str, link: str | None = None) -> Settings:
         return cls(middleware=middleware, fields=(5,), sizes=(256,), repeats=1, warmup=15,
-                   count=20)
+                   count=20, link=link)
 
 
 class Worker:
@@ -89,24 +92,29 @@ class Testbed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, middleware: str, receivers: int, tag: str):
-        self.star = netns.star(receivers, tag)
+    def __init__(self, middleware: str, receivers: int, tag: str, link: str | None = None):
+        self._stack = ExitStack()
         self.workers: list[Worker] = []
         try:
+            self.star = (netns.star(receivers, tag) if link is None
+                         else _link_star(self._stack, link, receivers, tag))
+            self._stack.callback(self.star.close)
             pub_addr = self.star.publisher.address
             if middleware == "zenoh":
                 pub_args = ["--middleware", "zenoh", "--listen", f"tcp/{pub_addr}:7447"]
-                sub_args = ["--middleware", "zenoh", "--peer", f"tcp/{pub_addr}:7447"]
+                sub_args = [["--middleware", "zenoh", "--peer", f"tcp/{pub_addr}:7447"]
+                            for _ in self.star.receivers]
             else:
-                pub_args = ["--interface", "br0"]
+                pub_args = ["--interface", self.star.publisher.interface]
                 for host in self.star.receivers:
                     pub_args += ["--peer", host.address]
-                sub_args = ["--interface", "eth0", "--peer", pub_addr]
+                sub_args = [["--interface", host.interface, "--peer", pub_addr]
+                            for host in self.star.receivers]
             self.pub = Worker(self.star, self.star.publisher, "pub", pub_args)
             self.workers.append(self.pub)
             self.subs = []
-            for host in self.star.receivers:
-                self.subs.append(Worker(self.star, host, "sub", sub_args))
+            for host, args in zip(self.star.receivers, sub_args, strict=True):
+                self.subs.append(Worker(self.star, host, "sub", args))
                 self.workers.append(self.subs[-1])
             time.sleep(1.0)  # sessions connect / participants discover each other
         except BaseException:
@@ -134,7 +142,24 @@ class Testbed:
     def close(self) -> None:
         for worker in self.workers:
             worker.close()
-        self.star.close()
+        self._stack.close()
+
+
+def _link_star(stack: ExitStack, preset: str, receivers: int, tag: str) -> netns.Star:
+    """The same star built by ``linklab.link``: robots = receivers, edge = publisher.
+
+    ``preset`` is a link preset name (e.g. ``ethernet-1g``) or ``clean``; bytes are
+    counted on each robot's interface.
+    """
+    from linklab.link import testbed
+
+    bed = stack.enter_context(testbed(None if preset == "clean" else preset, topology="star",
+                                      hosts=receivers, name=f"sft{os.getpid()}{tag}"))
+    edge = bed.hosts["edge"]
+    robots = [bed.hosts[f"robot{i + 1}"] for i in range(receivers)]
+    return netns.Star(bed.name, netns.Host(edge.netns, edge.address, "", edge.interface),
+                      [netns.Host(r.netns, r.address, f"{r.netns}/{r.interface}", r.interface)
+                       for r in robots])
 
 
 @dataclass
@@ -193,7 +218,7 @@ def run(settings: Settings, progress: Callable[[str], None] = lambda _: None) ->
     started = time.time()
     tag = settings.middleware[:2]
     for receivers in settings.receivers:
-        bed = Testbed(settings.middleware, receivers, f"{tag}{receivers}")
+        bed = Testbed(settings.middleware, receivers, f"{tag}{receivers}", settings.link)
         try:
             for n_fields in settings.fields:
                 for size in settings.sizes:
@@ -302,7 +327,9 @@ def markdown(result: dict[str, Any]) -> str:
 
     def row(name: str, paper: float | None, change: dict[str, Any]) -> None:
         paper_text = "—" if paper is None else f"{paper:+.1f} %"
-        lines.append(f"| {name} | {paper_text} | {_fmt(change.get('change_pct'), '+.1f')} % | "
+        ours = change.get("change_pct")
+        ours_text = "—" if ours is None else f"{ours:+.1f} %"
+        lines.append(f"| {name} | {paper_text} | {ours_text} | "
                      f"{_fmt(change.get('baseline_kbit_s'))} | {_fmt(change.get('sft_kbit_s'))} | "
                      f"{_fmt(change.get('baseline_latency_ms'), '.2f')} / "
                      f"{_fmt(change.get('sft_latency_ms'), '.2f')} | "

@@ -19,6 +19,9 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick",
                                    help="One field count, one size, one repeat (~2 min)."),
         repeats: int = typer.Option(5, "--repeats", min=1, help="Repeats per configuration."),
+        link: str | None = typer.Option(
+            None, "--link", help="Build the hosts with linklab.link (a preset such as "
+            "ethernet-1g, or 'clean') instead of sft's own namespace star."),
         out: Path | None = typer.Option(None, "--out", help="Write the full result (JSON)."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
         verbose: bool = typer.Option(False, "--verbose", help="Print each trial on stderr."),
@@ -38,8 +41,8 @@ def register(app: typer.Typer) -> None:
         names = ["cyclonedds", "zenoh"] if middleware == "both" else [middleware]
         results = []
         for name in names:
-            settings = Settings.quick(name) if quick else Settings(middleware=name,
-                                                                   repeats=repeats)
+            settings = (Settings.quick(name, link) if quick else
+                        Settings(middleware=name, repeats=repeats, link=link))
             progress = (lambda text: err_console.print(text)) if verbose else (lambda _: None)
             results.append(run(settings, progress))
         if out is not None:

@@ -31,7 +31,9 @@ def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 class Host:
     namespace: str
     address: str
-    port: str  # the bridge port (in the publisher namespace) facing this host
+    port: str  # where this host's bytes are counted: an interface of the publisher
+    #            namespace, or "<namespace>/<interface>" elsewhere (see worker._counters)
+    interface: str = ""  # the host's own interface (Cyclone binds to it)
 
 
 @dataclass
@@ -75,7 +77,7 @@ def star(receivers: int, tag: str = "t", net: int | None = None) -> Star:
     prefix = f"linklab-sft{os.getpid()}-{tag}"
     net = net if net is not None else 100 + os.getpid() % 150
     pub_ns = f"{prefix}-pub"
-    made = Star(prefix, Host(pub_ns, f"10.{net}.0.1", "br0"), [])
+    made = Star(prefix, Host(pub_ns, f"10.{net}.0.1", "br0", "br0"), [])
     try:
         _run("ip", "netns", "add", pub_ns)
         made.created.append(pub_ns)
@@ -103,7 +105,7 @@ def star(receivers: int, tag: str = "t", net: int | None = None) -> Star:
             for ns, dev in ((pub_ns, port), (namespace, "eth0")):
                 _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso",
                      "off", "gro", "off", check=False)
-            made.receivers.append(Host(namespace, address, port))
+            made.receivers.append(Host(namespace, address, port, "eth0"))
         return made
     except BaseException:
         made.close()

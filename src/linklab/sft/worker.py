@@ -11,6 +11,7 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,8 +50,18 @@ def _reader(paths: list[str]):
 
 
 def _counters(ports: list[str]) -> dict[str, int]:
+    """tx+rx bytes of each port: an interface here, or ``<netns>/<interface>`` elsewhere."""
     out = {}
     for port in ports:
+        if "/" in port:
+            namespace, interface = port.split("/", 1)
+            text = subprocess.run(
+                ["ip", "netns", "exec", namespace, "cat",
+                 f"/sys/class/net/{interface}/statistics/tx_bytes",
+                 f"/sys/class/net/{interface}/statistics/rx_bytes"],
+                capture_output=True, text=True, check=True).stdout.split()
+            out[port] = int(text[0]) + int(text[1])
+            continue
         base = Path(f"/sys/class/net/{port}/statistics")
         out[port] = int((base / "tx_bytes").read_text()) + int((base / "rx_bytes").read_text())
     return out
