@@ -211,14 +211,41 @@ def _pair(bed: Testbed, workload: dict[str, Any], readers: list[dict[str, Any]],
                                             base["subs"], strict=True)])
 
 
+class _Beds:
+    """The testbed of one receiver count; rebuilt if a worker dies (e.g. killed from outside)."""
+
+    def __init__(self, settings: Settings, receivers: int, progress: Callable[[str], None]):
+        self.args = (settings.middleware, receivers,
+                     f"{settings.middleware[:2]}{receivers}", settings.link)
+        self.progress = progress
+        self.restarts = 0
+        self.bed = Testbed(*self.args)
+
+    def pair(self, *args: Any) -> Row:
+        for attempt in range(3):
+            try:
+                return _pair(self.bed, *args)
+            except EnvironmentProblem as error:
+                if attempt == 2:
+                    raise
+                self.progress(f"{error}; rebuilding the testbed and repeating the trial")
+                self.restarts += 1
+                self.bed.close()
+                self.bed = Testbed(*self.args)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.bed.close()
+
+
 def run(settings: Settings, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     rng = random.Random(settings.seed)
     rows: list[Row] = []
     responses: list[dict[str, float]] = []
     started = time.time()
-    tag = settings.middleware[:2]
+    restarts = 0
     for receivers in settings.receivers:
-        bed = Testbed(settings.middleware, receivers, f"{tag}{receivers}", settings.link)
+        beds = _Beds(settings, receivers, progress)
         try:
             for n_fields in settings.fields:
                 for size in settings.sizes:
@@ -233,8 +260,8 @@ def run(settings: Settings, progress: Callable[[str], None] = lambda _: None) ->
                                 plain.append({"reads": reads})
                             params = {"fields": n_fields, "size": size, "receivers": receivers,
                                       "frp": frp, "repeat": repeat}
-                            rows.append(_pair(bed, workload, readers, plain, settings,
-                                              "parametric", params, responses))
+                            rows.append(beds.pair(workload, readers, plain, settings,
+                                                  "parametric", params, responses))
                             progress(f"parametric {params}: {rows[-1].change_pct:+.1f} %")
             if receivers == 1:
                 nav2 = {
@@ -245,25 +272,26 @@ def run(settings: Settings, progress: Callable[[str], None] = lambda _: None) ->
                 }
                 for kind, fields in nav2.items():
                     for repeat in range(settings.repeats):
-                        rows.append(_pair(bed, {"kind": kind}, [{"fields": fields,
-                                                                 "reads": fields}],
-                                          [{"reads": fields}], settings, f"nav2-{kind}",
-                                          {"repeat": repeat, "fields": fields}, responses))
+                        rows.append(beds.pair({"kind": kind}, [{"fields": fields,
+                                                                "reads": fields}],
+                                              [{"reads": fields}], settings, f"nav2-{kind}",
+                                              {"repeat": repeat, "fields": fields}, responses))
                         progress(f"nav2 {kind}: {rows[-1].change_pct:+.1f} %")
             if receivers == 3:
                 top = list(schema("sensor_msgs/msg/PointCloud2").top_level)
                 needs = [["height", "width"], ["data"], [f for f in top if f != "height"]]
                 for repeat in range(settings.repeats):
-                    rows.append(_pair(bed, {"kind": "pointcloud"},
-                                      [{"fields": n, "reads": n} for n in needs],
-                                      [{"reads": n} for n in needs], settings, "pointcloud2",
-                                      {"repeat": repeat}, responses))
+                    rows.append(beds.pair({"kind": "pointcloud"},
+                                          [{"fields": n, "reads": n} for n in needs],
+                                          [{"reads": n} for n in needs], settings,
+                                          "pointcloud2", {"repeat": repeat}, responses))
                     progress(f"pointcloud2: {rows[-1].change_pct:+.1f} %")
         finally:
-            bed.close()
+            restarts += beds.restarts
+            beds.close()
     return {"settings": asdict(settings), "seconds": time.time() - started,
-            "rows": [asdict(r) for r in rows], "responses": responses,
-            "summary": summarize(rows, responses)}
+            "testbed_restarts": restarts, "rows": [asdict(r) for r in rows],
+            "responses": responses, "summary": summarize(rows, responses)}
 
 
 def _change(rows: list[Row]) -> dict[str, float | None]:
