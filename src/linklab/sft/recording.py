@@ -96,11 +96,12 @@ class RecordedMessage:
         return value
 
     def _read(self, lo: int, hi: int) -> None:
-        grew = self._recorder.record(lo, hi)
+        self._recorder.record(lo, hi)
         absent = [i for i in range(lo, hi) if i not in self._received]
-        if grew:
-            self._miss.on_new_requirement()
         if absent:
+            # a miss widens the mask at once; other new reads are announced after the
+            # callback, all together
+            self._miss.on_new_requirement()
             paths = [self._recorder.sch.leaves[i] for i in absent]
             self._miss.paths.extend(p for p in paths if p not in self._miss.paths)
             if self._miss.mode == "raise":
