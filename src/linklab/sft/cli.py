@@ -1,0 +1,55 @@
+"""``linklab sft-bench``: the SFT evaluation of paper 003 across emulated hosts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from linklab.errors import UsageError
+from linklab.output import err_console, print_json
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sft-bench")
+    def sft_bench(
+        middleware: str = typer.Option("cyclonedds", "--middleware",
+                                       help="cyclonedds, zenoh or both."),
+        quick: bool = typer.Option(False, "--quick",
+                                   help="One field count, one size, one repeat (~2 min)."),
+        repeats: int = typer.Option(5, "--repeats", min=1, help="Repeats per configuration."),
+        link: str | None = typer.Option(
+            None, "--link", help="Build the hosts with linklab.link (a preset such as "
+            "ethernet-1g, or 'clean') instead of sft's own namespace star."),
+        out: Path | None = typer.Option(None, "--out", help="Write the full result (JSON)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        verbose: bool = typer.Option(False, "--verbose", help="Print each trial on stderr."),
+    ) -> None:
+        """Selective field transmission vs full messages: bytes on the interfaces.
+
+        Parametric study (fields {5,7} x size {128,256,512 B} x receivers {1,3} x
+        requirement probability {50,75,90,100 %}, 10 Hz), the Nav2 cases, PointCloud2 with
+        three receivers, latency and mask response time; paper 003's numbers beside ours.
+        Needs root (network namespaces).
+        """
+        from linklab.sft.bench import Settings, markdown, run
+
+        if middleware not in ("cyclonedds", "zenoh", "both"):
+            raise UsageError(f"{middleware!r}: use cyclonedds, zenoh or both",
+                             argument="--middleware")
+        names = ["cyclonedds", "zenoh"] if middleware == "both" else [middleware]
+        results = []
+        for name in names:
+            settings = (Settings.quick(name, link) if quick else
+                        Settings(middleware=name, repeats=repeats, link=link))
+            progress = (lambda text: err_console.print(text)) if verbose else (lambda _: None)
+            results.append(run(settings, progress))
+        if out is not None:
+            out.write_text(json.dumps(results if len(results) > 1 else results[0], indent=1))
+        if as_json:
+            print_json(results if len(results) > 1 else results[0])
+            return
+        for result in results:
+            typer.echo(markdown(result))
+            typer.echo("")

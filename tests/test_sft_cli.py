@@ -1,0 +1,19 @@
+"""``linklab sft-bench``: help and input errors (the benchmark itself is in docs/RESULTS.md)."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from linklab.cli import app, main
+
+
+def test_sft_bench_has_help() -> None:
+    result = CliRunner().invoke(app, ["sft-bench", "--help"])
+    assert result.exit_code == 0
+    assert "--quick" in result.output and "--middleware" in result.output
+
+
+def test_unknown_middleware_is_a_usage_error(capsys) -> None:
+    assert main(["sft-bench", "--middleware", "fastdds"]) == 2
+    err = capsys.readouterr().err
+    assert "--middleware" in err and "cyclonedds, zenoh or both" in err
