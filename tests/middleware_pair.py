@@ -1,0 +1,113 @@
+"""A minimal robot/edge host pair for the middleware tests (until the link branch's
+testbed context manager is merged): two network namespaces joined by a veth pair.
+
+Names carry this test process's pid (``linklab-mw<pid>-robot`` / ``-edge``); only what
+this fixture created is removed, in ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MQTT_PROBE = REPO / "build" / "probes" / "mqtt" / "linklab-probe-mqtt"
+FASTDDS_PROBE = REPO / "build" / "probes" / "fastdds" / "linklab-probe-fastdds"
+ZENOH_PROBE = [sys.executable, "-m", "linklab.probes.zenoh_probe"]
+RECORD = struct.Struct("<QqqI")
+
+
+@dataclass(frozen=True)
+class Pair:
+    robot: str
+    edge: str
+    robot_addr: str = "10.77.0.1"
+    edge_addr: str = "10.77.0.2"
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@contextmanager
+def namespace_pair(tag: str = ""):
+    run = f"linklab-mw{os.getpid()}{tag}"
+    pair = Pair(robot=f"{run}-robot", edge=f"{run}-edge")
+    veth_robot, veth_edge = f"lmw{os.getpid()}{tag}r"[:15], f"lmw{os.getpid()}{tag}e"[:15]
+    created: list[str] = []
+    try:
+        for ns in (pair.robot, pair.edge):
+            _ip("netns", "add", ns)
+            created.append(ns)
+            _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("link", "add", veth_robot, "netns", pair.robot, "type", "veth",
+            "peer", "name", veth_edge, "netns", pair.edge)
+        for ns, dev, addr in ((pair.robot, veth_robot, pair.robot_addr),
+                              (pair.edge, veth_edge, pair.edge_addr)):
+            _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+            _ip("-n", ns, "link", "set", dev, "up")
+            # multicast discovery (DDS) needs a route on the link
+            _ip("-n", ns, "route", "add", "224.0.0.0/4", "dev", dev)
+            subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off",
+                            "tso", "off", "gro", "off"], capture_output=True)
+        yield pair
+    finally:
+        for ns in created:
+            subprocess.run(["ip", "netns", "pids", ns], capture_output=True)
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def start(netns: str, argv: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(["ip", "netns", "exec", netns, *map(str, argv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO)
+
+
+def finish(process: subprocess.Popen, timeout: float = 60.0) -> dict:
+    """Wait for a probe, return its JSON summary (SIGINT first if it overstays)."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    assert lines, f"probe printed no summary (exit {process.returncode}): {err[-2000:]}"
+    summary = json.loads(lines[-1])
+    summary["_stderr"] = err
+    summary["_exit"] = process.returncode
+    return summary
+
+
+def wait_for_line(process: subprocess.Popen, needle: str, timeout: float = 15.0) -> None:
+    """Read stderr until ``needle`` appears (the subscriber says it is subscribed)."""
+    deadline = time.monotonic() + timeout
+    fd = process.stderr.fileno()
+    seen = b""
+    while time.monotonic() < deadline and needle.encode() not in seen:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            seen += chunk
+    if needle.encode() not in seen:
+        process.kill()
+        raise AssertionError(f"no {needle!r} from the probe: {seen.decode(errors='replace')}")
+
+
+def read_records(path: Path) -> tuple[int, list[tuple[int, int, int, int]]]:
+    data = path.read_bytes()
+    assert data[:8] == b"LLREC1\0\0", f"{path}: bad magic {data[:8]!r}"
+    record_size, role = struct.unpack_from("<II", data, 8)
+    assert record_size == RECORD.size
+    return role, [RECORD.unpack_from(data, 16 + i * RECORD.size)
+                  for i in range((len(data) - 16) // RECORD.size)]
