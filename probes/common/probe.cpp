@@ -1,0 +1,622 @@
+// linklab probe common parts (see probe.hpp for the contract).
+#include "probe.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+namespace linklab {
+
+// ---- clock -------------------------------------------------------------------------
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_until_ns(int64_t t) {
+  timespec ts{time_t(t / 1000000000LL), long(t % 1000000000LL)};
+  clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+}
+
+void sleep_ns(int64_t ns) {
+  int64_t end = now_ns() + ns;
+  while (!stop_requested()) {
+    int64_t now = now_ns();
+    if (now >= end) return;
+    sleep_until_ns(std::min<int64_t>(end, now + 50000000LL));
+  }
+}
+
+void log(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+}
+
+// ---- types -------------------------------------------------------------------------
+const std::vector<TypeInfo>& all_types() {
+  static const std::vector<TypeInfo> types = {
+      {"Bytes", "linklab_msgs::msg::dds_::Bytes_", TypeKind::Bytes, 0},
+      {"Array1k", "performance_test_msgs::msg::dds_::Array1k_", TypeKind::Array, 1024},
+      {"Array4k", "performance_test_msgs::msg::dds_::Array4k_", TypeKind::Array, 4096},
+      {"Array16k", "performance_test_msgs::msg::dds_::Array16k_", TypeKind::Array, 16384},
+      {"Array32k", "performance_test_msgs::msg::dds_::Array32k_", TypeKind::Array, 32768},
+      {"Array60k", "performance_test_msgs::msg::dds_::Array60k_", TypeKind::Array, 61440},
+      {"Array64k", "performance_test_msgs::msg::dds_::Array64k_", TypeKind::Array, 65536},
+      {"Array256k", "performance_test_msgs::msg::dds_::Array256k_", TypeKind::Array, 262144},
+      {"Array1m", "performance_test_msgs::msg::dds_::Array1m_", TypeKind::Array, 1048576},
+      {"Array2m", "performance_test_msgs::msg::dds_::Array2m_", TypeKind::Array, 2097152},
+      {"Array4m", "performance_test_msgs::msg::dds_::Array4m_", TypeKind::Array, 4194304},
+      {"PointCloud512k", "performance_test_msgs::msg::dds_::PointCloud512k_", TypeKind::PointCloud, 524288},
+      {"PointCloud1m", "performance_test_msgs::msg::dds_::PointCloud1m_", TypeKind::PointCloud, 1048576},
+      {"PointCloud2m", "performance_test_msgs::msg::dds_::PointCloud2m_", TypeKind::PointCloud, 2097152},
+      {"PointCloud4m", "performance_test_msgs::msg::dds_::PointCloud4m_", TypeKind::PointCloud, 4194304},
+  };
+  return types;
+}
+
+const TypeInfo* find_type(const std::string& name) {
+  for (const auto& t : all_types())
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+void fill_pattern(uint8_t* data, size_t n) {
+  uint32_t x = 2463534242u;  // xorshift: cheap, not constant
+  for (size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    data[i] = uint8_t(x);
+  }
+}
+
+// ---- options -------------------------------------------------------------------------
+[[noreturn]] void usage_error(const char* prog, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", prog, message.c_str());
+  std::exit(2);
+}
+
+namespace {
+
+const char* kUsage =
+    "usage: %s pub|sub --topic T --type TYPE [--size BYTES] [--rate HZ] [--count N]\n"
+    "       [--duration S] [--warmup S] [--qos reliable|best_effort]\n"
+    "       [--history keep_all|keep_last:N] [--profile FILE] [--profile-name NAME]\n"
+    "       [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin\n"
+    "       [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N] [-v]\n"
+    "TYPE: Bytes (any --size), Array1k Array4k Array16k Array32k Array60k Array64k\n"
+    "      Array256k Array1m Array2m Array4m PointCloud512k PointCloud1m PointCloud2m\n"
+    "      PointCloud4m. The DDS topic is rt/T; type names are ROS 2's\n"
+    "      (performance_test_msgs::msg::dds_::Array64k_, linklab_msgs::msg::dds_::Bytes_).\n"
+    "Sizes in bytes (or with B/KiB/MiB/KB/MB), rates in Hz, times in seconds (or ms/s).\n";
+
+bool parse_number(const std::string& text, double& value, std::string& unit) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(s, &end);
+  if (end == s || errno != 0 || !std::isfinite(value)) return false;
+  unit = std::string(end);
+  return true;
+}
+
+double parse_seconds(const char* prog, const std::string& arg, const std::string& text) {
+  double v;
+  std::string unit;
+  if (!parse_number(text, v, unit) || v < 0)
+    usage_error(prog, arg + ": expected a non-negative duration in seconds (e.g. 20, 20s, 500ms), got '" + text + "'");
+  if (unit.empty() || unit == "s") return v;
+  if (unit == "ms") return v / 1e3;
+  if (unit == "min") return v * 60;
+  usage_error(prog, arg + ": expected a duration in seconds (e.g. 20, 20s, 500ms), got '" + text + "'");
+}
+
+uint64_t parse_count(const char* prog, const std::string& arg, const std::string& text, uint64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  if (text.empty() || text[0] == '-') usage_error(prog, arg + ": expected a non-negative integer, got '" + text + "'");
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || v > max)
+    usage_error(prog, arg + ": expected an integer 0.." + std::to_string(max) + ", got '" + text + "'");
+  return v;
+}
+
+uint32_t parse_size(const char* prog, const std::string& text) {
+  double v;
+  std::string unit;
+  static const std::map<std::string, double> units = {
+      {"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"KiB", 1024}, {"MiB", 1048576}};
+  auto it = units.end();
+  if (parse_number(text, v, unit)) it = units.find(unit);
+  if (it == units.end() || v < 0)
+    usage_error(prog, "--size: expected a payload size in bytes (e.g. 262144 or 256KiB), got '" + text + "'");
+  double bytes = v * it->second;
+  if (bytes != std::floor(bytes) || bytes > 256.0 * 1048576)
+    usage_error(prog, "--size: expected a whole number of bytes up to 256MiB, got '" + text + "'");
+  return uint32_t(bytes);
+}
+
+}  // namespace
+
+std::string resolve_interface(const std::string& name_or_addr) {
+  in_addr a;
+  if (inet_pton(AF_INET, name_or_addr.c_str(), &a) == 1) return name_or_addr;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && name_or_addr == i->ifa_name) {
+      char buf[INET_ADDRSTRLEN];
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+      found = buf;
+      break;
+    }
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+Options parse_options(int argc, char** argv, const char* prog) {
+  Options o;
+  if (argc < 2) usage_error(prog, "missing role: expected 'pub' or 'sub' (see --help)");
+  std::string role = argv[1];
+  if (role == "-h" || role == "--help") {
+    std::printf(kUsage, prog);
+    std::exit(0);
+  }
+  if (role == "pub") o.role = Role::Pub;
+  else if (role == "sub") o.role = Role::Sub;
+  else usage_error(prog, "role: expected 'pub' or 'sub', got '" + role + "'");
+
+  bool have_size = false, have_rate = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (arg == "-v" || arg == "--verbose") { o.verbose = true; continue; }
+    if (arg == "-h" || arg == "--help") { std::printf(kUsage, prog); std::exit(0); }
+    auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_inline = true;
+    }
+    static const char* known[] = {"--topic", "--type", "--size", "--rate", "--count", "--duration",
+                                  "--warmup", "--qos", "--history", "--profile", "--profile-name",
+                                  "--peer", "--domain", "--interface", "--records", "--match-timeout",
+                                  "--idle-timeout", "--linger", "--subscribers"};
+    bool is_known = false;
+    for (const char* k : known) is_known = is_known || arg == k;
+    if (!is_known) usage_error(prog, "unknown argument '" + arg + "' (see --help)");
+    if (!has_inline) {
+      if (i + 1 >= argc) usage_error(prog, arg + ": missing value");
+      value = argv[++i];
+    }
+    if (arg == "--topic") {
+      if (value.empty() || value.find_first_of(" /\t") != std::string::npos)
+        usage_error(prog, "--topic: expected a ROS 2 topic name without slashes (e.g. chatter), got '" + value + "'");
+      o.topic = value;
+    } else if (arg == "--type") {
+      o.type = find_type(value);
+      if (!o.type) {
+        std::string names;
+        for (const auto& t : all_types()) names += std::string(names.empty() ? "" : ", ") + t.name;
+        usage_error(prog, "--type: unknown type '" + value + "'; expected one of " + names);
+      }
+    } else if (arg == "--size") {
+      o.size = parse_size(prog, value);
+      have_size = true;
+    } else if (arg == "--rate") {
+      double v;
+      std::string unit;
+      if (!parse_number(value, v, unit) || !(unit.empty() || unit == "Hz") || v <= 0 || v > 1e6)
+        usage_error(prog, "--rate: expected a publish rate in Hz above 0 (e.g. 30 or 30Hz), got '" + value + "'");
+      o.rate_hz = v;
+      have_rate = true;
+    } else if (arg == "--count") {
+      o.count = parse_count(prog, arg, value, 1ULL << 40);
+    } else if (arg == "--duration") {
+      o.duration_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--warmup") {
+      o.warmup_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--qos") {
+      if (value == "reliable") o.reliable = true;
+      else if (value == "best_effort") o.reliable = false;
+      else usage_error(prog, "--qos: expected 'reliable' or 'best_effort', got '" + value + "'");
+    } else if (arg == "--history") {
+      History h;
+      if (value == "keep_all") {
+        h.keep_all = true;
+      } else if (value.rfind("keep_last:", 0) == 0) {
+        h.keep_all = false;
+        std::string n = value.substr(10);
+        uint64_t d = 0;
+        char* end = nullptr;
+        d = std::strtoull(n.c_str(), &end, 10);
+        if (n.empty() || *end != '\0' || d < 1 || d > 1000000)
+          usage_error(prog, "--history: expected keep_all or keep_last:N with N 1..1000000, got '" + value + "'");
+        h.depth = int32_t(d);
+      } else {
+        usage_error(prog, "--history: expected keep_all or keep_last:N (e.g. keep_last:10), got '" + value + "'");
+      }
+      o.history = h;
+    } else if (arg == "--profile") {
+      FILE* f = std::fopen(value.c_str(), "r");
+      if (!f) usage_error(prog, "--profile: cannot read '" + value + "': " + std::strerror(errno));
+      std::fclose(f);
+      o.profile = value;
+    } else if (arg == "--profile-name") {
+      o.profile_name = value;
+    } else if (arg == "--peer") {
+      std::stringstream ss(value);
+      std::string p;
+      while (std::getline(ss, p, ',')) {
+        in_addr a;
+        std::string host = p.substr(0, p.find(':'));
+        if (inet_pton(AF_INET, host.c_str(), &a) != 1)
+          usage_error(prog, "--peer: expected an IPv4 address (e.g. 10.0.0.2), got '" + p + "'");
+        o.peers.push_back(p);
+      }
+    } else if (arg == "--domain") {
+      o.domain = int(parse_count(prog, arg, value, 232));
+    } else if (arg == "--interface") {
+      o.interface = value;
+      o.interface_addr = resolve_interface(value);
+      if (o.interface_addr.empty())
+        usage_error(prog, "--interface: '" + value + "' is neither an IPv4 address nor an interface with an IPv4 address here");
+    } else if (arg == "--records") {
+      o.records = value;
+    } else if (arg == "--match-timeout") {
+      o.match_timeout_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--idle-timeout") {
+      o.idle_timeout_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--linger") {
+      o.linger_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--subscribers") {
+      o.subscribers = int(parse_count(prog, arg, value, 1000));
+    }
+  }
+  if (o.topic.empty()) usage_error(prog, "--topic is required (e.g. --topic chatter)");
+  if (!o.type) usage_error(prog, "--type is required (e.g. --type Bytes or --type Array64k)");
+  if (o.type->kind == TypeKind::Bytes) {
+    if (o.role == Role::Pub && !have_size) usage_error(prog, "--size is required with --type Bytes (e.g. --size 262144)");
+  } else {
+    if (have_size && o.size != o.type->payload_bytes)
+      usage_error(prog, "--size: " + std::string(o.type->name) + " carries exactly " +
+                            std::to_string(o.type->payload_bytes) + " bytes; omit --size or use --type Bytes");
+    o.size = o.type->payload_bytes;
+  }
+  if (o.role == Role::Pub) {
+    if (!have_rate) usage_error(prog, "--rate is required for pub (e.g. --rate 30)");
+    if (o.count == 0 && o.duration_s == 0) usage_error(prog, "pub needs --count N or --duration S");
+  }
+  if (o.role == Role::Sub && o.records.empty()) usage_error(prog, "--records FILE.bin is required for sub");
+  return o;
+}
+
+// ---- signals ---------------------------------------------------------------------
+static std::atomic<int> g_signal{0};
+static void on_signal(int sig) { g_signal.store(sig); }
+
+void install_signal_handlers() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;  // no SA_RESTART: sleeps return early
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+bool stop_requested() { return g_signal.load() != 0; }
+int stop_signal() { return g_signal.load(); }
+
+// ---- records ---------------------------------------------------------------------
+RecordWriter::RecordWriter(const std::string& path, Role role, uint64_t expected) {
+  buf_.resize(size_t(std::min<uint64_t>(std::max<uint64_t>(expected, 1024), 1 << 16)));
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) return;
+  const char magic[8] = {'L', 'L', 'R', 'E', 'C', '1', '\0', '\0'};
+  uint32_t head[2] = {28u, uint32_t(role)};  // little-endian host (x86-64, aarch64)
+  failed_ = std::fwrite(magic, 1, 8, file_) != 8 || std::fwrite(head, 4, 2, file_) != 2;
+  std::fflush(file_);
+}
+
+void RecordWriter::flush() {
+  if (!file_) { n_ = 0; return; }
+  if (n_ && std::fwrite(buf_.data(), sizeof(Record), n_, file_) != n_) failed_ = true;
+  total_ += n_;
+  n_ = 0;
+  std::fflush(file_);
+}
+
+RecordWriter::~RecordWriter() {
+  flush();
+  if (file_) std::fclose(file_);
+}
+
+// ---- pacing ------------------------------------------------------------------------
+Pacer::Pacer(double rate_hz) : start_(now_ns()), period_(int64_t(std::llround(1e9 / rate_hz))) {}
+
+bool Pacer::wait_next() {
+  int64_t deadline = start_ + int64_t(k_) * period_;
+  int64_t now = now_ns();
+  if (now - deadline > period_) {
+    uint64_t missed = uint64_t((now - deadline) / period_);
+    skipped_ += missed;
+    k_ += missed;
+    deadline = start_ + int64_t(k_) * period_;
+  }
+  while ((now = now_ns()) < deadline) {
+    if (stop_requested()) return false;
+    sleep_until_ns(std::min<int64_t>(deadline, now + 50000000LL));
+  }
+  ++k_;
+  return !stop_requested();
+}
+
+// ---- JSON ----------------------------------------------------------------------------
+Json& Json::set(const std::string& key, Json value) {
+  if (t_ != T::Obj) { t_ = T::Obj; obj_.clear(); }
+  for (auto& kv : obj_)
+    if (kv.first == key) { kv.second = std::move(value); return *this; }
+  obj_.emplace_back(key, std::move(value));
+  return *this;
+}
+
+Json& Json::push(Json value) {
+  if (t_ != T::Arr) { t_ = T::Arr; arr_.clear(); }
+  arr_.push_back(std::move(value));
+  return *this;
+}
+
+static void dump_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          out += b;
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+std::string Json::dump() const {
+  std::string out;
+  switch (t_) {
+    case T::Null: return "null";
+    case T::Bool: return b_ ? "true" : "false";
+    case T::Int: return std::to_string(i_);
+    case T::UInt: return std::to_string(u_);
+    case T::Num: {
+      if (!std::isfinite(d_)) return "null";
+      char b[32];
+      std::snprintf(b, sizeof b, "%.12g", d_);
+      return b;
+    }
+    case T::Str: dump_string(out, s_); return out;
+    case T::Arr:
+      out += '[';
+      for (size_t i = 0; i < arr_.size(); ++i) out += (i ? ", " : "") + arr_[i].dump();
+      out += ']';
+      return out;
+    case T::Obj:
+      out += '{';
+      for (size_t i = 0; i < obj_.size(); ++i) {
+        if (i) out += ", ";
+        dump_string(out, obj_[i].first);
+        out += ": " + obj_[i].second.dump();
+      }
+      out += '}';
+      return out;
+  }
+  return "null";
+}
+
+// ---- the runs ------------------------------------------------------------------------
+namespace {
+
+struct Outcome {
+  Json summary = Json::object();
+  Json errors = Json::array();
+  std::string end_reason;
+};
+
+void run_pub(const Options& o, Publisher& pub, Outcome& out) {
+  std::unique_ptr<RecordWriter> rec;
+  if (!o.records.empty()) {
+    rec = std::make_unique<RecordWriter>(o.records, Role::Pub, o.count);
+    if (!rec->ok()) { out.errors.push("cannot write records file " + o.records); out.end_reason = "error"; return; }
+  }
+  // Wait for the subscribers (discovery), then a short settle so the readers have
+  // matched this writer too (best-effort samples to an unmatched reader are lost).
+  int64_t t0 = now_ns();
+  int matched = 0;
+  while ((matched = pub.matched()) < o.subscribers) {
+    if (stop_requested()) { out.end_reason = "signal"; return; }
+    if (now_ns() - t0 > int64_t(o.match_timeout_s * 1e9)) {
+      out.errors.push("no subscriber matched within " + Json(o.match_timeout_s).dump() + " s (matched " +
+                      std::to_string(matched) + " of " + std::to_string(o.subscribers) + ")");
+      out.end_reason = "no_match";
+      return;
+    }
+    sleep_ns(10000000);
+  }
+  out.summary.set("match_wait_s", double(now_ns() - t0) / 1e9);
+  sleep_ns(1000000000);
+
+  Pacer pacer(o.rate_hz);
+  uint64_t warm = 0, sent = 0, failures = 0;
+  int64_t warm_end = now_ns() + int64_t(o.warmup_s * 1e9);
+  while (o.warmup_s > 0 && now_ns() < warm_end && pacer.wait_next()) {
+    if (!pub.write(WARMUP_FLAG | warm, now_ns())) ++failures;
+    ++warm;
+  }
+  int64_t t_start = now_ns();
+  int64_t t_first = 0, t_last = 0;
+  out.end_reason = o.count ? "count" : "duration";
+  for (uint64_t seq = 0; o.count == 0 || seq < o.count; ++seq) {
+    if (!pacer.wait_next()) break;
+    int64_t t = now_ns();
+    if (o.duration_s > 0 && t - t_start >= int64_t(o.duration_s * 1e9)) { out.end_reason = "duration"; break; }
+    if (pub.write(seq, t)) {
+      if (rec) rec->add(seq, t, 0, o.size);
+      ++sent;
+      if (!t_first) t_first = t;
+      t_last = t;
+    } else {
+      ++failures;
+    }
+  }
+  if (stop_requested()) out.end_reason = "signal";
+  if (rec) rec->flush();
+  // Tell the subscribers we are done, then give reliable delivery time to finish.
+  bool acked = true;
+  if (!stop_requested()) {
+    for (int i = 0; i < 3; ++i) {
+      pub.write(END_OF_STREAM, now_ns());
+      if (o.reliable.value_or(true)) break;
+      sleep_ns(20000000);
+    }
+    acked = pub.wait_acknowledged(o.linger_s);
+  }
+  out.summary.set("warmup_samples", warm);
+  out.summary.set("write_failures", failures);
+  out.summary.set("skipped_deadlines", pacer.skipped());
+  out.summary.set("publish_span_s", sent > 1 ? double(t_last - t_first) / 1e9 : 0.0);
+  out.summary.set("acknowledged", acked);
+  out.summary.set("samples", sent);
+}
+
+void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
+  RecordWriter rec(o.records, Role::Sub, o.count);
+  if (!rec.ok()) { out.errors.push("cannot write records file " + o.records); out.end_reason = "error"; return; }
+  std::vector<Received> got;
+  got.reserve(1024);
+  std::vector<bool> seen(o.count > 0 ? size_t(o.count) : 0);
+  uint64_t unique = 0, samples = 0, warm = 0, dups = 0, max_matched = 0;
+  int64_t t0 = now_ns(), t_match = 0, t_last = 0, t_first_rx = 0;
+  while (true) {
+    if (stop_requested()) { out.end_reason = "signal"; break; }
+    int m = sub.matched();
+    if (m > 0 && !t_match) t_match = now_ns();
+    if (uint64_t(m) > max_matched) max_matched = uint64_t(m);
+    got.clear();
+    if (!sub.take(50000000, got)) { out.errors.push("take failed"); out.end_reason = "error"; break; }
+    int64_t t_recv = now_ns();
+    bool end = false;
+    for (const auto& r : got) {
+      if (r.seq == END_OF_STREAM) { end = true; continue; }
+      if (r.seq & WARMUP_FLAG) { ++warm; t_last = t_recv; continue; }
+      rec.add(r.seq, r.t_send_ns, t_recv, r.bytes);
+      ++samples;
+      if (!t_first_rx) t_first_rx = t_recv;
+      t_last = t_recv;
+      if (!seen.empty() && r.seq < seen.size()) {
+        if (seen[r.seq]) ++dups; else { seen[r.seq] = true; ++unique; }
+      } else {
+        ++unique;
+      }
+    }
+    int64_t now = now_ns();
+    if (end) { out.end_reason = "end_of_stream"; break; }
+    if (o.count && unique >= o.count) { out.end_reason = "count"; break; }
+    if (!t_match && !samples) {
+      if (now - t0 > int64_t(o.match_timeout_s * 1e9)) {
+        out.errors.push("no publisher matched within " + Json(o.match_timeout_s).dump() + " s");
+        out.end_reason = "no_match";
+        break;
+      }
+      continue;
+    }
+    int64_t since = std::max(t_last, t_match ? t_match : t0);
+    if (o.idle_timeout_s > 0 && now - since > int64_t(o.idle_timeout_s * 1e9)) { out.end_reason = "idle"; break; }
+    if (o.duration_s > 0 && now - (t_match ? t_match : t0) > int64_t(o.duration_s * 1e9)) { out.end_reason = "duration"; break; }
+  }
+  rec.flush();
+  out.summary.set("samples", samples);
+  out.summary.set("unique_samples", unique);
+  out.summary.set("duplicates", dups);
+  out.summary.set("warmup_samples", warm);
+  out.summary.set("max_matched", max_matched);
+  out.summary.set("receive_span_s", samples > 1 ? double(t_last - t_first_rx) / 1e9 : 0.0);
+  if (!rec.ok()) out.errors.push("writing records file " + o.records + " failed");
+}
+
+}  // namespace
+
+int probe_main(int argc, char** argv, const Middleware& mw) {
+  std::string prog = std::string("linklab-probe-") + mw.name;
+  Options o = parse_options(argc, argv, prog.c_str());
+  install_signal_handlers();
+  Outcome out;
+  out.summary.set("probe", mw.name);
+  out.summary.set("role", o.role == Role::Pub ? "pub" : "sub");
+  out.summary.set("version", mw.version);
+  out.summary.set("topic", o.dds_topic());
+  out.summary.set("type", o.type->dds_name);
+  out.summary.set("size", o.size);
+  if (o.role == Role::Pub) out.summary.set("rate_hz", o.rate_hz);
+  out.summary.set("applied", Json::object());
+  out.summary.set("samples", 0ULL);
+  std::string error;
+  int64_t t_begin = now_ns();
+  if (o.role == Role::Pub) {
+    std::unique_ptr<Publisher> pub = mw.make_publisher(o, error);
+    if (!pub) {
+      out.errors.push(error);
+      out.end_reason = "error";
+    } else {
+      out.summary.set("applied", pub->applied());
+      run_pub(o, *pub, out);
+    }
+  } else {
+    std::unique_ptr<Subscriber> sub = mw.make_subscriber(o, error);
+    if (!sub) {
+      out.errors.push(error);
+      out.end_reason = "error";
+    } else {
+      out.summary.set("applied", sub->applied());
+      run_sub(o, *sub, out);
+    }
+  }
+  // (the endpoints are destroyed here: participants leave before the summary)
+  out.summary.set("errors", out.errors);
+  out.summary.set("end_reason", out.end_reason);
+  if (stop_requested()) out.summary.set("signal", stop_signal());
+  out.summary.set("records", o.records.empty() ? Json() : Json(o.records));
+  out.summary.set("wall_s", double(now_ns() - t_begin) / 1e9);
+  std::fflush(stderr);
+  std::printf("%s\n", out.summary.dump().c_str());
+  std::fflush(stdout);
+  bool failed = !out.errors.empty() && out.end_reason != "signal";
+  return failed ? 1 : 0;
+}
+
+}  // namespace linklab

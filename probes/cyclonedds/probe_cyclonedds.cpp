@@ -1,0 +1,389 @@
+// linklab-probe-cyclonedds: the linklab probe protocol on Eclipse Cyclone DDS 0.10 (C API).
+//
+// Configuration: --profile FILE is a Cyclone XML configuration (what CYCLONEDDS_URI
+// points at). --interface and --peer add an inline configuration after it (network
+// interface; unicast peers with multicast off and ParticipantIndex auto). The domain is
+// created with exactly that configuration (without any of these, CYCLONEDDS_URI from
+// the environment applies, as for any Cyclone application).
+// QoS: ROS 2's defaults (RELIABLE, KEEP_LAST 10, VOLATILE), changed by --qos/--history.
+// The summary's "applied" object is read back with dds_get_qos on the entities.
+#include <dds/dds.h>
+#include <dds/ddsi/ddsi_config.h>
+#include <dds/version.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "linklab_types.h"
+#include "probe.hpp"
+
+using linklab::Json;
+using linklab::Options;
+
+namespace {
+
+// ---- types -----------------------------------------------------------------------------
+struct Codec {
+  const dds_topic_descriptor_t* desc;
+  void (*init)(void*, uint32_t);
+  void (*stamp)(void*, uint64_t, int64_t);
+  void (*read)(const void*, linklab::Received&);
+  void (*release)(void*);
+};
+
+template <class T>
+Codec array_codec(const dds_topic_descriptor_t* d) {
+  Codec c{};
+  c.desc = d;
+  c.init = [](void* p, uint32_t) { auto* s = static_cast<T*>(p); linklab::fill_pattern(s->array_, sizeof s->array_); };
+  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->id_ = seq; s->time_ = t; };
+  c.read = [](const void* p, linklab::Received& r) {
+    auto* s = static_cast<const T*>(p);
+    r.seq = s->id_; r.t_send_ns = s->time_; r.bytes = uint32_t(sizeof s->array_);
+  };
+  c.release = [](void*) {};
+  return c;
+}
+
+template <class T>
+Codec pointcloud_codec(const dds_topic_descriptor_t* d) {
+  Codec c{};
+  c.desc = d;
+  c.init = [](void* p, uint32_t) {
+    auto* s = static_cast<T*>(p);
+    const uint32_t step = 16;  // x, y, z, intensity as float32
+    s->header_.frame_id_ = strdup("linklab");
+    s->height_ = 1;
+    s->width_ = uint32_t(sizeof s->data_ / step);
+    s->point_step_ = step;
+    s->row_step_ = uint32_t(sizeof s->data_);
+    s->is_dense_ = true;
+    const char* names[4] = {"x", "y", "z", "intensity"};
+    for (int i = 0; i < 8; ++i) {
+      s->fields_[i].name_ = strdup(i < 4 ? names[i] : "");
+      s->fields_[i].offset_ = i < 4 ? uint32_t(4 * i) : 0;
+      s->fields_[i].datatype_ = i < 4 ? 7 : 0;  // FLOAT32
+      s->fields_[i].count_ = i < 4 ? 1 : 0;
+    }
+    linklab::fill_pattern(s->data_, sizeof s->data_);
+  };
+  c.stamp = [](void* p, uint64_t seq, int64_t t) {
+    auto* s = static_cast<T*>(p);
+    s->id_ = seq;
+    s->time_ = t;
+    s->header_.stamp_.sec_ = int32_t(t / 1000000000LL);
+    s->header_.stamp_.nanosec_ = uint32_t(t % 1000000000LL);
+  };
+  c.read = [](const void* p, linklab::Received& r) {
+    auto* s = static_cast<const T*>(p);
+    r.seq = s->id_; r.t_send_ns = s->time_; r.bytes = uint32_t(sizeof s->data_);
+  };
+  c.release = [](void* p) {
+    auto* s = static_cast<T*>(p);
+    free(s->header_.frame_id_);
+    for (auto& f : s->fields_) free(f.name_);
+  };
+  return c;
+}
+
+Codec bytes_codec() {
+  using T = linklab_msgs_msg_dds__Bytes_;
+  Codec c{};
+  c.desc = &linklab_msgs_msg_dds__Bytes__desc;
+  c.init = [](void* p, uint32_t size) {
+    auto* s = static_cast<T*>(p);
+    s->data_._buffer = static_cast<uint8_t*>(malloc(size ? size : 1));
+    s->data_._length = s->data_._maximum = size;
+    s->data_._release = false;
+    linklab::fill_pattern(s->data_._buffer, size);
+  };
+  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->seq_ = seq; s->t_send_ns_ = t; };
+  c.read = [](const void* p, linklab::Received& r) {
+    auto* s = static_cast<const T*>(p);
+    r.seq = s->seq_; r.t_send_ns = s->t_send_ns_; r.bytes = s->data_._length;
+  };
+  c.release = [](void* p) { free(static_cast<T*>(p)->data_._buffer); };
+  return c;
+}
+
+Codec codec_for(const std::string& name) {
+#define LL_ARRAY(N) \
+  if (name == #N) return array_codec<performance_test_msgs_msg_dds__##N##_>(&performance_test_msgs_msg_dds__##N##__desc);
+#define LL_CLOUD(N) \
+  if (name == #N) return pointcloud_codec<performance_test_msgs_msg_dds__##N##_>(&performance_test_msgs_msg_dds__##N##__desc);
+  LL_ARRAY(Array1k) LL_ARRAY(Array4k) LL_ARRAY(Array16k) LL_ARRAY(Array32k) LL_ARRAY(Array60k)
+  LL_ARRAY(Array64k) LL_ARRAY(Array256k) LL_ARRAY(Array1m) LL_ARRAY(Array2m) LL_ARRAY(Array4m)
+  LL_CLOUD(PointCloud512k) LL_CLOUD(PointCloud1m) LL_CLOUD(PointCloud2m) LL_CLOUD(PointCloud4m)
+#undef LL_ARRAY
+#undef LL_CLOUD
+  return bytes_codec();
+}
+
+// ---- QoS read back -------------------------------------------------------------------------
+double secs(dds_duration_t d) { return d == DDS_INFINITY ? -1.0 : double(d) / 1e9; }
+
+Json qos_json(dds_entity_t e) {
+  Json j = Json::object();
+  dds_qos_t* q = dds_create_qos();
+  if (dds_get_qos(e, q) != DDS_RETCODE_OK) {
+    dds_delete_qos(q);
+    return j;
+  }
+  dds_reliability_kind_t rk;
+  dds_duration_t mbt;
+  if (dds_qget_reliability(q, &rk, &mbt)) {
+    j.set("reliability", rk == DDS_RELIABILITY_RELIABLE ? "RELIABLE" : "BEST_EFFORT");
+    j.set("max_blocking_time_s", secs(mbt));
+  }
+  dds_history_kind_t hk;
+  int32_t depth;
+  if (dds_qget_history(q, &hk, &depth)) {
+    j.set("history", hk == DDS_HISTORY_KEEP_ALL ? "KEEP_ALL" : "KEEP_LAST");
+    j.set("depth", depth);
+  }
+  dds_durability_kind_t dk;
+  if (dds_qget_durability(q, &dk)) {
+    const char* names[] = {"VOLATILE", "TRANSIENT_LOCAL", "TRANSIENT", "PERSISTENT"};
+    j.set("durability", names[int(dk) & 3]);
+  }
+  int32_t ms, mi, mspi;
+  if (dds_qget_resource_limits(q, &ms, &mi, &mspi)) {
+    Json rl = Json::object();
+    rl.set("max_samples", ms);
+    rl.set("max_instances", mi);
+    rl.set("max_samples_per_instance", mspi);
+    j.set("resource_limits", rl);
+  }
+  dds_delete_qos(q);
+  return j;
+}
+
+Json config_defaults() {
+  // Cyclone's built-in defaults for the settings that matter for large samples over
+  // lossy links (the configuration file overrides them; Cyclone 0.10 has no public
+  // API to read back the merged configuration of a running domain).
+  struct ddsi_config c;
+  ddsi_config_init_default(&c);
+  Json j = Json::object();
+  j.set("max_message_size", c.max_msg_size);
+  j.set("fragment_size", unsigned(c.fragment_size));
+  j.set("max_rexmit_message_size", c.max_rexmit_msg_size);
+  j.set("whc_low_water_mark", c.whc_lowwater_mark);
+  j.set("whc_high_water_mark", c.whc_highwater_mark);
+  j.set("heartbeat_interval_s", secs(c.const_hb_intv_sched));
+  j.set("lease_duration_s", secs(c.lease_duration));
+  j.set("spdp_interval_s", secs(c.spdp_interval));
+  return j;
+}
+
+// ---- endpoints --------------------------------------------------------------------------------
+class Endpoint {
+ public:
+  ~Endpoint() {
+    if (sample_) {
+      codec_.release(sample_);
+      free(sample_);
+    }
+    if (participant_ > 0) dds_delete(participant_);
+    if (domain_ > 0) dds_delete(domain_);
+  }
+
+  bool open(const Options& o, std::string& error) {
+    codec_ = codec_for(o.type->name);
+    if (std::string(codec_.desc->m_typename) != o.type->dds_name) {
+      error = std::string("internal: generated type name ") + codec_.desc->m_typename + " != " + o.type->dds_name;
+      return false;
+    }
+    std::string inline_xml;
+    if (!o.interface_addr.empty() || !o.peers.empty()) {
+      inline_xml = "<CycloneDDS><Domain id=\"any\"><General>";
+      if (!o.interface_addr.empty())
+        inline_xml += "<Interfaces><NetworkInterface address=\"" + o.interface_addr + "\"/></Interfaces>";
+      if (!o.peers.empty()) inline_xml += "<AllowMulticast>false</AllowMulticast>";
+      inline_xml += "</General>";
+      if (!o.peers.empty()) {
+        inline_xml += "<Discovery><ParticipantIndex>auto</ParticipantIndex><Peers>";
+        for (const auto& p : o.peers) inline_xml += "<Peer address=\"" + p + "\"/>";
+        inline_xml += "</Peers></Discovery>";
+      }
+      inline_xml += "</Domain></CycloneDDS>";
+    }
+    if (!o.profile.empty()) {
+      char* abs = realpath(o.profile.c_str(), nullptr);
+      config_ = std::string("file://") + (abs ? abs : o.profile.c_str());
+      free(abs);
+    }
+    if (!inline_xml.empty()) config_ += (config_.empty() ? "" : ",") + inline_xml;
+    if (!config_.empty()) {
+      domain_ = dds_create_domain(dds_domainid_t(o.domain), config_.c_str());
+      if (domain_ < 0) {
+        error = "Cyclone DDS rejected the configuration (" + std::string(dds_strretcode(domain_)) + "): " +
+                (o.profile.empty() ? "--interface/--peer" : "--profile " + o.profile);
+        return false;
+      }
+    } else if (const char* env = getenv("CYCLONEDDS_URI")) {
+      config_ = env;
+      from_env_ = true;
+    }
+    participant_ = dds_create_participant(dds_domainid_t(o.domain), nullptr, nullptr);
+    if (participant_ < 0) {
+      error = "Cyclone DDS could not create the participant (" + std::string(dds_strretcode(participant_)) +
+              "; check the configuration and the interface)";
+      return false;
+    }
+    topic_ = dds_create_topic(participant_, codec_.desc, o.dds_topic().c_str(), nullptr, nullptr);
+    if (topic_ < 0) {
+      error = "Cyclone DDS could not create topic " + o.dds_topic() + ": " + dds_strretcode(topic_);
+      return false;
+    }
+    sample_ = calloc(1, codec_.desc->m_size);
+    if (!sample_) { error = "could not allocate a sample"; return false; }
+    return true;
+  }
+
+  dds_qos_t* qos(const Options& o) const {
+    dds_qos_t* q = dds_create_qos();
+    bool reliable = o.reliable.value_or(true);
+    dds_qset_reliability(q, reliable ? DDS_RELIABILITY_RELIABLE : DDS_RELIABILITY_BEST_EFFORT, DDS_MSECS(100));
+    if (o.history && o.history->keep_all) dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    else dds_qset_history(q, DDS_HISTORY_KEEP_LAST, o.history ? o.history->depth : 10);
+    dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    return q;
+  }
+
+  Json participant_json(const Options& o) const {
+    Json j = Json::object();
+    j.set("domain", o.domain);
+    Json c = Json::object();
+    c.set("uri", config_);
+    c.set("source", config_.empty() ? "defaults" : from_env_ ? "CYCLONEDDS_URI" : "probe");
+    c.set("library_defaults", config_defaults());
+    j.set("config", c);
+    j.set("multicast_discovery", o.peers.empty());
+    Json peers = Json::array();
+    for (const auto& p : o.peers) peers.push(p);
+    j.set("peers", peers);
+    j.set("interface", o.interface_addr.empty() ? Json() : Json(o.interface_addr));
+    j.set("qos", qos_json(participant_));
+    return j;
+  }
+
+  dds_entity_t domain_ = 0, participant_ = 0, topic_ = 0;
+  void* sample_ = nullptr;
+  Codec codec_{};
+  std::string config_;
+  bool from_env_ = false;
+};
+
+class CyclonePublisher final : public linklab::Publisher {
+ public:
+  bool open(const Options& o, std::string& error) {
+    opts_ = &o;
+    if (!ep_.open(o, error)) return false;
+    dds_qos_t* q = ep_.qos(o);
+    writer_ = dds_create_writer(ep_.participant_, ep_.topic_, q, nullptr);
+    dds_delete_qos(q);
+    if (writer_ < 0) { error = std::string("Cyclone DDS could not create the writer: ") + dds_strretcode(writer_); return false; }
+    ep_.codec_.init(ep_.sample_, o.size);
+    return true;
+  }
+  int matched() override {
+    dds_publication_matched_status_t s;
+    return dds_get_publication_matched_status(writer_, &s) == DDS_RETCODE_OK ? int(s.current_count) : 0;
+  }
+  bool write(uint64_t seq, int64_t t_send_ns) override {
+    ep_.codec_.stamp(ep_.sample_, seq, t_send_ns);
+    return dds_write(writer_, ep_.sample_) == DDS_RETCODE_OK;
+  }
+  bool wait_acknowledged(double timeout_s) override {
+    return dds_wait_for_acks(writer_, DDS_SECS(1) * timeout_s) == DDS_RETCODE_OK;
+  }
+  Json applied() override {
+    Json j = Json::object();
+    j.set("participant", ep_.participant_json(*opts_));
+    j.set("writer", qos_json(writer_));
+    return j;
+  }
+
+ private:
+  Endpoint ep_;
+  dds_entity_t writer_ = 0;
+  const Options* opts_ = nullptr;
+};
+
+class CycloneSubscriber final : public linklab::Subscriber {
+ public:
+  ~CycloneSubscriber() override {
+    if (waitset_ > 0) dds_delete(waitset_);
+  }
+  bool open(const Options& o, std::string& error) {
+    opts_ = &o;
+    if (!ep_.open(o, error)) return false;
+    dds_qos_t* q = ep_.qos(o);
+    reader_ = dds_create_reader(ep_.participant_, ep_.topic_, q, nullptr);
+    dds_delete_qos(q);
+    if (reader_ < 0) { error = std::string("Cyclone DDS could not create the reader: ") + dds_strretcode(reader_); return false; }
+    condition_ = dds_create_readcondition(reader_, DDS_ANY_STATE);
+    waitset_ = dds_create_waitset(ep_.participant_);
+    dds_waitset_attach(waitset_, condition_, reader_);
+    return true;
+  }
+  int matched() override {
+    dds_subscription_matched_status_t s;
+    return dds_get_subscription_matched_status(reader_, &s) == DDS_RETCODE_OK ? int(s.current_count) : 0;
+  }
+  bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
+    dds_return_t rc = dds_waitset_wait(waitset_, nullptr, 0, timeout_ns);
+    if (rc < 0) return false;
+    enum { N = 64 };
+    void* samples[N];
+    dds_sample_info_t infos[N];
+    while (true) {
+      samples[0] = nullptr;  // loan
+      dds_return_t n = dds_take(reader_, samples, infos, N, N);
+      if (n < 0) return false;
+      if (n == 0) break;
+      for (dds_return_t i = 0; i < n; ++i) {
+        if (!infos[i].valid_data) continue;
+        linklab::Received r;
+        ep_.codec_.read(samples[i], r);
+        out.push_back(r);
+      }
+      dds_return_loan(reader_, samples, n);
+      if (n < N) break;
+    }
+    return true;
+  }
+  Json applied() override {
+    Json j = Json::object();
+    j.set("participant", ep_.participant_json(*opts_));
+    j.set("reader", qos_json(reader_));
+    return j;
+  }
+
+ private:
+  Endpoint ep_;
+  dds_entity_t reader_ = 0, condition_ = 0, waitset_ = 0;
+  const Options* opts_ = nullptr;
+};
+
+std::unique_ptr<linklab::Publisher> make_publisher(const Options& o, std::string& error) {
+  auto p = std::make_unique<CyclonePublisher>();
+  if (!p->open(o, error)) return nullptr;
+  return p;
+}
+
+std::unique_ptr<linklab::Subscriber> make_subscriber(const Options& o, std::string& error) {
+  auto s = std::make_unique<CycloneSubscriber>();
+  if (!s->open(o, error)) return nullptr;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  linklab::Middleware mw{"cyclonedds", DDS_VERSION, make_publisher, make_subscriber};
+  return linklab::probe_main(argc, argv, mw);
+}

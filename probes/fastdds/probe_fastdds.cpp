@@ -1,0 +1,534 @@
+// linklab-probe-fastdds: the linklab probe protocol on eProsima Fast DDS 2.9 (DDS API).
+//
+// QoS comes from, in order: Fast DDS's defaults with ROS 2's (RELIABLE, KEEP_LAST 10)
+// when there is no --profile; the XML profile file (--profile; the profiles marked
+// is_default_profile="true", or those named --profile-name); then the flags --qos and
+// --history, which win. Without a profile the participant uses one UDPv4 transport (the
+// UDP half of Fast DDS's builtins; no shared memory) so samples cross the emulated link.
+// Data sharing is always off for the same reason. The summary's "applied" object is
+// read back from the created entities with get_qos().
+#include <fastdds/dds/core/condition/WaitSet.hpp>
+#include <fastdds/dds/domain/DomainParticipant.hpp>
+#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/publisher/DataWriter.hpp>
+#include <fastdds/dds/publisher/Publisher.hpp>
+#include <fastdds/dds/subscriber/DataReader.hpp>
+#include <fastdds/dds/subscriber/SampleInfo.hpp>
+#include <fastdds/dds/subscriber/Subscriber.hpp>
+#include <fastdds/dds/topic/Topic.hpp>
+#include <fastdds/dds/topic/TypeSupport.hpp>
+#include <fastdds/rtps/transport/TCPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
+#include <fastrtps/config.h>
+#include <fastdds/dds/log/Log.hpp>
+#include <fastdds/dds/log/StdoutErrConsumer.hpp>
+#include <fastrtps/utils/IPLocator.h>
+
+#include <cstring>
+#include <functional>
+
+#include "linklab_typesPubSubTypes.h"
+#include "probe.hpp"
+
+namespace fdds = eprosima::fastdds::dds;
+namespace ftr = eprosima::fastdds::rtps;
+namespace frtps = eprosima::fastrtps::rtps;
+using linklab::Json;
+using linklab::Options;
+
+namespace {
+
+// ---- types: how to stamp and read each generated class -----------------------------------
+struct Codec {
+  std::function<fdds::TopicDataType*()> make_type;
+  std::function<void(void*, uint32_t)> init;  // once: allocate and fill the payload
+  std::function<void(void*, uint64_t, int64_t)> stamp;
+  std::function<void(const void*, linklab::Received&)> read;
+};
+
+template <class T, class PS>
+Codec array_codec() {
+  Codec c;
+  c.make_type = [] { return new PS(); };
+  c.init = [](void* p, uint32_t) { auto* s = static_cast<T*>(p); linklab::fill_pattern(s->array_().data(), s->array_().size()); };
+  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->id_(seq); s->time_(t); };
+  c.read = [](const void* p, linklab::Received& r) {
+    auto* s = static_cast<const T*>(p);
+    r.seq = s->id_(); r.t_send_ns = s->time_(); r.bytes = uint32_t(s->array_().size());
+  };
+  return c;
+}
+
+template <class T, class PS>
+Codec pointcloud_codec() {
+  Codec c;
+  c.make_type = [] { return new PS(); };
+  c.init = [](void* p, uint32_t) {
+    auto* s = static_cast<T*>(p);
+    const uint32_t step = 16;  // x, y, z, intensity as float32
+    s->header_().frame_id_("linklab");
+    s->height_(1);
+    s->width_(uint32_t(s->data_().size() / step));
+    s->point_step_(step);
+    s->row_step_(uint32_t(s->data_().size()));
+    s->is_dense_(true);
+    const char* names[4] = {"x", "y", "z", "intensity"};
+    for (int i = 0; i < 4; ++i) {
+      s->fields_()[i].name_(names[i]);
+      s->fields_()[i].offset_(uint32_t(4 * i));
+      s->fields_()[i].datatype_(7);  // FLOAT32
+      s->fields_()[i].count_(1);
+    }
+    linklab::fill_pattern(s->data_().data(), s->data_().size());
+  };
+  c.stamp = [](void* p, uint64_t seq, int64_t t) {
+    auto* s = static_cast<T*>(p);
+    s->id_(seq);
+    s->time_(t);
+    s->header_().stamp_().sec_(int32_t(t / 1000000000LL));
+    s->header_().stamp_().nanosec_(uint32_t(t % 1000000000LL));
+  };
+  c.read = [](const void* p, linklab::Received& r) {
+    auto* s = static_cast<const T*>(p);
+    r.seq = s->id_(); r.t_send_ns = s->time_(); r.bytes = uint32_t(s->data_().size());
+  };
+  return c;
+}
+
+Codec bytes_codec() {
+  using T = linklab_msgs::msg::dds_::Bytes_;
+  Codec c;
+  c.make_type = [] { return new linklab_msgs::msg::dds_::Bytes_PubSubType(); };
+  c.init = [](void* p, uint32_t size) {
+    auto* s = static_cast<T*>(p);
+    s->data_().resize(size);
+    linklab::fill_pattern(s->data_().data(), size);
+  };
+  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->seq_(seq); s->t_send_ns_(t); };
+  c.read = [](const void* p, linklab::Received& r) {
+    auto* s = static_cast<const T*>(p);
+    r.seq = s->seq_(); r.t_send_ns = s->t_send_ns_(); r.bytes = uint32_t(s->data_().size());
+  };
+  return c;
+}
+
+Codec codec_for(const std::string& name) {
+  using namespace performance_test_msgs::msg::dds_;
+#define LL_ARRAY(N) if (name == #N) return array_codec<N##_, N##_PubSubType>();
+#define LL_CLOUD(N) if (name == #N) return pointcloud_codec<N##_, N##_PubSubType>();
+  LL_ARRAY(Array1k) LL_ARRAY(Array4k) LL_ARRAY(Array16k) LL_ARRAY(Array32k) LL_ARRAY(Array60k)
+  LL_ARRAY(Array64k) LL_ARRAY(Array256k) LL_ARRAY(Array1m) LL_ARRAY(Array2m) LL_ARRAY(Array4m)
+  LL_CLOUD(PointCloud512k) LL_CLOUD(PointCloud1m) LL_CLOUD(PointCloud2m) LL_CLOUD(PointCloud4m)
+#undef LL_ARRAY
+#undef LL_CLOUD
+  return bytes_codec();
+}
+
+// ---- reading QoS back into JSON ----------------------------------------------------------
+double seconds(const eprosima::fastrtps::Duration_t& d) {
+  if (d == eprosima::fastrtps::c_TimeInfinite) return -1;
+  return double(d.seconds) + double(d.nanosec) / 1e9;
+}
+
+std::string locator_text(const frtps::Locator_t& l) {
+  std::string kind = l.kind == LOCATOR_KIND_UDPv4 ? "udpv4" : l.kind == LOCATOR_KIND_TCPv4 ? "tcpv4"
+                     : l.kind == LOCATOR_KIND_SHM ? "shm" : std::to_string(l.kind);
+  std::string addr = frtps::IPLocator::toIPv4string(l);
+  uint32_t port = l.kind == LOCATOR_KIND_TCPv4 ? frtps::IPLocator::getPhysicalPort(l) : l.port;
+  return kind + ":" + addr + ":" + std::to_string(port);
+}
+
+Json locators(const frtps::LocatorList_t& list) {
+  Json a = Json::array();
+  for (const auto& l : list) a.push(locator_text(l));
+  return a;
+}
+
+Json transport_json(const std::shared_ptr<ftr::TransportDescriptorInterface>& t) {
+  Json j = Json::object();
+  if (auto* tcp = dynamic_cast<ftr::TCPv4TransportDescriptor*>(t.get())) {
+    j.set("kind", "TCPv4");
+    Json ports = Json::array();
+    for (auto p : tcp->listening_ports) ports.push(unsigned(p));
+    j.set("listening_ports", ports);
+    j.set("tcp_nodelay", tcp->enable_tcp_nodelay);
+  } else if (dynamic_cast<ftr::UDPv4TransportDescriptor*>(t.get())) {
+    j.set("kind", "UDPv4");
+  } else if (auto* shm = dynamic_cast<ftr::SharedMemTransportDescriptor*>(t.get())) {
+    j.set("kind", "SHM");
+    j.set("segment_size", shm->segment_size());
+  } else {
+    j.set("kind", "other");
+  }
+  j.set("max_message_size", t->max_message_size());
+  if (auto* sock = dynamic_cast<ftr::SocketTransportDescriptor*>(t.get())) {
+    j.set("send_buffer_size", sock->sendBufferSize);
+    j.set("receive_buffer_size", sock->receiveBufferSize);
+    Json wl = Json::array();
+    for (const auto& w : sock->interfaceWhiteList) wl.push(w);
+    j.set("interface_whitelist", wl);
+  }
+  return j;
+}
+
+Json participant_json(const fdds::DomainParticipantQos& q, int domain) {
+  Json j = Json::object();
+  j.set("domain", domain);
+  j.set("name", q.name().to_string());
+  Json transports = Json::array();
+  uint32_t max_msg = 0;
+  if (q.transport().use_builtin_transports) {
+    // Fast DDS 2.9 builtins: UDPv4 (65500 B) + shared memory.
+    Json u = Json::object();
+    u.set("kind", "UDPv4");
+    u.set("builtin", true);
+    u.set("max_message_size", 65500u);
+    transports.push(u);
+    Json s = Json::object();
+    s.set("kind", "SHM");
+    s.set("builtin", true);
+    transports.push(s);
+    max_msg = 65500;
+  }
+  for (const auto& t : q.transport().user_transports) {
+    transports.push(transport_json(t));
+    if (!dynamic_cast<ftr::SharedMemTransportDescriptor*>(t.get()))
+      max_msg = max_msg ? std::min(max_msg, t->max_message_size()) : t->max_message_size();
+  }
+  j.set("use_builtin_transports", q.transport().use_builtin_transports);
+  j.set("transports", transports);
+  j.set("max_message_size", max_msg);
+  j.set("send_socket_buffer_size", q.transport().send_socket_buffer_size);
+  j.set("listen_socket_buffer_size", q.transport().listen_socket_buffer_size);
+  const auto& b = q.wire_protocol().builtin;
+  Json d = Json::object();
+  d.set("lease_duration_s", seconds(b.discovery_config.leaseDuration));
+  d.set("announcement_period_s", seconds(b.discovery_config.leaseDuration_announcementperiod));
+  d.set("initial_peers", locators(b.initialPeersList));
+  d.set("metatraffic_unicast", locators(b.metatrafficUnicastLocatorList));
+  d.set("metatraffic_multicast", locators(b.metatrafficMulticastLocatorList));
+  d.set("multicast_discovery", b.metatrafficMulticastLocatorList.empty()
+                                   ? Json(!b.metatrafficUnicastLocatorList.empty() ? false : true)
+                                   : Json(true));
+  j.set("discovery", d);
+  j.set("default_unicast_locators", locators(q.wire_protocol().default_unicast_locator_list));
+  Json fc = Json::array();
+  for (const auto& f : q.flow_controllers()) {
+    Json c = Json::object();
+    c.set("name", f->name ? f->name : "");
+    c.set("max_bytes_per_period", f->max_bytes_per_period);
+    c.set("period_ms", (unsigned long long)f->period_ms);
+    fc.push(c);
+  }
+  j.set("flow_controllers", fc);
+  return j;
+}
+
+const char* memory_policy(frtps::MemoryManagementPolicy_t p) {
+  switch (p) {
+    case frtps::PREALLOCATED_MEMORY_MODE: return "PREALLOCATED";
+    case frtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE: return "PREALLOCATED_WITH_REALLOC";
+    case frtps::DYNAMIC_RESERVE_MEMORY_MODE: return "DYNAMIC_RESERVE";
+    case frtps::DYNAMIC_REUSABLE_MEMORY_MODE: return "DYNAMIC_REUSABLE";
+  }
+  return "?";
+}
+
+template <class Q>
+void common_qos_json(Json& j, const Q& q) {
+  j.set("reliability", q.reliability().kind == fdds::RELIABLE_RELIABILITY_QOS ? "RELIABLE" : "BEST_EFFORT");
+  j.set("max_blocking_time_s", seconds(q.reliability().max_blocking_time));
+  j.set("history", q.history().kind == fdds::KEEP_ALL_HISTORY_QOS ? "KEEP_ALL" : "KEEP_LAST");
+  j.set("depth", q.history().depth);
+  const char* dur[] = {"VOLATILE", "TRANSIENT_LOCAL", "TRANSIENT", "PERSISTENT"};
+  j.set("durability", dur[int(q.durability().kind) & 3]);
+  Json rl = Json::object();
+  rl.set("max_samples", q.resource_limits().max_samples);
+  rl.set("max_instances", q.resource_limits().max_instances);
+  rl.set("max_samples_per_instance", q.resource_limits().max_samples_per_instance);
+  rl.set("allocated_samples", q.resource_limits().allocated_samples);
+  j.set("resource_limits", rl);
+  j.set("history_memory_policy", memory_policy(q.endpoint().history_memory_policy));
+  j.set("data_sharing", q.data_sharing().kind() == fdds::OFF ? "OFF" : q.data_sharing().kind() == fdds::ON ? "ON" : "AUTO");
+}
+
+Json writer_json(const fdds::DataWriterQos& q) {
+  Json j = Json::object();
+  common_qos_json(j, q);
+  const auto& t = q.reliable_writer_qos().times;
+  j.set("heartbeat_period_s", seconds(t.heartbeatPeriod));
+  j.set("initial_heartbeat_delay_s", seconds(t.initialHeartbeatDelay));
+  j.set("nack_response_delay_s", seconds(t.nackResponseDelay));
+  j.set("nack_supression_duration_s", seconds(t.nackSupressionDuration));
+  j.set("publish_mode", q.publish_mode().kind == fdds::ASYNCHRONOUS_PUBLISH_MODE ? "ASYNCHRONOUS" : "SYNCHRONOUS");
+  j.set("flow_controller", q.publish_mode().flow_controller_name ? q.publish_mode().flow_controller_name : "");
+  return j;
+}
+
+Json reader_json(const fdds::DataReaderQos& q) {
+  Json j = Json::object();
+  common_qos_json(j, q);
+  const auto& t = q.reliable_reader_qos().times;
+  j.set("heartbeat_response_delay_s", seconds(t.heartbeatResponseDelay));
+  j.set("initial_acknack_delay_s", seconds(t.initialAcknackDelay));
+  return j;
+}
+
+// ---- the participant ----------------------------------------------------------------------
+frtps::Locator_t udp_locator(const std::string& addr, uint32_t port) {
+  frtps::Locator_t l;
+  l.kind = LOCATOR_KIND_UDPv4;
+  frtps::IPLocator::setIPv4(l, addr);
+  l.port = port;
+  return l;
+}
+
+class Endpoint {
+ public:
+  ~Endpoint() {
+    if (participant_) {
+      participant_->delete_contained_entities();
+      fdds::DomainParticipantFactory::get_instance()->delete_participant(participant_);
+    }
+    if (sample_) type_.delete_data(sample_);
+  }
+
+  // Creates participant and topic; false with a one-line reason in error.
+  bool open(const Options& o, std::string& error) {
+    auto* factory = fdds::DomainParticipantFactory::get_instance();
+    codec_ = codec_for(o.type->name);
+    fdds::DomainParticipantQos pq;
+    if (!o.profile.empty()) {
+      if (factory->load_XML_profiles_file(o.profile) != ReturnCode_t::RETCODE_OK) {
+        error = "--profile: Fast DDS rejected the XML profile file " + o.profile + " (see stderr)";
+        return false;
+      }
+      have_profile_ = true;
+      // load_profiles() makes the file's is_default_profile="true" entries the
+      // factory's (and new publishers'/subscribers') defaults
+      factory->load_profiles();
+      if (!o.profile_name.empty()) {
+        if (factory->get_participant_qos_from_profile(o.profile_name, pq) != ReturnCode_t::RETCODE_OK) {
+          error = "--profile-name: no participant profile named '" + o.profile_name + "' in " + o.profile;
+          return false;
+        }
+      } else {
+        pq = factory->get_default_participant_qos();
+      }
+    } else {
+      pq = factory->get_default_participant_qos();
+      pq.transport().use_builtin_transports = false;
+      pq.transport().user_transports.push_back(std::make_shared<ftr::UDPv4TransportDescriptor>());
+    }
+    pq.name("linklab-probe-fastdds");
+    if (!o.interface_addr.empty()) {
+      bool any_socket = false;
+      for (auto& t : pq.transport().user_transports)
+        if (auto* s = dynamic_cast<ftr::SocketTransportDescriptor*>(t.get())) {
+          s->interfaceWhiteList = {o.interface_addr};
+          any_socket = true;
+        }
+      if (pq.transport().use_builtin_transports || !any_socket) {
+        // replace the builtins by their UDP part, bound to the interface
+        auto udp = std::make_shared<ftr::UDPv4TransportDescriptor>();
+        udp->interfaceWhiteList = {o.interface_addr};
+        pq.transport().use_builtin_transports = false;
+        pq.transport().user_transports.push_back(udp);
+      }
+    }
+    if (!o.peers.empty()) {
+      auto& b = pq.wire_protocol().builtin;
+      b.initialPeersList.clear();
+      for (const auto& p : o.peers) {
+        auto colon = p.find(':');
+        uint32_t port = colon == std::string::npos ? 0 : uint32_t(std::stoul(p.substr(colon + 1)));
+        b.initialPeersList.push_back(udp_locator(p.substr(0, colon), port));
+      }
+      // Multicast discovery off: no multicast metatraffic locator, a unicast one on
+      // the well-known port (address 0: all whitelisted interfaces).
+      b.metatrafficMulticastLocatorList.clear();
+      if (b.metatrafficUnicastLocatorList.empty())
+        b.metatrafficUnicastLocatorList.push_back(udp_locator(o.interface_addr.empty() ? "0.0.0.0" : o.interface_addr, 0));
+    }
+    participant_ = factory->create_participant(o.domain, pq);
+    if (!participant_) {
+      error = "Fast DDS could not create the participant (domain " + std::to_string(o.domain) + "; see stderr)";
+      return false;
+    }
+    type_ = fdds::TypeSupport(codec_.make_type());
+    if (type_.get_type_name() != o.type->dds_name) {
+      error = "internal: generated type name " + type_.get_type_name() + " != " + o.type->dds_name;
+      return false;
+    }
+    type_.register_type(participant_);
+    topic_ = participant_->create_topic(o.dds_topic(), type_.get_type_name(), fdds::TOPIC_QOS_DEFAULT);
+    if (!topic_) { error = "Fast DDS could not create topic " + o.dds_topic(); return false; }
+    sample_ = type_.create_data();
+    if (!sample_) { error = "could not allocate a sample"; return false; }
+    return true;
+  }
+
+  // Profile first, then the flags.
+  template <class Q>
+  void apply_flags(const Options& o, Q& q) {
+    if (!have_profile_) {  // ROS 2's default QoS profile
+      q.reliability().kind = fdds::RELIABLE_RELIABILITY_QOS;
+      q.history().kind = fdds::KEEP_LAST_HISTORY_QOS;
+      q.history().depth = 10;
+      q.durability().kind = fdds::VOLATILE_DURABILITY_QOS;
+    }
+    if (o.reliable)
+      q.reliability().kind = *o.reliable ? fdds::RELIABLE_RELIABILITY_QOS : fdds::BEST_EFFORT_RELIABILITY_QOS;
+    if (o.history) {
+      q.history().kind = o.history->keep_all ? fdds::KEEP_ALL_HISTORY_QOS : fdds::KEEP_LAST_HISTORY_QOS;
+      if (!o.history->keep_all) {
+        q.history().depth = o.history->depth;
+        if (q.resource_limits().max_samples_per_instance > 0 && q.resource_limits().max_samples_per_instance < o.history->depth)
+          q.resource_limits().max_samples_per_instance = o.history->depth;
+        if (q.resource_limits().max_samples > 0 && q.resource_limits().max_samples < o.history->depth)
+          q.resource_limits().max_samples = o.history->depth;
+      }
+    }
+    q.data_sharing().off();  // samples must cross the (emulated) network
+  }
+
+  fdds::DomainParticipant* participant_ = nullptr;
+  fdds::TypeSupport type_;
+  fdds::Topic* topic_ = nullptr;
+  void* sample_ = nullptr;
+  Codec codec_;
+  bool have_profile_ = false;
+};
+
+// ---- publisher ----------------------------------------------------------------------------
+class FastPublisher final : public linklab::Publisher {
+ public:
+  bool open(const Options& o, std::string& error) {
+    if (!ep_.open(o, error)) return false;
+    pub_ = ep_.participant_->create_publisher(fdds::PUBLISHER_QOS_DEFAULT);
+    if (!pub_) { error = "Fast DDS could not create the publisher"; return false; }
+    fdds::DataWriterQos q = pub_->get_default_datawriter_qos();
+    if (!o.profile_name.empty() &&
+        pub_->get_datawriter_qos_from_profile(o.profile_name, q) != ReturnCode_t::RETCODE_OK) {
+      error = "--profile-name: no data_writer profile named '" + o.profile_name + "' in " + o.profile;
+      return false;
+    }
+    ep_.apply_flags(o, q);
+    writer_ = pub_->create_datawriter(ep_.topic_, q);
+    if (!writer_) { error = "Fast DDS could not create the data writer with the requested QoS (see stderr)"; return false; }
+    ep_.codec_.init(ep_.sample_, o.size);
+    domain_ = o.domain;
+    return true;
+  }
+  int matched() override {
+    fdds::PublicationMatchedStatus s;
+    writer_->get_publication_matched_status(s);
+    return s.current_count;
+  }
+  bool write(uint64_t seq, int64_t t_send_ns) override {
+    ep_.codec_.stamp(ep_.sample_, seq, t_send_ns);
+    return writer_->write(ep_.sample_);
+  }
+  bool wait_acknowledged(double timeout_s) override {
+    eprosima::fastrtps::Duration_t d(timeout_s);
+    return writer_->wait_for_acknowledgments(d) == ReturnCode_t::RETCODE_OK;
+  }
+  Json applied() override {
+    Json j = Json::object();
+    j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
+    j.set("writer", writer_json(writer_->get_qos()));
+    (void)domain_;
+    return j;
+  }
+
+ private:
+  Endpoint ep_;
+  fdds::Publisher* pub_ = nullptr;
+  fdds::DataWriter* writer_ = nullptr;
+  int domain_ = 0;
+};
+
+// ---- subscriber ---------------------------------------------------------------------------
+class FastSubscriber final : public linklab::Subscriber {
+ public:
+  bool open(const Options& o, std::string& error) {
+    if (!ep_.open(o, error)) return false;
+    sub_ = ep_.participant_->create_subscriber(fdds::SUBSCRIBER_QOS_DEFAULT);
+    if (!sub_) { error = "Fast DDS could not create the subscriber"; return false; }
+    fdds::DataReaderQos q = sub_->get_default_datareader_qos();
+    if (!o.profile_name.empty() &&
+        sub_->get_datareader_qos_from_profile(o.profile_name, q) != ReturnCode_t::RETCODE_OK) {
+      error = "--profile-name: no data_reader profile named '" + o.profile_name + "' in " + o.profile;
+      return false;
+    }
+    ep_.apply_flags(o, q);
+    reader_ = sub_->create_datareader(ep_.topic_, q);
+    if (!reader_) { error = "Fast DDS could not create the data reader with the requested QoS (see stderr)"; return false; }
+    reader_->get_statuscondition().set_enabled_statuses(fdds::StatusMask::data_available());
+    waitset_.attach_condition(reader_->get_statuscondition());
+    return true;
+  }
+  int matched() override {
+    fdds::SubscriptionMatchedStatus s;
+    reader_->get_subscription_matched_status(s);
+    return s.current_count;
+  }
+  bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
+    fdds::ConditionSeq active;
+    waitset_.wait(active, eprosima::fastrtps::Duration_t(double(timeout_ns) / 1e9));
+    fdds::SampleInfo info;
+    while (reader_->take_next_sample(ep_.sample_, &info) == ReturnCode_t::RETCODE_OK) {
+      if (!info.valid_data) continue;
+      linklab::Received r;
+      ep_.codec_.read(ep_.sample_, r);
+      out.push_back(r);
+    }
+    return true;
+  }
+  Json applied() override {
+    Json j = Json::object();
+    j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
+    j.set("reader", reader_json(reader_->get_qos()));
+    return j;
+  }
+
+ private:
+  Endpoint ep_;
+  fdds::Subscriber* sub_ = nullptr;
+  fdds::DataReader* reader_ = nullptr;
+  fdds::WaitSet waitset_;
+};
+
+std::unique_ptr<linklab::Publisher> make_publisher(const Options& o, std::string& error) {
+  auto p = std::make_unique<FastPublisher>();
+  if (!p->open(o, error)) return nullptr;
+  return p;
+}
+
+std::unique_ptr<linklab::Subscriber> make_subscriber(const Options& o, std::string& error) {
+  auto s = std::make_unique<FastSubscriber>();
+  if (!s->open(o, error)) return nullptr;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Fast DDS logs to stdout by default; the probe's stdout carries only the summary.
+  {
+    using eprosima::fastdds::dds::Log;
+    auto consumer = std::make_unique<eprosima::fastdds::dds::StdoutErrConsumer>();
+    consumer->stderr_threshold(Log::Kind::Info);
+    Log::ClearConsumers();
+    Log::RegisterConsumer(std::move(consumer));
+    Log::SetVerbosity(Log::Warning);
+  }
+  linklab::Middleware mw{"fastdds",
+                         std::to_string(FASTRTPS_VERSION_MAJOR) + "." + std::to_string(FASTRTPS_VERSION_MINOR) + "." +
+                             std::to_string(FASTRTPS_VERSION_MICRO),
+                         make_publisher, make_subscriber};
+  int rc = linklab::probe_main(argc, argv, mw);
+  eprosima::fastdds::dds::Log::Flush();
+  return rc;
+}
