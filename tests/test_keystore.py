@@ -130,7 +130,7 @@ def test_mqtt_over_tls_with_keystore_certificates(keystore, tmp_path):
         broker = start_mosquitto(profiles.mosquitto_tls_config(edge, pair.edge_addr), tmp_path,
                                  netns=pair.edge)
         try:
-            common = ["--topic", "rt/secure", "--type", "Array1k", "--qos", "reliable",
+            common = ["--topic", "secure", "--type", "Array1k", "--qos", "reliable",
                       "--peer", f"{pair.edge_addr}:8883"]
             sub = start(pair.edge, [MQTT_PROBE, "sub", *common, "--profile", edge.mqtt_profile,
                                     "--count", 20, "--duration", 20, "--records", tmp_path / "s"])
@@ -141,7 +141,7 @@ def test_mqtt_over_tls_with_keystore_certificates(keystore, tmp_path):
             bare = tmp_path / "bare.conf"
             bare.write_text(f"cafile={edge.tls_ca}\n")
             intruder = start(pair.robot, [MQTT_PROBE, "pub", *common, "--profile", bare,
-                                          "--count", 1, "--records", tmp_path / "x"])
+                                          "--count", 1, "--rate", 10, "--records", tmp_path / "x"])
             pub_result, _, intruder_result = finish(pub), finish(sub), finish(intruder)
         finally:
             broker.stop()
@@ -156,7 +156,7 @@ def test_zenoh_over_tls_with_keystore_certificates(keystore, tmp_path):
     robot, edge = keystore.enclave("/linklab/robot"), keystore.enclave("/linklab/edge")
     with namespace_pair("zt") as pair:
         endpoint = f"tls/{pair.edge_addr}:7448"
-        common = ["--topic", "rt/secure", "--type", "Array4k", "--mode", "peer"]
+        common = ["--topic", "secure", "--type", "Array4k", "--mode", "peer"]
         sub = start(pair.edge, [*ZENOH_PROBE, "sub", *common, "--listen", endpoint,
                                 "--profile", edge.zenoh_profile, "--count", 20,
                                 "--duration", 30, "--records", tmp_path / "s"])

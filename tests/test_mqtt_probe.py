@@ -44,7 +44,7 @@ def pair_with_broker(tmp_path_factory):
 
 def _run(pair, broker, workdir, *, qos: str, type_: str, count: int, rate: int):
     sub_file, pub_file = workdir / f"sub-{qos}-{type_}.bin", workdir / f"pub-{qos}-{type_}.bin"
-    common = ["--topic", f"rt/mqtt_{qos}", "--type", type_, "--qos", qos,
+    common = ["--topic", f"mqtt_{qos}", "--type", type_, "--qos", qos,
               "--peer", f"{pair.edge_addr}:{broker.port}"]
     sub = start(pair.edge, [MQTT_PROBE, "sub", *common, "--count", count,
                             "--duration", 30, "--records", sub_file])

@@ -12,13 +12,21 @@ from middleware_pair import ZENOH_PROBE, finish, namespace_pair, read_records, s
 
 
 def test_command_line_matches_the_probe_protocol():
-    options = parse_options(["pub", "--topic", "/rt/chatter", "--type", "Array4k", "--rate", "10",
+    options = parse_options(["pub", "--topic", "chatter", "--type", "Array4k", "--rate", "10",
                              "--count", "5", "--peer", "10.0.0.2", "--records", "x.bin"])
     assert options.size == 4096 and options.peers == ["tcp/10.0.0.2:7447"]
+    assert options.key == "rt/chatter" and options.reliable  # ROS 2's default: reliable
     with pytest.raises(ProbeUsageError, match="client mode"):
-        parse_options(["sub", "--mode", "client", "--type", "Array1k", "--records", "x.bin"])
-    with pytest.raises(ProbeUsageError, match="--size"):
-        parse_options(["sub", "--size", "8", "--records", "x.bin"])
+        parse_options(["sub", "--topic", "t", "--mode", "client", "--type", "Array1k",
+                       "--records", "x.bin"])
+    with pytest.raises(ProbeUsageError, match="--size: Array1k carries exactly 1024"):
+        parse_options(["sub", "--topic", "t", "--type", "Array1k", "--size", "8",
+                       "--records", "x.bin"])
+    with pytest.raises(ProbeUsageError, match="--count N or --duration"):
+        parse_options(["pub", "--topic", "t", "--type", "Array1k", "--rate", "10",
+                       "--records", "x.bin"])
+    with pytest.raises(ProbeUsageError, match="without slashes"):
+        parse_options(["sub", "--topic", "/a/b", "--type", "Array1k", "--records", "x.bin"])
 
 
 def test_router_config_has_scouting_off_and_explicit_listen():
@@ -43,7 +51,7 @@ def test_peer_mode_over_tcp_across_the_pair(tmp_path):
     require_root()
     with namespace_pair("zp") as pair:
         endpoint = f"tcp/{pair.edge_addr}:7447"
-        common = ["--topic", "/rt/zenoh_peer", "--type", "Array64k", "--mode", "peer"]
+        common = ["--topic", "zenoh_peer", "--type", "Array64k", "--mode", "peer"]
         sub = start(pair.edge, [*ZENOH_PROBE, "sub", *common, "--listen", endpoint,
                                 "--count", 30, "--duration", 40, "--records", tmp_path / "s.bin"])
         wait_for_line(sub, "subscribed")
@@ -66,7 +74,7 @@ def test_client_mode_through_a_router_on_the_edge_host(tmp_path):
         router = start_zenoh_router(ZenohRouterConfig(listen=[endpoint]), tmp_path,
                                     netns=pair.edge)
         try:
-            common = ["--topic", "/rt/zenoh_router", "--type", "Array1m", "--mode", "client",
+            common = ["--topic", "zenoh_router", "--type", "Array1m", "--mode", "client",
                       "--peer", endpoint, "--qos", "best_effort"]
             sub = start(pair.edge, [*ZENOH_PROBE, "sub", *common, "--count", 10,
                                     "--duration", 40, "--records", tmp_path / "s.bin"])

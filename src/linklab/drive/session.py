@@ -106,7 +106,7 @@ def transmit(middleware: str, hosts: Hosts, plan: SquarePlan, workdir: Path) -> 
     workdir.mkdir(parents=True, exist_ok=True)
     probe = probe_command(middleware)
     pub_extra, sub_extra = _endpoints(middleware, hosts)
-    common = ["--topic", "rt/cmd_vel", "--type", "Bytes", "--size", str(TWIST_CDR_BYTES),
+    common = ["--topic", "cmd_vel", "--type", "Bytes", "--size", str(TWIST_CDR_BYTES),
               "--qos", "reliable", "--history", "keep_last:10",
               "--count", str(plan.command_count)]
     sub_records = workdir / f"{middleware}-robot.bin"
