@@ -18,8 +18,8 @@ from linklab.cli import main
 from linklab.security import profiles
 from linklab.security.keystore import create_keystore
 from middleware_pair import (
+    FASTDDS_PROBE,
     MQTT_PROBE,
-    REPO,
     ZENOH_PROBE,
     finish,
     namespace_pair,
@@ -27,8 +27,6 @@ from middleware_pair import (
     start,
     wait_for_line,
 )
-
-SECURITY_CHECK = REPO / "build" / "probes" / "checks-security" / "linklab-check-fastdds-security"
 
 
 @pytest.fixture(scope="module")
@@ -84,42 +82,52 @@ def test_fastdds_profile_selects_the_three_builtin_plugins(keystore):
     assert props["dds.sec.auth.builtin.PKI-DH.private_key"].startswith("file:///")
 
 
-def _check(netns, role, profile=None, domain=61, timeout=8, count=10):
-    argv = [SECURITY_CHECK, role, "--domain", domain, "--timeout", timeout, "--count", count]
+def _fastdds(netns, role, records, profile=None, domain=61, count=10):
+    argv = [FASTDDS_PROBE, role, "--topic", "secure", "--type", "Array1k", "--domain", domain,
+            "--count", count, "--records", records, "--match-timeout", 10]
+    if role == "pub":
+        argv += ["--rate", 20]
     if profile:
         argv += ["--profile", profile]
     return start(netns, argv)
 
 
 @pytest.mark.integration
-def test_secured_fastdds_pair_communicates(keystore):
+def test_secured_fastdds_pair_communicates(keystore, tmp_path):
     require_root()
-    assert SECURITY_CHECK.exists(), f"{SECURITY_CHECK} is not built: run scripts/setup.sh"
+    assert FASTDDS_PROBE.exists(), f"{FASTDDS_PROBE} is not built: run scripts/setup.sh"
     robot, edge = keystore.enclave("/linklab/robot"), keystore.enclave("/linklab/edge")
     with namespace_pair("ks") as pair:
-        sub = _check(pair.edge, "sub", edge.fastdds_profile, timeout=20)
-        pub = _check(pair.robot, "pub", robot.fastdds_profile, timeout=20)
-        pub_result, sub_result = finish(pub), finish(sub)
-    assert pub_result["security"] and sub_result["security"]
-    assert sub_result["matched"] and sub_result["samples"] == 10, sub_result["_stderr"][-2000:]
+        sub = _fastdds(pair.edge, "sub", tmp_path / "s.bin", edge.fastdds_profile)
+        pub = _fastdds(pair.robot, "pub", tmp_path / "p.bin", robot.fastdds_profile)
+        pub_result, sub_result = finish(pub, 60), finish(sub, 60)
+    assert pub_result["errors"] == [] and sub_result["errors"] == [], sub_result["_stderr"][-800:]
+    assert [r[0] for r in read_records(tmp_path / "s.bin")[1]] == list(range(10))
+    # the secured participants use UDP only (no shared memory across the namespaces)
+    transports = pub_result["applied"]["participant"]["transports"]
+    assert [t["kind"] for t in transports] == ["UDPv4"]
 
 
 @pytest.mark.integration
 def test_participant_without_valid_certificate_is_refused(keystore, tmp_path):
     require_root()
-    assert SECURITY_CHECK.exists(), f"{SECURITY_CHECK} is not built: run scripts/setup.sh"
+    assert FASTDDS_PROBE.exists(), f"{FASTDDS_PROBE} is not built: run scripts/setup.sh"
     # same enclave name, certificate from another CA
     rogue = create_keystore(tmp_path / "rogue", enclaves=("/linklab/robot",))
     edge = keystore.enclave("/linklab/edge")
     with namespace_pair("kr") as pair:
-        sub = _check(pair.edge, "sub", edge.fastdds_profile, domain=62, timeout=10)
-        intruders = [_check(pair.robot, "pub", rogue.enclaves[0].fastdds_profile, domain=62),
-                     _check(pair.robot, "pub", None, domain=62)]  # no security at all
-        results = [finish(p) for p in intruders]
-        sub_result = finish(sub)
-    assert [r["matched"] for r in results] == [False, False]
-    assert sub_result["security"] and not sub_result["matched"]
-    assert sub_result["samples"] == 0
+        sub = _fastdds(pair.edge, "sub", tmp_path / "s.bin", edge.fastdds_profile, domain=62)
+        intruders = [
+            _fastdds(pair.robot, "pub", tmp_path / "rogue.bin", rogue.enclaves[0].fastdds_profile,
+                     domain=62),
+            _fastdds(pair.robot, "pub", tmp_path / "plain.bin", None, domain=62),  # no security
+        ]
+        results = [finish(p, 60) for p in intruders]
+        sub_result = finish(sub, 60)
+    for result in results:
+        assert result["end_reason"] == "no_match" and result["samples"] == 0, result
+    assert sub_result["end_reason"] == "no_match" and sub_result["samples"] == 0
+    assert read_records(tmp_path / "s.bin")[1] == []
 
 
 @pytest.mark.integration
