@@ -1,0 +1,222 @@
+"""Metrics of one cell: pure functions over probe record arrays.
+
+Record files follow DESIGN.md "Probes": a 16-byte header (magic ``LLREC1\\0\\0``, u32
+record size = 28, u32 role 0 = subscriber / 1 = publisher), then packed little-endian
+records ``<QqqI``: seq, t_send_ns, t_recv_ns (0 in publisher files), bytes. All times
+are CLOCK_MONOTONIC of one kernel, so t_recv - t_send is the one-way latency.
+
+Definitions (seed 000 = ../shared/seeds/000_10b8b18b6f5db8a8.txt, §V-B):
+- reception rate (Hz) = messages received / (t_last - t_first), times of reception;
+- average latency = mean of t_recv - t_send; jitter = standard deviation of latency;
+- a cell whose mean latency exceeds 100 publish intervals is shown as "—" (Table II
+  caption); one that did not complete is "—" too. Here such cells are marked
+  ``failed`` with a reason and keep every number that was measured.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from linklab.errors import LinklabError
+
+MAGIC = b"LLREC1\0\0"
+HEADER = struct.Struct("<8sII")
+ROLE_SUBSCRIBER = 0
+ROLE_PUBLISHER = 1
+RECORD_DTYPE = np.dtype([("seq", "<u8"), ("t_send_ns", "<i8"), ("t_recv_ns", "<i8"),
+                         ("bytes", "<u4")])
+assert RECORD_DTYPE.itemsize == 28
+
+# Table II caption: latency above 100 transmission intervals is "—".
+LATENCY_LIMIT_INTERVALS = 100
+
+
+class RecordFileError(LinklabError):
+    """A record file that is not in the probe format."""
+
+
+def empty_records() -> np.ndarray:
+    return np.zeros(0, dtype=RECORD_DTYPE)
+
+
+def read_records(path: str | Path) -> tuple[int, np.ndarray]:
+    """(role, records) of a record file. A file cut mid-record keeps the whole records."""
+    data = Path(path).read_bytes()
+    if len(data) < HEADER.size:
+        raise RecordFileError(f"{path}: {len(data)} bytes, shorter than the 16-byte header")
+    magic, size, role = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise RecordFileError(f"{path}: not a linklab record file (magic {magic!r})")
+    if size != RECORD_DTYPE.itemsize:
+        raise RecordFileError(f"{path}: record size {size}, expected {RECORD_DTYPE.itemsize}")
+    body = data[HEADER.size:]
+    whole = len(body) // size * size
+    return role, np.frombuffer(body[:whole], dtype=RECORD_DTYPE).copy()
+
+
+def write_records(path: str | Path, role: int, records: np.ndarray) -> None:
+    """Write a record file (used for hand-made test files and for re-encoding)."""
+    with open(path, "wb") as out:
+        out.write(HEADER.pack(MAGIC, RECORD_DTYPE.itemsize, role))
+        out.write(np.asarray(records, dtype=RECORD_DTYPE).tobytes())
+
+
+def make_records(rows: list[tuple[int, int, int, int]]) -> np.ndarray:
+    return np.array(rows, dtype=RECORD_DTYPE)
+
+
+# --- metrics ------------------------------------------------------------------------
+
+def unique_received(sub: np.ndarray) -> np.ndarray:
+    """Subscriber records with duplicates of a sequence number removed (first kept)."""
+    if len(sub) == 0:
+        return sub
+    _, first = np.unique(sub["seq"], return_index=True)
+    return sub[np.sort(first)]
+
+
+def reception_rate_hz(sub: np.ndarray) -> float:
+    """Received / (t_last - t_first) over reception times (seed 000 §V-B). NaN if < 2."""
+    if len(sub) < 2:
+        return math.nan
+    span_s = (int(sub["t_recv_ns"].max()) - int(sub["t_recv_ns"].min())) / 1e9
+    return len(sub) / span_s if span_s > 0 else math.nan
+
+
+def latencies_ms(sub: np.ndarray) -> np.ndarray:
+    return (sub["t_recv_ns"].astype(np.int64) - sub["t_send_ns"].astype(np.int64)) / 1e6
+
+
+def goodput_bit_s(sub: np.ndarray) -> float:
+    """Payload bits received / reception span (same span as the reception rate)."""
+    if len(sub) < 2:
+        return math.nan
+    span_s = (int(sub["t_recv_ns"].max()) - int(sub["t_recv_ns"].min())) / 1e9
+    return float(sub["bytes"].astype(np.int64).sum()) * 8 / span_s if span_s > 0 else math.nan
+
+
+def rate_bins_hz(sub: np.ndarray, origin_ns: int, n_bins: int | None = None,
+                 bin_s: float = 1.0) -> list[int]:
+    """Samples received in each ``bin_s`` window after ``origin_ns`` (per second = Hz).
+
+    Seed 000 Fig. 7 plots exactly this: reception rate in 1-second bins across an outage.
+    Samples before the origin are left out.
+    """
+    t = (sub["t_recv_ns"].astype(np.int64) - int(origin_ns)) / 1e9
+    t = t[t >= 0]
+    if n_bins is None:
+        n_bins = int(math.floor(t.max() / bin_s)) + 1 if len(t) else 0
+    counts = np.zeros(n_bins, dtype=np.int64)
+    index = np.floor(t / bin_s).astype(np.int64)
+    index = index[index < n_bins]
+    np.add.at(counts, index, 1)
+    return [round(c / bin_s, 6) if bin_s != 1.0 else int(c) for c in counts]
+
+
+@dataclass
+class CellMetrics:
+    """What one cell measured. NaN where nothing was measured."""
+
+    published: int = 0
+    received: int = 0
+    duplicates: int = 0
+    delivery_ratio: float = math.nan
+    reception_rate_hz: float = math.nan
+    latency_mean_ms: float = math.nan
+    latency_p50_ms: float = math.nan
+    latency_p95_ms: float = math.nan
+    latency_p99_ms: float = math.nan
+    latency_max_ms: float = math.nan
+    jitter_ms: float = math.nan
+    goodput_bit_s: float = math.nan
+    publish_rate_hz: float = math.nan
+    bytes_published: int = 0
+    wire_bytes: int | None = None
+    wire_amplification: float = math.nan  # wire bytes / bytes published (incl. warm-up)
+    model_amplification: float = math.nan  # the model's R_DDS / R_pub for this cell
+    rate_bins_hz: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
+            warmup_bytes: int = 0, model_amplification: float = math.nan,
+            bins_origin_ns: int | None = None, n_bins: int | None = None) -> CellMetrics:
+    """All metrics of a cell from its publisher and subscriber records.
+
+    ``warmup_bytes``: payload of the warm-up samples the publisher sent before the
+    measured ones; they crossed the link too, so wire amplification counts them as
+    published.
+    """
+    received = unique_received(sub)
+    m = CellMetrics()
+    m.published = int(len(pub))
+    m.received = int(len(received))
+    m.duplicates = int(len(sub) - len(received))
+    m.bytes_published = int(pub["bytes"].astype(np.int64).sum()) if len(pub) else 0
+    if m.published:
+        m.delivery_ratio = m.received / m.published
+    if m.published >= 2:
+        span_s = (int(pub["t_send_ns"].max()) - int(pub["t_send_ns"].min())) / 1e9
+        if span_s > 0:
+            m.publish_rate_hz = m.published / span_s
+    m.reception_rate_hz = reception_rate_hz(received)
+    m.goodput_bit_s = goodput_bit_s(received)
+    if len(received):
+        lat = latencies_ms(received)
+        m.latency_mean_ms = float(lat.mean())
+        m.latency_p50_ms, m.latency_p95_ms, m.latency_p99_ms = (
+            float(v) for v in np.percentile(lat, [50, 95, 99]))
+        m.latency_max_ms = float(lat.max())
+        m.jitter_ms = float(lat.std())  # population standard deviation (seed 000 §V-B)
+    m.wire_bytes = wire_bytes
+    if wire_bytes is not None and m.bytes_published:
+        m.wire_amplification = wire_bytes / (m.bytes_published + warmup_bytes)
+    m.model_amplification = model_amplification
+    if bins_origin_ns is not None:
+        m.rate_bins_hz = rate_bins_hz(received, bins_origin_ns, n_bins)
+    return m
+
+
+# --- failure marking ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the processes of a cell ended."""
+
+    publisher_finished: bool  # published all its messages (writes that did not fail)
+    publisher_exit: int | None  # None: killed by the runner (still running at the deadline)
+    subscriber_exit: int | None
+    expects_all: bool  # RELIABLE + KEEP_ALL: every published sample must arrive
+    publisher_signalled: bool = False  # the runner stopped it (not a crash)
+    subscriber_signalled: bool = False
+
+
+def failure_reason(metrics: CellMetrics, outcome: Outcome, interval_s: float,
+                   expected: int) -> str | None:
+    """Why a cell failed, or None. Order: crash, not completed, latency above the limit."""
+    for role, code, signalled in (
+            ("publisher", outcome.publisher_exit, outcome.publisher_signalled),
+            ("subscriber", outcome.subscriber_exit, outcome.subscriber_signalled)):
+        if code is not None and code != 0 and not signalled:
+            how = f"signal {-code}" if code < 0 else f"exit status {code}"
+            return f"crashed: {role} ended with {how}"
+    if not outcome.publisher_finished:
+        return (f"not completed: publisher wrote {metrics.published}/{expected} "
+                "(writes blocked or failed, or stopped at the deadline)")
+    if metrics.received == 0:
+        return "not completed: nothing received"
+    if outcome.expects_all and metrics.received < metrics.published:
+        return (f"not completed: received {metrics.received}/{metrics.published} "
+                "before the deadline")
+    limit_ms = LATENCY_LIMIT_INTERVALS * interval_s * 1000
+    if metrics.latency_mean_ms > limit_ms:
+        return (f"latency: mean {metrics.latency_mean_ms:.0f} ms > {limit_ms:.0f} ms "
+                f"({LATENCY_LIMIT_INTERVALS} publish intervals)")
+    return None

@@ -1,0 +1,275 @@
+"""The run directory: what a bench run leaves behind, written as it goes.
+
+This docstring is the contract for everything that reads a run (``linklab report``, the
+HTML report, comparisons). Format version 1::
+
+    RUN_DIR/
+      run.json          description of the run (below); rewritten atomically
+      cells.parquet     one row per finished cell; rewritten atomically after each cell
+      cells.jsonl       the same rows, one JSON object a line, appended after each cell
+      records/<cell_id>/
+        pub.bin, sub.bin     probe record files (linklab.bench.metrics, DESIGN.md "Probes")
+        pub.json, sub.json   each probe's JSON summary line ("applied": what the middleware
+                             really used), exit status, CPU seconds and peak RSS
+        pub.log, sub.log     the probes' stderr
+        counters.json        interface byte counters before/after (from the link)
+      profiles/<file>.xml    every DDS profile a cell used (default, large_data, tuned ones)
+
+``run.json`` keys:
+- ``format_version`` (int, 1), ``created_utc``, ``updated_utc`` (ISO 8601), ``finished``
+  (bool: every planned cell has a row), ``interrupted`` (bool: last session ended by a
+  signal);
+- ``scenario``: ``path``, ``name``, ``title``, ``source``, ``fixed`` and ``axes`` (values in
+  SI units: bytes, Hz, s), ``trials``, ``text`` (the YAML as read); ``options``: ``quick``,
+  ``repeat``;
+- ``versions``: ``linklab``, ``git_commit`` (+ ``git_dirty``), ``kernel``, ``python``, and
+  one entry per middleware package (Debian package versions, Python bindings);
+- ``links``: preset name -> the parameters and the stages the link applied
+  (as reported by linklab.link);
+- ``profiles``: file name (under profiles/) -> {``profile``, ``cell_ids``, tuning input};
+- ``planned``: the cell ids of the matrix, in run order; ``estimated_s``;
+- ``link_run_names``: the linklab.link run names this run used (one per session), so its
+  hosts were the namespaces ``linklab-<name>-robot`` / ``linklab-<name>-edge``.
+
+``cells.parquet`` columns (one row per cell; NaN = not measured):
+- identity and axes: ``index``, ``cell_id``, ``middleware``, ``profile``, ``link``,
+  ``payload_bytes``, ``rate_hz``, ``qos``, ``history`` (what was asked: keep_all,
+  keep_last:N, tuned), ``history_applied`` (what was passed to the probe), ``type``,
+  ``count``, ``duration_s``, ``warmup_s``, ``outage_start_s``, ``grace_s``, ``trial``;
+- outcome: ``status`` ("ok" | "failed"), ``failure_reason`` (null when ok; starts with
+  "crashed:", "not completed:", "latency:" or "error:");
+- metrics (see linklab.bench.metrics): ``published``, ``received``, ``duplicates``,
+  ``delivery_ratio``, ``reception_rate_hz``, ``latency_mean_ms``, ``latency_p50_ms``,
+  ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``jitter_ms``,
+  ``goodput_bit_s``, ``publish_rate_hz``, ``bytes_published``, ``wire_bytes``,
+  ``wire_amplification`` (interface bytes, both directions, / payload bytes published
+  including the ``warmup_samples``), ``model_amplification``
+  (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
+  the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
+  ``outage_at_s`` (when the outage really began, seconds after the first measured
+  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones);
+- probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
+- bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
+
+A killed run loses at most the cell in flight: ``linklab bench --resume RUN_DIR`` reads
+run.json, skips every cell id that has a row and runs the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from linklab import __version__
+from linklab.errors import UsageError
+
+FORMAT_VERSION = 1
+RUN_JSON = "run.json"
+CELLS_PARQUET = "cells.parquet"
+CELLS_JSONL = "cells.jsonl"
+
+# Debian packages whose versions a run records.
+PACKAGES = ("libfastrtps-dev", "fastdds-tools", "libfastcdr-dev", "cyclonedds-dev",
+            "cyclonedds-tools", "mosquitto", "libmosquitto-dev", "nftables", "iproute2")
+PYTHON_PACKAGES = ("cyclonedds", "eclipse-zenoh", "paho-mqtt")
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def collect_versions(repo: Path | None = None) -> dict[str, Any]:
+    """Versions of linklab (and its git commit), the kernel and every middleware."""
+    versions: dict[str, Any] = {"linklab": __version__, "kernel": platform.release(),
+                                "python": platform.python_version()}
+    repo = repo or Path(__file__).resolve().parents[3]
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, timeout=10)
+        versions["git_commit"] = commit.stdout.strip() or None
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        versions["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        versions["git_commit"] = None
+    for package in PACKAGES:
+        try:
+            out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package],
+                                 capture_output=True, text=True, timeout=10)
+            versions[package] = out.stdout.strip() if out.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError):
+            versions[package] = None
+    from importlib import metadata
+    for package in PYTHON_PACKAGES:
+        try:
+            versions[f"python:{package}"] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[f"python:{package}"] = None
+    return versions
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN -> null in JSON
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass
+class RunStore:
+    """A run directory being written (or read)."""
+
+    root: Path
+    info: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    # --- creating and opening ---------------------------------------------------------
+
+    @classmethod
+    def create(cls, root: Path, *, scenario: dict[str, Any], options: dict[str, Any],
+               planned: list[str], estimated_s: float,
+               versions: dict[str, Any] | None = None) -> RunStore:
+        root = Path(root)
+        if (root / RUN_JSON).exists():
+            raise UsageError(f"{root} already holds a run; use --resume {root} to continue it",
+                             argument="--out")
+        (root / "records").mkdir(parents=True, exist_ok=True)
+        (root / "profiles").mkdir(exist_ok=True)
+        info = {
+            "format_version": FORMAT_VERSION,
+            "created_utc": now_utc(),
+            "updated_utc": now_utc(),
+            "finished": False,
+            "interrupted": False,
+            "scenario": scenario,
+            "options": options,
+            "versions": versions if versions is not None else collect_versions(),
+            "links": {},
+            "profiles": {},
+            "planned": planned,
+            "estimated_s": estimated_s,
+        }
+        store = cls(root, info)
+        store.save_info()
+        return store
+
+    @classmethod
+    def open(cls, root: Path) -> RunStore:
+        root = Path(root)
+        path = root / RUN_JSON
+        if not path.is_file():
+            raise UsageError(f"{root} is not a run directory (no {RUN_JSON})",
+                             argument="RUN_DIR")
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise UsageError(f"{path} is unreadable: {error}", argument="RUN_DIR") from None
+        version = info.get("format_version")
+        if version != FORMAT_VERSION:
+            raise UsageError(f"{path}: format version {version}, this linklab reads "
+                             f"{FORMAT_VERSION}", argument="RUN_DIR")
+        return cls(root, info, read_rows(root))
+
+    # --- writing ------------------------------------------------------------------------
+
+    def save_info(self) -> None:
+        self.info["updated_utc"] = now_utc()
+        _atomic_write(self.root / RUN_JSON,
+                      (json.dumps(_jsonable(self.info), indent=2) + "\n").encode())
+
+    def cell_dir(self, cell_id: str) -> Path:
+        path = self.root / "records" / cell_id
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def add_profile(self, file_name: str, xml: str, meta: dict[str, Any],
+                    cell_id: str) -> str:
+        path = self.root / "profiles" / file_name
+        if not path.exists() or path.read_text() != xml:
+            _atomic_write(path, xml.encode())
+        entry = self.info["profiles"].setdefault(file_name, dict(meta, cell_ids=[]))
+        if cell_id not in entry["cell_ids"]:
+            entry["cell_ids"].append(cell_id)
+        return file_name
+
+    def record_link(self, preset: str, description: dict[str, Any]) -> None:
+        self.info["links"][preset] = description
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Add one finished cell: jsonl append first, then the parquet file, then run.json."""
+        row = dict(row)
+        self.rows = [r for r in self.rows if r["cell_id"] != row["cell_id"]] + [row]
+        with open(self.root / CELLS_JSONL, "a") as out:
+            out.write(json.dumps(_jsonable(row)) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        write_parquet(self.root / CELLS_PARQUET, self.rows)
+        done = {r["cell_id"] for r in self.rows}
+        self.info["finished"] = all(c in done for c in self.info.get("planned", []))
+        self.save_info()
+
+    def done_ids(self) -> set[str]:
+        return {r["cell_id"] for r in self.rows}
+
+
+def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    table = pa.Table.from_pylist(rows)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_rows(root: Path) -> list[dict[str, Any]]:
+    """The cells of a run. cells.parquet is the truth; rows only in cells.jsonl (a kill
+    between the two writes) are added from there."""
+    rows: list[dict[str, Any]] = []
+    parquet = root / CELLS_PARQUET
+    if parquet.exists():
+        rows = pq.read_table(parquet).to_pylist()
+    have = {r["cell_id"] for r in rows}
+    jsonl = root / CELLS_JSONL
+    if jsonl.exists():
+        for line in jsonl.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill
+            if row.get("cell_id") not in have:
+                rows.append({k: (float("nan") if v is None and k.endswith(
+                    ("_ms", "_hz", "_ratio", "_s", "_amplification")) else v)
+                    for k, v in row.items()})
+                have.add(row["cell_id"])
+    rows.sort(key=lambda r: r.get("index", 0))
+    return rows

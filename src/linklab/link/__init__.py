@@ -1,0 +1,59 @@
+"""Emulated hosts and impaired links: network-namespace hosts joined by impaired links.
+
+Python API (for the bench and tests)::
+
+    from linklab.link import testbed
+
+    with testbed(preset="wifi-severe", topology="pair", name="cell7",
+                 loss=None, rate=None, outage=None, mtu=None) as bed:
+        bed.hosts            # {"robot": Host(name, netns, address, interface), "edge": ...}
+        bed.hosts["edge"].address            # "10.77.0.100"
+        sub = bed.popen("edge", ["probe", "sub", ...], stdout=PIPE)   # inside a host
+        bed.run("robot", ["ping", "-c", "1", bed.hosts["edge"].address])
+        bed.counters()       # {"stages": [{link, direction, kind, params, passed_packets,
+                             #   passed_bytes, dropped_packets, dropped_bytes}, ...],
+                             #  "interfaces": {host: {ifname: {rx_bytes, tx_bytes, ...}}}}
+        bed.outage_t0        # CLOCK_MONOTONIC ns the outage schedule counts from, or None
+        bed.outage_events()  # measured switch times of the outage windows
+        bed.status()         # everything `linklab link status --json` shows
+
+* ``preset``: a name from ``presets.yaml`` (``wifi-ideal``, ``wifi-mild``, ``wifi-severe``,
+  ``wifi-outage``, ``ethernet-1g``, ``lan-2.5g``) or None for a clean link.
+* Overrides (strings with units, as on the command line): ``loss="1%"``,
+  ``rate="100Mbit/s"``, ``outage="10s+20s"`` (or ``"5s+2s/30s"``, repeating),
+  ``mtu=1500``; per direction: ``loss={"up": "1%", "down": "20%"}`` or
+  ``loss="up=1%,down=20%"``. ``up`` is robot -> edge. Userspace-emulator fields
+  (``delay``, ``jitter``, ``burst_loss``, ``trace``) need the emu wire; without it
+  ``testbed()`` raises ``EnvironmentProblem`` before anything is built.
+* ``topology``: ``pair`` (robot, edge), ``star`` (``hosts=N`` robots robot1..N, ap, edge;
+  the rate is shared), ``chain`` (robot, ap, edge; ap routes). See ``topology.py``.
+* ``arm_outage=False`` builds the outage rules but starts the schedule only when you call
+  ``bed.arm_outage(t0_ns=None)`` (e.g. when the publishers start); it returns t0.
+* Leaving the block -- normally, by an exception, or by SIGINT/SIGTERM/SIGHUP of this
+  process -- takes everything down. After a SIGKILL, ``linklab link clean`` does.
+* ``up(...)`` returns a ``Testbed`` that stays up (what ``linklab link up`` uses);
+  ``open_run(name)`` reopens a run from any process; ``clean(name=, prefix=)``.
+
+Every change goes through one journal (``journal.py``) persisted under ``/run/linklab``
+(``$LINKLAB_STATE_DIR``); nothing is made outside the run's namespaces
+(``linklab-<run>-<host>``; interfaces, nft tables and qdiscs carry the run's tag).
+Stages: ``stages.py``. Wires (veth, or a userspace relay added by the emu package):
+``wires/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from linklab.link.testbed import (
+    Host,
+    Testbed,
+    clean,
+    design,
+    down,
+    open_run,
+    residue,
+    testbed,
+    up,
+)
+
+__all__ = ["Host", "Testbed", "clean", "design", "down", "open_run", "residue", "testbed",
+           "up"]

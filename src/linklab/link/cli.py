@@ -1,0 +1,173 @@
+"""``linklab link up|status|exec|down|clean``: a thin shell over ``linklab.link``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Any
+
+import typer
+
+from linklab.errors import LinklabError
+from linklab.output import console, print_json
+
+NAME_HELP = "Run name (namespaces are linklab-NAME-HOST)."
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    spec = status["spec"]
+    console.print(f"[bold]link {status['name']}[/bold]  topology {status['topology']}  "
+                  f"preset {spec['preset'] or '(none)'}  mtu {spec['mtu']}")
+    if spec.get("source"):
+        console.print(f"  source: {spec['source']}")
+    console.print("  hosts:")
+    for name, host in status["hosts"].items():
+        addresses = ", ".join(host["addresses"]) or "(bridge only)"
+        console.print(f"    {name:<8} {host['netns']:<28} {addresses}")
+    for link in status["links"]:
+        console.print(f"  link {link['name']} ({link['wire']}): "
+                      f"{link['robot_side']} <-> {link['edge_side']}")
+    console.print("  stages (packets/bytes passed, dropped):")
+    stages = status["counters"]["stages"]
+    if not stages:
+        console.print("    none (a clean link; offloads off, MTU set)")
+    for st in stages:
+        params = st["params"].get("text") or st["params"].get("schedule") or st["params"]
+        console.print(f"    {st['link']:<10} {st['direction']:<4} {st['kind']:<7} {params!s:<14}"
+                      f" passed {_fmt(st.get('passed_packets'))} pkt / "
+                      f"{_fmt(st.get('passed_bytes'))} B, dropped "
+                      f"{_fmt(st.get('dropped_packets'))} pkt")
+    if status.get("outage"):
+        outage = status["outage"]
+        console.print(f"  outage {outage['schedule']}: t0 = {outage['t0_ns']} ns "
+                      f"(CLOCK_MONOTONIC), {len(outage['events'])} switches so far")
+    sample = next(iter(status["socket_buffers"].values()), {})
+    if sample:
+        parts = [f"{k.split('.')[-1]}={v['effective']}" + ("" if v["applied"] else "*")
+                 for k, v in sample.items()]
+        console.print("  socket buffers: " + ", ".join(parts)
+                      + ("  (* read-only in a child namespace on this kernel: host value)"
+                         if any(not v["applied"] for v in sample.values()) else ""))
+    for note in status.get("notes", []):
+        console.print(f"  note: {note}")
+
+
+def register(app: typer.Typer) -> None:
+    link = typer.Typer(name="link", no_args_is_help=True,
+                       help="Emulated hosts and impaired links (network namespaces).")
+    app.add_typer(link, name="link")
+
+    @link.command("up")
+    def up_command(
+        preset: str = typer.Argument(None, help="Preset: wifi-ideal, wifi-mild, wifi-severe, "
+                                     "wifi-outage, ethernet-1g, lan-2.5g."),
+        topology: str = typer.Option("pair", "--topology", help="pair | star | chain."),
+        hosts: int = typer.Option(1, "--hosts", help="Robots in a star topology."),
+        loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1% or up=1%,down=20%."),
+        rate: str = typer.Option(None, "--rate", help="Rate limit, e.g. 433Mbit/s."),
+        outage: str = typer.Option(None, "--outage",
+                                   help="START+LENGTH[/PERIOD], e.g. 10s+20s or 5s+2s/30s."),
+        mtu: str = typer.Option(None, "--mtu", help="MTU in bytes, e.g. 1500."),
+        name: str = typer.Option("default", "--name", help=NAME_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+    ) -> None:
+        """Build hosts and links; they stay up until `linklab link down`."""
+        from linklab.link import userns
+        from linklab.link.testbed import up
+
+        if userns.should_delegate():
+            raise typer.Exit(userns.delegate_up(name))
+        bed = up(preset, topology=topology, hosts=hosts, name=name, loss=loss, rate=rate,
+                 outage=outage, mtu=mtu)
+        status = bed.status()
+        if as_json:
+            print_json(status)
+        else:
+            _print_status(status)
+
+    @link.command("status")
+    def status_command(
+        name: str = typer.Option(None, "--name", help=NAME_HELP + " Default: every run."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Hosts, addresses, applied stages and their counters."""
+        from linklab.link import userns
+        from linklab.link.testbed import list_runs, open_run
+
+        if userns.should_delegate():
+            raise typer.Exit(userns.delegate(name))
+        names = [name] if name else list_runs()
+        statuses = [open_run(n).status() for n in names]
+        if as_json:
+            print_json(statuses[0] if name else statuses)
+            return
+        if not statuses:
+            console.print("no linklab link is up")
+        for status in statuses:
+            _print_status(status)
+
+    @link.command("exec", context_settings={"allow_extra_args": True,
+                                            "ignore_unknown_options": True})
+    def exec_command(
+        host: str = typer.Argument(..., help="Host: robot, edge, ap, robot1..N."),
+        command: list[str] = typer.Argument(..., help="Command (after --)."),
+        name: str = typer.Option("default", "--name", help=NAME_HELP),
+    ) -> None:
+        """Run a command inside a host: linklab link exec edge -- ping 10.77.0.1"""
+        from linklab.link import userns
+        from linklab.link.testbed import open_run
+
+        if userns.should_delegate():
+            raise typer.Exit(userns.delegate(name))
+        bed = open_run(name)
+        argv = bed.argv(host, command)
+        try:
+            code = subprocess.call(argv)
+        except FileNotFoundError as error:
+            raise LinklabError(f"cannot run {command[0]!r}: {error}") from None
+        raise typer.Exit(code)
+
+    @link.command("down")
+    def down_command(
+        name: str = typer.Option("default", "--name", help=NAME_HELP),
+    ) -> None:
+        """Take a run down: undo every change it made, newest first."""
+        from linklab.link import userns
+        from linklab.link.testbed import down
+
+        if userns.should_delegate():
+            raise typer.Exit(userns.delegate_down(name))
+        problems = down(name)
+        if problems:
+            raise LinklabError("; ".join(problems))
+        console.print(f"link {name} is down")
+
+    @link.command("clean")
+    def clean_command(
+        name: str = typer.Option(None, "--name", help="Only this run."),
+        prefix: str = typer.Option(None, "--prefix", help="Only runs whose name starts so."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Remove whatever linklab left behind (and only that)."""
+        from linklab.link import userns
+        from linklab.link.testbed import clean
+
+        if userns.should_delegate():
+            raise typer.Exit(userns.delegate_clean(name, prefix))
+        report = clean(name=name, prefix=prefix)
+        if as_json:
+            print_json(report)
+        else:
+            for key in ("runs_removed", "namespaces_removed", "skipped", "problems"):
+                for item in report[key]:
+                    console.print(f"{key.replace('_', ' ')}: {item}")
+            if not any(report.values()):
+                console.print("nothing to clean")
+        if report["problems"]:
+            raise typer.Exit(1)
+
+    _ = os  # keep import for type checkers

@@ -1,0 +1,188 @@
+"""Journaled network operations used by wires and stages (each one records its undo).
+
+Wires and stages never call ``ip``/``tc``/``nft`` themselves; they call these methods,
+so every change of a run is in its journal and ``down`` can undo it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from linklab.link.journal import Journal
+from linklab.link.topology import Port
+
+OFFLOADS = ("gso", "tso", "gro")
+
+
+def nft_name(text: str) -> str:
+    """nft identifiers: letters, digits and underscores."""
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+class NetOps:
+    def __init__(self, journal: Journal, tag: str):
+        self.journal = journal
+        self.tag = tag
+        self.table = f"linklab_{tag}"
+        self._ingress: set[tuple[str, str]] = set()
+        self._tables: set[tuple[str, str]] = set()
+        self._ifbs: set[tuple[str, str]] = set()
+
+    # --- namespaces and links ----------------------------------------------------------
+
+    def add_netns(self, netns: str) -> None:
+        self.journal.change(f"namespace {netns}", ["ip", "netns", "add", netns],
+                            ["ip", "netns", "delete", netns])
+        self.ip(netns, ["link", "set", "lo", "up"], undo=None)
+
+    def ip(self, netns: str, args: list[str], undo: list[str] | None,
+           what: str | None = None) -> str:
+        return self.journal.change(what or f"ip {' '.join(args)}", ["ip", "-n", netns, *args],
+                                   ["ip", "-n", netns, *undo] if undo else None)
+
+    def tc(self, netns: str, args: list[str], undo: list[str] | None) -> str:
+        return self.journal.change(f"tc {' '.join(args)}", ["tc", "-n", netns, *args],
+                                   ["tc", "-n", netns, *undo] if undo else None)
+
+    def veth(self, a: Port, b: Port) -> None:
+        """A veth pair made directly inside the two namespaces (never in the root one)."""
+        self.ip(a.netns, ["link", "add", a.ifname, "type", "veth", "peer", "name", b.ifname,
+                          "netns", b.netns], undo=["link", "del", a.ifname],
+                what=f"veth {a.netns}/{a.ifname} <-> {b.netns}/{b.ifname}")
+
+    def offloads_off(self, netns: str, ifname: str) -> None:
+        args = [arg for feature in OFFLOADS for arg in (feature, "off")]
+        undo = [arg for feature in OFFLOADS for arg in (feature, "on")]
+        self.journal.change(f"offloads off {netns}/{ifname}", ["ethtool", "-K", ifname, *args],
+                            ["ethtool", "-K", ifname, *undo], netns)
+
+    def sysctl(self, netns: str, key: str, value: str) -> bool:
+        """Set a per-namespace sysctl; False if the kernel keeps it read-only there."""
+        path = "/proc/sys/" + key.replace(".", "/")
+        old = self.journal.shell.run(["cat", path], netns, check=False)
+        if old.returncode != 0:
+            return False
+        writable = self.journal.shell.run(["test", "-w", path], netns, check=False)
+        if writable.returncode != 0:
+            return False
+        previous = " ".join(old.stdout.split())
+        self.journal.change(f"sysctl {netns} {key}={value}",
+                            ["sysctl", "-q", "-w", f"{key}={value}"],
+                            ["sysctl", "-q", "-w", f"{key}={previous}"], netns)
+        return True
+
+    def read_sysctl(self, netns: str, key: str) -> str | None:
+        path = "/proc/sys/" + key.replace(".", "/")
+        result = self.journal.shell.run(["cat", path], netns, check=False)
+        return " ".join(result.stdout.split()) if result.returncode == 0 else None
+
+    # --- nftables: one netdev table per namespace, one ingress chain per port -----------
+
+    def nft(self, netns: str, script: str, undo: str | None, what: str) -> None:
+        self.journal.change(what, ["nft", "-f", "-"],
+                            ["nft", *undo.split()] if undo else None, netns, input=script)
+
+    def ingress_chain(self, port: Port, prerouting: bool = False) -> tuple[str, str]:
+        """The nft chain that sees what arrives on ``port`` (made on first use).
+
+        Normally a netdev chain on the port's ingress hook (sees every frame first).
+        When the port's ingress is shaped through an ifb, the kernel skips nft's ingress
+        hook for the frames the ifb re-injects, so such a port gets a chain on the inet
+        prerouting hook instead (``prerouting=True``; IP packets, priority -300, before
+        conntrack). Returns (family, chain name).
+        """
+        family = "inet" if prerouting else "netdev"
+        key = f"{family} {self.table}"
+        if (port.netns, key) not in self._tables:
+            self.nft(port.netns, f"add table {key}\n", f"delete table {key}",
+                     f"nft table {port.netns}/{key}")
+            self._tables.add((port.netns, key))
+        chain = "in_" + nft_name(port.ifname)
+        if (port.netns, chain) not in self._ingress:
+            if prerouting:
+                script = (f"add chain {key} prerouting {{ type filter hook prerouting "
+                          f"priority -300 ; policy accept ; }}\n"
+                          f"add chain {key} {chain}\n"
+                          f"add rule {key} prerouting iifname \"{port.ifname}\" jump {chain}\n")
+            else:
+                script = (f"add chain {key} {chain} {{ type filter hook ingress "
+                          f"device \"{port.ifname}\" priority 0 ; policy accept ; }}\n")
+            self.nft(port.netns, script, None, f"nft chain {port.netns}/{family}/{chain}")
+            self._ingress.add((port.netns, chain))
+        return family, chain
+
+    def nft_counter(self, netns: str, family: str, name: str) -> None:
+        self.nft(netns, f"add counter {family} {self.table} {name}\n", None,
+                 f"nft counter {netns}/{name}")
+
+    def nft_rule(self, netns: str, family: str, chain: str, rule: str) -> None:
+        self.nft(netns, f"add rule {family} {self.table} {chain} {rule}\n", None,
+                 f"nft rule {netns}/{chain}: {rule}")
+
+    # --- ifb: the ingress side of a port, as an egress we can shape ---------------------
+
+    def ifb(self, port: Port, ifb: str) -> None:
+        """Redirect everything arriving on ``port`` through ifb device ``ifb``.
+
+        ``matchall`` is not in every kernel, so the redirect is a u32 match-all filter.
+        """
+        if (port.netns, ifb) in self._ifbs:
+            return
+        self.ip(port.netns, ["link", "add", ifb, "type", "ifb"], undo=["link", "del", ifb])
+        self.offloads_off(port.netns, ifb)
+        self.ip(port.netns, ["link", "set", ifb, "up"], undo=None)
+        self.tc(port.netns, ["qdisc", "add", "dev", port.ifname, "handle", "ffff:", "ingress"],
+                undo=["qdisc", "del", "dev", port.ifname, "handle", "ffff:", "ingress"])
+        self.tc(port.netns, ["filter", "add", "dev", port.ifname, "parent", "ffff:",
+                             "protocol", "all", "u32", "match", "u32", "0", "0",
+                             "action", "mirred", "egress", "redirect", "dev", ifb], undo=None)
+        self._ifbs.add((port.netns, ifb))
+
+
+# --- reading counters ------------------------------------------------------------------------
+
+class Snapshot:
+    """Counters read once per namespace, for stages to pick their numbers from."""
+
+    def __init__(self, journal: Journal, table: str,
+                 relay: dict[tuple[str, str, str], dict[str, Any]] | None = None):
+        self.shell = journal.shell
+        self.table = table
+        self.relay = relay or {}
+        self._nft: dict[str, dict[str, tuple[int, int]]] = {}
+        self._tc: dict[str, list[dict[str, Any]]] = {}
+        self._links: dict[str, list[dict[str, Any]]] = {}
+
+    def nft_counter(self, netns: str, name: str) -> tuple[int, int]:
+        """(packets, bytes) of a named counter."""
+        if netns not in self._nft:
+            result = self.shell.run(["nft", "-j", "list", "counters"], netns, check=False)
+            counters: dict[str, tuple[int, int]] = {}
+            if result.returncode == 0:
+                for item in json.loads(result.stdout).get("nftables", []):
+                    if "counter" in item and item["counter"].get("table") == self.table:
+                        c = item["counter"]
+                        counters[c["name"]] = (int(c["packets"]), int(c["bytes"]))
+            self._nft[netns] = counters
+        return self._nft[netns].get(name, (0, 0))
+
+    def qdiscs(self, netns: str) -> list[dict[str, Any]]:
+        if netns not in self._tc:
+            result = self.shell.run(["tc", "-n", netns, "-s", "-j", "qdisc", "show"],
+                                    check=False)
+            self._tc[netns] = json.loads(result.stdout) if result.returncode == 0 else []
+        return self._tc[netns]
+
+    def qdisc(self, netns: str, dev: str, kind: str) -> dict[str, Any] | None:
+        for entry in self.qdiscs(netns):
+            if entry.get("dev") == dev and entry.get("kind") == kind:
+                return entry
+        return None
+
+    def links(self, netns: str) -> list[dict[str, Any]]:
+        if netns not in self._links:
+            result = self.shell.run(["ip", "-n", netns, "-s", "-j", "link", "show"],
+                                    check=False)
+            self._links[netns] = json.loads(result.stdout) if result.returncode == 0 else []
+        return self._links[netns]

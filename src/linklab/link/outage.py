@@ -1,0 +1,100 @@
+"""The outage scheduler: a small process that opens and closes outage windows on time.
+
+``up`` starts it (through the journal, so ``down`` stops it) with the schedule, the
+run's t0 (CLOCK_MONOTONIC ns) and the nft chains to switch. At ``t0 + start`` it adds
+one drop rule to each outage chain (100 % loss), at ``t0 + start + length`` it flushes
+them, and repeats every period if there is one. Each switch is one ``nft`` call per
+namespace, run in parallel; the measured times (before and after the switch) are
+appended to ``<state dir>/<run>.outage.jsonl`` so a benchmark can align with them.
+
+Run as ``python -m linklab.link.outage '<json>'``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from linklab.link.spec import Outage
+from linklab.link.system import NETNS_DIR, Shell
+
+
+def _commands(shell: Shell, switches: list[dict[str, Any]], on: bool) -> list[list[str]]:
+    by_netns: dict[str, list[str]] = defaultdict(list)
+    for sw in switches:
+        if on:
+            by_netns[sw["netns"]].append(
+                f"add rule {sw['table']} {sw['chain']} {sw['rule']}")
+        else:
+            by_netns[sw["netns"]].append(f"flush chain {sw['table']} {sw['chain']}")
+    return [shell.argv_in(netns, ["nft", "-f", "-"]) + ["\n".join(lines) + "\n"]
+            for netns, lines in by_netns.items()]
+
+
+def _switch(commands: list[list[str]]) -> bool:
+    procs = []
+    for argv in commands:
+        *cmd, script = argv
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        procs.append((proc, script))
+    ok = True
+    for proc, script in procs:
+        _, err = proc.communicate(script)
+        if proc.returncode != 0:
+            ok = False
+            print(f"outage: nft failed: {err.strip()}", file=sys.stderr, flush=True)
+    return ok
+
+
+def _sleep_until(target_ns: int) -> None:
+    while True:
+        remaining = (target_ns - time.monotonic_ns()) / 1e9
+        if remaining <= 0:
+            return
+        time.sleep(min(remaining, 0.5))
+
+
+def run(config: dict[str, Any]) -> int:
+    shell = Shell(tuple(config.get("shell_prefix", ())))
+    schedule = Outage(config["start_s"], config["length_s"], config.get("period_s"))
+    t0_ns = int(config["t0_ns"])
+    switches = config["switches"]
+    events = Path(config["events"])
+    state = Path(config["state"])
+    on_cmds, off_cmds = _commands(shell, switches, True), _commands(shell, switches, False)
+    netns = {sw["netns"] for sw in switches}
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    k = 0
+    while True:
+        begin = schedule.start_s + (k * schedule.period_s if schedule.period_s else 0.0)
+        for edge, commands in (("on", on_cmds), ("off", off_cmds)):
+            when = begin if edge == "on" else begin + schedule.length_s
+            _sleep_until(t0_ns + int(when * 1e9))
+            if not state.exists() or not all((NETNS_DIR / n).exists() for n in netns):
+                return 0  # the run is gone (taken down or cleaned): nothing left to switch
+            before = time.monotonic_ns()
+            ok = _switch(commands)
+            after = time.monotonic_ns()
+            with events.open("a") as out:
+                out.write(json.dumps({"window": k, "edge": edge, "planned_ns": t0_ns + int(
+                    when * 1e9), "before_ns": before, "after_ns": after, "ok": ok}) + "\n")
+        if schedule.period_s is None:
+            return 0
+        k += 1
+
+
+def main() -> int:
+    os.nice(0)
+    return run(json.loads(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,252 @@
+"""What a link should do, as plain data: a preset plus overrides -> :class:`LinkSpec`.
+
+Pure functions only. Directions: ``up`` is robot -> edge, ``down`` is edge -> robot.
+A user value applies to both directions (``--loss 1%``) or to each one
+(``--loss up=1%,down=20%``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from linklab.errors import UsageError
+from linklab.units import (
+    format_bitrate,
+    format_duration,
+    format_percent,
+    parse_bitrate,
+    parse_duration,
+    parse_fraction,
+    parse_size,
+)
+
+DIRECTIONS = ("up", "down")
+MIN_MTU, MAX_MTU = 576, 9000
+OUTAGE_FORMS = ("START+LENGTH or START+LENGTH/PERIOD with units, e.g. 10s+20s "
+                "(one 20 s outage 10 s after the link is up) or 5s+2s/30s (repeats every 30 s)")
+
+
+@dataclass(frozen=True)
+class Outage:
+    """100 % loss from ``start_s`` for ``length_s`` seconds after t0, repeating every
+    ``period_s`` seconds if set."""
+
+    start_s: float
+    length_s: float
+    period_s: float | None = None
+
+    def windows(self, until_s: float) -> list[tuple[float, float]]:
+        """Outage windows (start, end) in seconds after t0 that begin before ``until_s``."""
+        out: list[tuple[float, float]] = []
+        begin = self.start_s
+        while begin < until_s:
+            out.append((begin, begin + self.length_s))
+            if self.period_s is None:
+                break
+            begin += self.period_s
+        return out
+
+    def active(self, t_s: float) -> bool:
+        if t_s < self.start_s:
+            return False
+        offset = t_s - self.start_s
+        if self.period_s is not None:
+            offset = math.fmod(offset, self.period_s)
+        return offset < self.length_s
+
+    def text(self) -> str:
+        base = f"{_dur(self.start_s)}+{_dur(self.length_s)}"
+        return base if self.period_s is None else f"{base}/{_dur(self.period_s)}"
+
+
+def _dur(seconds: float) -> str:
+    if seconds == int(seconds):
+        return f"{int(seconds)}s"
+    return f"{round(seconds * 1000, 3):g}ms"
+
+
+_OUTAGE = re.compile(r"^\s*(?P<start>[^+/]+)\+(?P<length>[^+/]+)(?:/(?P<period>[^+/]+))?\s*$")
+
+
+def parse_outage(text: str, argument: str | None = "--outage") -> Outage:
+    match = _OUTAGE.match(str(text))
+    if not match:
+        raise UsageError(f"expected {OUTAGE_FORMS}, got {text!r}", argument=argument)
+    try:
+        start = parse_duration(match["start"], allow_zero=True)
+        length = parse_duration(match["length"])
+        period = parse_duration(match["period"]) if match["period"] else None
+    except UsageError:
+        raise UsageError(f"expected {OUTAGE_FORMS}, got {text!r}", argument=argument) from None
+    if period is not None and period <= length:
+        raise UsageError(f"the period in {text!r} must be longer than the outage; "
+                         f"expected {OUTAGE_FORMS}", argument=argument)
+    return Outage(start, length, period)
+
+
+@dataclass(frozen=True)
+class BurstLoss:
+    """Gilbert-Elliott loss (two-state Markov chain) -- run by the userspace emulator.
+
+    p: P(good -> bad), r: P(bad -> good), loss_good (1-k) and loss_bad (1-h) per packet.
+    """
+
+    p: float
+    r: float
+    loss_good: float = 0.0
+    loss_bad: float = 1.0
+
+
+@dataclass(frozen=True)
+class DirectionSpec:
+    """The impairments of one direction of the impaired link."""
+
+    loss: float = 0.0                 # Bernoulli packet loss (fraction)
+    rate_bps: float | None = None     # bottleneck rate (bit/s); None = not limited
+    outage: Outage | None = None
+    delay_s: float | None = None      # one-way delay     (userspace emulator)
+    jitter_s: float | None = None     # delay variation    (userspace emulator)
+    burst_loss: BurstLoss | None = None  # Gilbert-Elliott (userspace emulator)
+    trace: str | None = None          # Mahimahi-style delivery trace file (userspace emulator)
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"loss": format_percent(self.loss)}
+        if self.rate_bps is not None:
+            out["rate"] = format_bitrate(self.rate_bps)
+        if self.outage is not None:
+            out["outage"] = self.outage.text()
+        if self.delay_s is not None:
+            out["delay"] = format_duration(self.delay_s)
+        if self.jitter_s is not None:
+            out["jitter"] = format_duration(self.jitter_s)
+        if self.burst_loss is not None:
+            out["burst_loss"] = vars(self.burst_loss)
+        if self.trace is not None:
+            out["trace"] = self.trace
+        return out
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    preset: str | None
+    up: DirectionSpec = field(default_factory=DirectionSpec)
+    down: DirectionSpec = field(default_factory=DirectionSpec)
+    mtu: int = 1500
+    source: str = ""
+
+    def direction(self, name: str) -> DirectionSpec:
+        return self.up if name == "up" else self.down
+
+    def describe(self) -> dict[str, Any]:
+        return {"preset": self.preset, "mtu": self.mtu, "up": self.up.describe(),
+                "down": self.down.describe(), "source": self.source}
+
+
+# --- parsing user values ---------------------------------------------------------------
+
+def parse_loss(text: str | float, argument: str | None = "--loss") -> float:
+    value = parse_fraction(text, argument)
+    if value >= 1.0:
+        raise UsageError(f"{text!r} would drop every packet; use --outage for a dead link",
+                         argument=argument)
+    return value
+
+
+def parse_rate(text: str, argument: str | None = "--rate") -> float:
+    return parse_bitrate(text, argument)
+
+
+def parse_mtu(text: str | int, argument: str | None = "--mtu") -> int:
+    if isinstance(text, int) or re.fullmatch(r"\s*\d+\s*", str(text)):
+        value = int(text)
+    else:
+        value = parse_size(str(text), argument)
+    if not MIN_MTU <= value <= MAX_MTU:
+        raise UsageError(f"{text!r} is outside {MIN_MTU}..{MAX_MTU} bytes "
+                         "(e.g. 1500, 1450 for VXLAN, 1380 for WireGuard)", argument=argument)
+    return value
+
+
+def per_direction(text: Any, parse: Callable[[Any, str | None], Any],
+                  argument: str) -> dict[str, Any]:
+    """``"1%"`` -> {up: .01, down: .01}; ``"up=1%,down=20%"`` -> each direction."""
+    if isinstance(text, Mapping):
+        parts = dict(text)
+    elif isinstance(text, str) and "=" in text:
+        parts = {}
+        for item in text.split(","):
+            key, _, value = item.partition("=")
+            parts[key.strip()] = value.strip()
+    else:
+        value = parse(text, argument)
+        return {"up": value, "down": value}
+    unknown = set(parts) - set(DIRECTIONS)
+    if unknown or not parts:
+        raise UsageError(f"expected a value for both directions or up=VALUE,down=VALUE, "
+                         f"got {text!r}", argument=argument)
+    return {key: parse(value, argument) for key, value in parts.items()}
+
+
+# Fields a preset (or the Python API) may set, and how each is parsed.
+_FIELD_PARSERS: dict[str, tuple[str, Callable[[Any, str | None], Any]]] = {
+    "loss": ("loss", parse_loss),
+    "rate": ("rate_bps", parse_rate),
+    "outage": ("outage", parse_outage),
+    "delay": ("delay_s", lambda v, a: parse_duration(v, a, allow_zero=True)),
+    "jitter": ("jitter_s", lambda v, a: parse_duration(v, a, allow_zero=True)),
+    "burst_loss": ("burst_loss", lambda v, a: _parse_burst(v, a)),
+    "trace": ("trace", lambda v, a: str(v)),
+}
+STAGE_FIELDS = tuple(_FIELD_PARSERS)
+
+
+def _parse_burst(value: Any, argument: str | None) -> BurstLoss:
+    if not isinstance(value, Mapping) or not {"p", "r"} <= set(value):
+        raise UsageError("expected a mapping with p, r (and optionally loss_good, loss_bad)",
+                         argument=argument)
+    return BurstLoss(**{k: parse_fraction(v, argument) for k, v in value.items()})
+
+
+def build_spec(preset_name: str | None, preset: Mapping[str, Any] | None,
+               overrides: Mapping[str, Any]) -> LinkSpec:
+    """A preset's fields, then the user's overrides (each replaces the preset's value)."""
+    spec = LinkSpec(preset=preset_name, source=str((preset or {}).get("source", "")))
+    spec = _apply(spec, {k: v for k, v in (preset or {}).items()
+                         if k not in ("description", "source")}, preset_name)
+    return _apply(spec, {k: v for k, v in overrides.items() if v is not None}, None)
+
+
+def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -> LinkSpec:
+    where = f"preset {preset_name!r}" if preset_name else None
+    for key, value in fields.items():
+        argument = f"{where}: {key}" if where else f"--{key.replace('_', '-')}"
+        if key == "mtu":
+            spec = replace(spec, mtu=parse_mtu(value, argument))
+        elif key in DIRECTIONS:
+            if not isinstance(value, Mapping):
+                raise UsageError("expected a mapping of stage fields", argument=argument)
+            for sub_key, sub_value in value.items():
+                spec = _set_direction(spec, key, sub_key, sub_value, f"{argument}.{sub_key}")
+        elif key in _FIELD_PARSERS:
+            for direction, parsed in per_direction(
+                    value, _FIELD_PARSERS[key][1], argument).items():
+                spec = replace(spec, **{direction: replace(
+                    spec.direction(direction), **{_FIELD_PARSERS[key][0]: parsed})})
+        else:
+            raise UsageError(f"unknown field {key!r}; known: mtu, up, down, "
+                             f"{', '.join(STAGE_FIELDS)}", argument=where or "--" + key)
+    return spec
+
+
+def _set_direction(spec: LinkSpec, direction: str, key: str, value: Any,
+                   argument: str) -> LinkSpec:
+    if key not in _FIELD_PARSERS:
+        raise UsageError(f"unknown field {key!r}; known: {', '.join(STAGE_FIELDS)}",
+                         argument=argument)
+    attr, parse = _FIELD_PARSERS[key]
+    return replace(spec, **{direction: replace(spec.direction(direction),
+                                               **{attr: parse(value, argument)})})

@@ -1,0 +1,300 @@
+"""Impairment stages: small classes with one interface (like Mahimahi's queues).
+
+A link direction is a pipeline of stages. Every stage has
+
+* ``kind``     -- what it does ("loss", "rate", "outage", "delay", ...);
+* ``runs_in``  -- ``"kernel"`` (installed on the interfaces the wire produced, with
+                  nft/tc/ip) or ``"relay"`` (executed by a userspace wire, e.g. the emu
+                  TAP relay, which reads ``params()``);
+* ``params()`` -- what it applies, as plain JSON (shown by ``status``; a relay wire turns
+                  it into its own arguments);
+* ``install(net, path)`` -- make it so, through the journaled ``NetOps`` (relay stages:
+                  nothing to do, the wire runs them);
+* ``counters(snapshot, path)`` -- packets/bytes passed and dropped, or None.
+
+Kernel stages here: ``OutageStage`` and ``LossStage`` (nft on the receiving port's
+ingress hook; a drop there is not reported back to the sender, like a radio error),
+``RateStage`` (tbf on the edge-side port's egress, or on an ifb fed from its ingress).
+Link-wide settings: ``MtuStage`` and ``OffloadsStage`` (both ports of a link), and the
+per-host ``SocketBufferStage``. Relay stages: ``DelayStage``, ``JitterStage``,
+``BurstLossStage``, ``TraceStage`` -- declared here, run by a relay wire.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from linklab.link.netops import NetOps, Snapshot, nft_name
+from linklab.link.spec import BurstLoss, DirectionSpec, Outage
+from linklab.link.topology import PathView
+from linklab.units import format_bitrate, format_duration, format_percent
+
+LOSS_RESOLUTION = 10_000  # numgen random mod 10000: loss in steps of 0.01 %
+TBF_LATENCY_S = 0.050     # tbf queue: 50 ms of traffic at the rate (a Wi-Fi-sized buffer)
+TBF_BURST_S = 0.002       # tbf bucket: 2 ms of traffic, at least 32 KiB (>= 20 full frames)
+
+
+@dataclass
+class StageCounters:
+    passed_packets: int | None = None
+    passed_bytes: int | None = None
+    dropped_packets: int | None = None
+    dropped_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, int | None]:
+        return asdict(self)
+
+
+class Stage:
+    """One impairment on one direction of one link. See the module docstring."""
+
+    kind: ClassVar[str] = "stage"
+    runs_in: ClassVar[str] = "kernel"
+
+    def params(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def install(self, net: NetOps, path: PathView) -> None:
+        """Kernel stages: make the change (through ``net``). Relay stages: nothing."""
+
+    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters | None:
+        if self.runs_in == "relay":
+            found = snapshot.relay.get((path.link, path.direction, self.kind))
+            return StageCounters(**found) if found else None
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "runs_in": self.runs_in, **self.params()}
+
+
+def _chain_counter(path: PathView, kind: str, what: str) -> str:
+    return f"{kind}_{what}_{nft_name(path.receiver.ifname)}"
+
+
+def _nft_counters(snapshot: Snapshot, path: PathView, kind: str) -> StageCounters:
+    passed = snapshot.nft_counter(path.receiver.netns, _chain_counter(path, kind, "pass"))
+    dropped = snapshot.nft_counter(path.receiver.netns, _chain_counter(path, kind, "drop"))
+    return StageCounters(passed[0], passed[1], dropped[0], dropped[1])
+
+
+@dataclass
+class OutageStage(Stage):
+    """100 % loss during scheduled windows. The rules are in place from the start; a
+    scheduler process (``outage.py``) fills an nft chain with one drop rule when a window
+    opens and flushes it when it closes."""
+
+    outage: Outage
+    kind: ClassVar[str] = "outage"
+
+    def params(self) -> dict[str, Any]:
+        return {"schedule": self.outage.text(), "start_s": self.outage.start_s,
+                "length_s": self.outage.length_s, "period_s": self.outage.period_s}
+
+    def switch_chain(self, path: PathView) -> str:
+        return "outage_" + nft_name(path.receiver.ifname)
+
+    def install(self, net: NetOps, path: PathView) -> None:
+        family, chain = net.ingress_chain(path.receiver, path.receiver_shaped)
+        ns = path.receiver.netns
+        drop, passed = (_chain_counter(path, self.kind, w) for w in ("drop", "pass"))
+        net.nft_counter(ns, family, drop)
+        net.nft_counter(ns, family, passed)
+        net.nft(ns, f"add chain {family} {net.table} {self.switch_chain(path)}\n", None,
+                f"nft outage chain {ns}/{self.switch_chain(path)}")
+        net.nft_rule(ns, family, chain, f"jump {self.switch_chain(path)}")
+        net.nft_rule(ns, family, chain, f"counter name \"{passed}\"")
+
+    def switch(self, net_table: str, path: PathView) -> dict[str, Any]:
+        """What the scheduler needs to open/close a window on this path."""
+        family = "inet" if path.receiver_shaped else "netdev"
+        return {"netns": path.receiver.netns, "table": f"{family} {net_table}",
+                "chain": self.switch_chain(path),
+                "rule": f"counter name \"{_chain_counter(path, self.kind, 'drop')}\" drop",
+                "link": path.link, "direction": path.direction}
+
+    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters:
+        return _nft_counters(snapshot, path, self.kind)
+
+
+@dataclass
+class LossStage(Stage):
+    """Bernoulli packet loss: ``numgen random mod 10000 < N drop`` on ingress."""
+
+    loss: float
+    kind: ClassVar[str] = "loss"
+
+    @property
+    def threshold(self) -> int:
+        return round(self.loss * LOSS_RESOLUTION)
+
+    def params(self) -> dict[str, Any]:
+        return {"loss": self.loss, "text": format_percent(self.threshold / LOSS_RESOLUTION)}
+
+    def install(self, net: NetOps, path: PathView) -> None:
+        family, chain = net.ingress_chain(path.receiver, path.receiver_shaped)
+        ns = path.receiver.netns
+        drop, passed = (_chain_counter(path, self.kind, w) for w in ("drop", "pass"))
+        net.nft_counter(ns, family, drop)
+        net.nft_counter(ns, family, passed)
+        net.nft_rule(ns, family, chain,
+                     f"numgen random mod {LOSS_RESOLUTION} < {self.threshold} "
+                     f"counter name \"{drop}\" drop")
+        net.nft_rule(ns, family, chain, f"counter name \"{passed}\"")
+
+    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters:
+        return _nft_counters(snapshot, path, self.kind)
+
+
+@dataclass
+class RateStage(Stage):
+    """Token-bucket rate limit (tbf) at the link's edge-side port.
+
+    ``down`` leaves that port: tbf on its egress. ``up`` arrives at it: the ingress is
+    redirected to an ifb and shaped there. The queue holds 50 ms at the rate; beyond it
+    packets are dropped, like a full Wi-Fi transmit queue.
+    """
+
+    rate_bps: float
+    kind: ClassVar[str] = "rate"
+
+    @property
+    def burst_bytes(self) -> int:
+        return max(32 * 1024, math.ceil(self.rate_bps / 8 * TBF_BURST_S))
+
+    def params(self) -> dict[str, Any]:
+        return {"rate_bps": self.rate_bps, "text": format_bitrate(self.rate_bps),
+                "burst_bytes": self.burst_bytes, "queue": format_duration(TBF_LATENCY_S)}
+
+    def device(self, path: PathView) -> str:
+        return path.shaper.ifname if path.sender == path.shaper else path.ifb
+
+    def install(self, net: NetOps, path: PathView) -> None:
+        ns = path.shaper.netns
+        if path.sender != path.shaper:
+            net.ifb(path.shaper, path.ifb)
+        dev = self.device(path)
+        net.tc(ns, ["qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf",
+                    "rate", f"{int(self.rate_bps)}bit", "burst", str(self.burst_bytes),
+                    "latency", f"{int(TBF_LATENCY_S * 1000)}ms"],
+               undo=["qdisc", "del", "dev", dev, "root"])
+
+    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters | None:
+        entry = snapshot.qdisc(path.shaper.netns, self.device(path), "tbf")
+        if entry is None:
+            return None
+        return StageCounters(entry.get("packets"), entry.get("bytes"), entry.get("drops"), None)
+
+
+# --- relay stages: executed by a userspace wire (emu), declared here -------------------
+
+@dataclass
+class DelayStage(Stage):
+    delay_s: float
+    kind: ClassVar[str] = "delay"
+    runs_in: ClassVar[str] = "relay"
+
+    def params(self) -> dict[str, Any]:
+        return {"delay_s": self.delay_s, "text": format_duration(self.delay_s)}
+
+
+@dataclass
+class JitterStage(Stage):
+    jitter_s: float
+    kind: ClassVar[str] = "jitter"
+    runs_in: ClassVar[str] = "relay"
+
+    def params(self) -> dict[str, Any]:
+        return {"jitter_s": self.jitter_s, "text": format_duration(self.jitter_s)}
+
+
+@dataclass
+class BurstLossStage(Stage):
+    model: BurstLoss
+    kind: ClassVar[str] = "burst_loss"
+    runs_in: ClassVar[str] = "relay"
+
+    def params(self) -> dict[str, Any]:
+        return asdict(self.model)
+
+
+@dataclass
+class TraceStage(Stage):
+    trace: str
+    kind: ClassVar[str] = "trace"
+    runs_in: ClassVar[str] = "relay"
+
+    def params(self) -> dict[str, Any]:
+        return {"trace": self.trace}
+
+
+def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage]:
+    """The pipeline of one direction, in the order packets meet the stages.
+
+    Only the kinds this link carries (see topology.py) are included.
+    """
+    stages: list[Stage] = []
+    if spec.outage is not None:
+        stages.append(OutageStage(spec.outage))
+    if spec.loss > 0:
+        stages.append(LossStage(spec.loss))
+    if spec.burst_loss is not None:
+        stages.append(BurstLossStage(spec.burst_loss))
+    if spec.trace is not None:
+        stages.append(TraceStage(spec.trace))
+    if spec.delay_s is not None:
+        stages.append(DelayStage(spec.delay_s))
+    if spec.jitter_s is not None:
+        stages.append(JitterStage(spec.jitter_s))
+    if spec.rate_bps is not None:
+        stages.append(RateStage(spec.rate_bps))
+    return [stage for stage in stages if stage.kind in carries]
+
+
+# --- link-wide and host-wide settings ---------------------------------------------------
+
+# Socket buffers. The kernel default (rmem_default 212992 B) is smaller than one 256 KiB
+# sample, so one burst of a large sample overflows a socket that did not ask for more.
+# linklab asks for 64 MiB maxima (room for 32 samples of 2 MiB, or one second of a
+# 433 Mbit/s link) and 8 MiB defaults (four of the largest samples the papers publish,
+# PointCloud2m). On kernels that keep net.core.* read-only in a child namespace (6.18
+# does) those four keep the host's values; status reports the effective value of each.
+SOCKET_BUFFER_SYSCTLS: dict[str, str] = {
+    "net.core.rmem_max": str(64 * 1024**2),
+    "net.core.wmem_max": str(64 * 1024**2),
+    "net.core.rmem_default": str(8 * 1024**2),
+    "net.core.wmem_default": str(8 * 1024**2),
+    "net.ipv4.tcp_rmem": f"4096 131072 {64 * 1024**2}",
+    "net.ipv4.tcp_wmem": f"4096 16384 {64 * 1024**2}",
+}
+
+
+@dataclass
+class SocketBufferStage:
+    """Per-host socket buffer sysctls (see SOCKET_BUFFER_SYSCTLS for values and why)."""
+
+    kind: ClassVar[str] = "socket_buffers"
+
+    def install(self, net: NetOps, netns: str) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in SOCKET_BUFFER_SYSCTLS.items():
+            applied = net.sysctl(netns, key, value)
+            result[key] = {"wanted": value, "effective": net.read_sysctl(netns, key),
+                           "applied": applied}
+            if not applied:
+                result[key]["why"] = "read-only in a child network namespace on this kernel"
+        return result
+
+
+@dataclass
+class MtuStage:
+    mtu: int
+    kind: ClassVar[str] = "mtu"
+
+
+@dataclass
+class OffloadsStage:
+    """GSO, TSO and GRO off: otherwise one drop removes a 64 KB super-packet."""
+
+    kind: ClassVar[str] = "offloads"

@@ -1,0 +1,566 @@
+"""Bringing a testbed up, looking at it, and taking it down (also from another process).
+
+``up()`` validates everything first (preset, values, topology, which wire each link
+needs) and touches nothing until all of it is valid; then it builds through the
+journal, and if anything fails or is interrupted half-way it undoes what it made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from linklab.errors import LinklabError, PrivilegeError, UsageError
+from linklab.link.journal import (
+    DEFAULT_STATE_DIR,
+    Journal,
+    process_alive,
+    process_start_time,
+    state_dir,
+)
+from linklab.link.netops import NetOps, Snapshot
+from linklab.link.presets import get_preset
+from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
+from linklab.link.stages import (
+    OutageStage,
+    SocketBufferStage,
+    Stage,
+    direction_stages,
+)
+from linklab.link.system import Shell, list_netns, require_tools
+from linklab.link.topology import (
+    LinkPlan,
+    PathView,
+    TopologyPlan,
+    check_name,
+    parse_netns_name,
+    plan_topology,
+    run_tag,
+)
+from linklab.link.wires import Wire, choose_wire
+
+DEFAULT_NAME = "default"
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host of the testbed: its namespace, main address and interface."""
+
+    name: str
+    netns: str
+    address: str | None
+    interface: str | None
+    addresses: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class Design:
+    """Everything ``up`` will build, decided before anything is touched."""
+
+    name: str
+    plan: TopologyPlan
+    spec: LinkSpec
+    stages: dict[str, dict[str, list[Stage]]]           # link -> direction -> stages
+    wires: dict[str, type[Wire]]                        # link -> wire class
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def design(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
+           name: str = DEFAULT_NAME, wire: str | None = None,
+           **overrides: Any) -> Design:
+    """Validate a request and decide the topology, stages and wires (pure, no changes)."""
+    check_name(name)
+    preset_fields = get_preset(preset) if preset else None
+    spec = build_spec(preset, preset_fields, overrides)
+    plan = plan_topology(topology, name, hosts)
+    stages: dict[str, dict[str, list[Stage]]] = {}
+    wires: dict[str, type[Wire]] = {}
+    for link in plan.links:
+        stages[link.name] = {d: direction_stages(spec.direction(d), link.carries)
+                             for d in DIRECTIONS}
+        needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
+                  if s.runs_in == "relay"}
+        wires[link.name] = choose_wire(needed, wire)
+    inputs = {"preset": preset, "topology": topology, "hosts": hosts, "wire": wire,
+              "overrides": {k: v for k, v in overrides.items() if v is not None}}
+    return Design(name, plan, spec, stages, wires, inputs)
+
+
+# --- privileges ----------------------------------------------------------------------
+
+def check_privileges() -> None:
+    if os.geteuid() == 0:
+        return
+    raise PrivilegeError(
+        "linklab link needs CAP_NET_ADMIN to make network namespaces: run it as root, "
+        "or as a normal user where unprivileged user namespaces are enabled "
+        "(see 'linklab link up --help')")
+
+
+# --- the testbed object --------------------------------------------------------------
+
+class Testbed:
+    """A testbed that is up: hosts, commands inside them, counters, teardown."""
+
+    def __init__(self, journal: Journal, plan_design: Design):
+        self.journal = journal
+        self.design = plan_design
+        self.name = plan_design.name
+        self.plan = plan_design.plan
+        self.spec = plan_design.spec
+        self.shell = journal.shell
+        self.hosts: dict[str, Host] = {
+            h.name: Host(h.name, h.netns, h.address, h.interface, h.addresses)
+            for h in self.plan.hosts}
+        self._closed = False
+
+    def path(self, link: LinkPlan, direction: str) -> PathView:
+        """One direction of a link, with where its stages hook in."""
+        path = link.path(direction)
+        shaped = (path.receiver == path.shaper and any(
+            s.kind == "rate" and s.runs_in == "kernel"
+            for s in self.design.stages[link.name][direction]))
+        return replace(path, receiver_shaped=shaped)
+
+    # -- running things inside hosts --
+
+    def argv(self, host: str, argv: Sequence[str]) -> list[str]:
+        """The command line that runs ``argv`` inside ``host``."""
+        return self.shell.exec_argv(self.plan.host(host).netns, [str(a) for a in argv])
+
+    def popen(self, host: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
+        return subprocess.Popen(self.argv(host, argv), **kwargs)
+
+    def run(self, host: str, argv: Sequence[str],
+            **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+        kwargs.setdefault("capture_output", True)
+        kwargs.setdefault("text", True)
+        return subprocess.run(self.argv(host, argv), check=kwargs.pop("check", False), **kwargs)
+
+    # -- outage schedule --
+
+    @property
+    def outage_t0(self) -> int | None:
+        """CLOCK_MONOTONIC ns that the outage schedule counts from (None: no outage)."""
+        outage = self.journal.state.get("outage")
+        return outage.get("t0_ns") if outage else None
+
+    def arm_outage(self, t0_ns: int | None = None) -> int:
+        """Start the outage scheduler; its t=0 is ``t0_ns`` (default: now). Returns t0."""
+        outage = self.journal.state.get("outage")
+        if not outage:
+            raise UsageError("this run has no outage schedule", argument="--outage")
+        if outage.get("t0_ns") is not None:
+            raise UsageError("the outage schedule is already armed", argument="--outage")
+        t0 = time.monotonic_ns() if t0_ns is None else int(t0_ns)
+        config = {**{k: outage[k] for k in ("start_s", "length_s", "period_s", "switches")},
+                  "t0_ns": t0, "shell_prefix": list(self.shell.prefix),
+                  "events": str(events_path(self.journal.path)), "state": str(self.journal.path)}
+        self.journal.update(outage={**outage, "t0_ns": t0})
+        self.journal.spawn("outage scheduler", [sys.executable, "-m", "linklab.link.outage",
+                                               json.dumps(config)],
+                          log=self.journal.path.with_name(self.journal.path.stem + ".outage.log"))
+        return t0
+
+    def outage_events(self) -> list[dict[str, Any]]:
+        """Switches the scheduler made so far: planned and measured times (monotonic ns)."""
+        path = events_path(self.journal.path)
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    # -- counters --
+
+    def counters(self) -> dict[str, Any]:
+        """Per-stage packets/bytes passed and dropped, and per-interface byte counters."""
+        relay: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for wire_name in set(self.journal.state.get("wires", {}).values()):
+            wire_cls = _wire_by_name(wire_name)
+            if wire_cls is not None:
+                relay.update(wire_cls().counters(self.shell))
+        snap = Snapshot(self.journal, NetOps(self.journal, self.plan.tag).table, relay)
+        stages = []
+        for link in self.plan.links:
+            for direction in DIRECTIONS:
+                path = self.path(link, direction)
+                for stage in self.design.stages[link.name][direction]:
+                    counters = stage.counters(snap, path)
+                    stages.append({"link": link.name, "direction": direction,
+                                   "kind": stage.kind, "runs_in": stage.runs_in,
+                                   "params": stage.params(),
+                                   **(counters.to_dict() if counters else {})})
+        interfaces: dict[str, dict[str, Any]] = {}
+        for host in self.plan.hosts:
+            interfaces[host.name] = {}
+            for entry in snap.links(host.netns):
+                if entry.get("ifname") == "lo":
+                    continue
+                stats = entry.get("stats64", {})
+                interfaces[host.name][entry["ifname"]] = {
+                    "rx_bytes": stats.get("rx", {}).get("bytes"),
+                    "rx_packets": stats.get("rx", {}).get("packets"),
+                    "rx_dropped": stats.get("rx", {}).get("dropped"),
+                    "tx_bytes": stats.get("tx", {}).get("bytes"),
+                    "tx_packets": stats.get("tx", {}).get("packets"),
+                    "tx_dropped": stats.get("tx", {}).get("dropped"),
+                }
+        return {"stages": stages, "interfaces": interfaces,
+                "monotonic_ns": time.monotonic_ns()}
+
+    def status(self) -> dict[str, Any]:
+        state = self.journal.state
+        return {
+            "name": self.name,
+            "topology": self.plan.kind,
+            "state_file": str(self.journal.path),
+            "owner_pid": (state.get("owner") or {}).get("pid"),
+            "spec": self.spec.describe(),
+            "hosts": {h.name: {"netns": h.netns, "address": h.address, "interface": h.interface,
+                               "addresses": [f"{i} {a}" for i, a in h.addresses]}
+                      for h in self.hosts.values()},
+            "links": [{"name": link.name, "wire": state.get("wires", {}).get(link.name),
+                       "robot_side": f"{link.a.host}/{link.a.ifname}",
+                       "edge_side": f"{link.b.host}/{link.b.ifname}"}
+                      for link in self.plan.links],
+            "notes": list(self.plan.notes),
+            "socket_buffers": state.get("socket_buffers", {}),
+            "outage": {**(state.get("outage") or {}), "events": self.outage_events()}
+            if state.get("outage") else None,
+            "counters": self.counters(),
+        }
+
+    # -- teardown --
+
+    def down(self) -> list[str]:
+        """Undo everything this run made (newest first); idempotent."""
+        if self._closed:
+            return []
+        self._closed = True
+        problems = self.journal.undo_all()
+        left = [ns for ns in (h.netns for h in self.plan.hosts)
+                if ns in list_netns(self.shell)]
+        if left:
+            problems.append(f"namespaces still present: {', '.join(left)}")
+        if not problems:
+            self.journal.remove()
+            with contextlib.suppress(FileNotFoundError):
+                events_path(self.journal.path).unlink()
+        return problems
+
+    def __enter__(self) -> Testbed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        problems = self.down()
+        if problems and exc[0] is None:
+            raise LinklabError("teardown incomplete: " + "; ".join(problems))
+
+
+def events_path(state_path: Path) -> Path:
+    return state_path.with_name(state_path.stem + ".outage.jsonl")
+
+
+def _wire_by_name(name: str) -> type[Wire] | None:
+    from linklab.link.wires import wire_classes
+
+    return wire_classes().get(name)
+
+
+# --- up ----------------------------------------------------------------------------------
+
+def up(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
+       name: str = DEFAULT_NAME, wire: str | None = None, owner: bool = False,
+       arm_outage: bool = True, **overrides: Any) -> Testbed:
+    """Build a testbed and return it (it stays up until ``down``; see ``testbed()``).
+
+    ``owner=True`` records this process as the owner: ``clean`` leaves the run alone
+    while this process lives. Overrides: loss, rate, outage, mtu (and the relay fields
+    delay, jitter, burst_loss, trace), as strings with units or per-direction mappings.
+    """
+    plan_design = design(preset, topology=topology, hosts=hosts, name=name, wire=wire,
+                         **overrides)
+    check_privileges()
+    require_tools()
+    shell = Shell()
+    present = set(list_netns(shell))
+    clash = [h.netns for h in plan_design.plan.hosts if h.netns in present]
+    if clash:
+        raise UsageError(f"namespace(s) {', '.join(clash)} already exist; a run named "
+                         f"{name!r} is up or was left behind: linklab link down --name {name} "
+                         f"(or linklab link clean --name {name})", argument="--name")
+    journal = Journal.claim(
+        name, shell, inputs=plan_design.inputs,
+        owner={"pid": os.getpid(), "start": process_start_time(os.getpid())} if owner else None,
+        wires={k: w.name for k, w in plan_design.wires.items()})
+    bed = Testbed(journal, plan_design)
+    try:
+        _build(bed, arm_outage=arm_outage)
+    except BaseException:
+        bed.down()
+        raise
+    return bed
+
+
+def _build(bed: Testbed, *, arm_outage: bool) -> None:
+    plan, journal = bed.plan, bed.journal
+    net = NetOps(journal, plan.tag)
+    buffers: dict[str, Any] = {}
+    for host in plan.hosts:
+        net.add_netns(host.netns)
+        buffers[host.name] = SocketBufferStage().install(net, host.netns)
+        # No IPv6: keeps router solicitations and MLD reports off the measured wire.
+        net.sysctl(host.netns, "net.ipv6.conf.all.disable_ipv6", "1")
+        net.sysctl(host.netns, "net.ipv6.conf.default.disable_ipv6", "1")
+        if host.forwarding:
+            net.sysctl(host.netns, "net.ipv4.ip_forward", "1")
+        if host.bridge:
+            net.ip(host.netns, ["link", "add", host.bridge, "type", "bridge", "stp_state", "0",
+                                "forward_delay", "0", "mcast_snooping", "0"],
+                   undo=["link", "del", host.bridge])
+    journal.update(socket_buffers=buffers)
+    bridges = {h.name: h.bridge for h in plan.hosts if h.bridge}
+    for link in plan.links:
+        relay = {d: [s for s in bed.design.stages[link.name][d] if s.runs_in == "relay"]
+                 for d in DIRECTIONS}
+        bed.design.wires[link.name]().build(net, link, relay)
+        for port in (link.a, link.b):
+            net.ip(port.netns, ["link", "set", port.ifname, "mtu", str(bed.spec.mtu)], undo=None)
+            net.offloads_off(port.netns, port.ifname)
+            if port.host in bridges:
+                net.ip(port.netns, ["link", "set", port.ifname, "master", bridges[port.host]],
+                       undo=None)
+    for host in plan.hosts:
+        if host.bridge:
+            net.ip(host.netns, ["link", "set", host.bridge, "mtu", str(bed.spec.mtu)], undo=None)
+            net.offloads_off(host.netns, host.bridge)
+            net.ip(host.netns, ["link", "set", host.bridge, "up"], undo=None)
+        for ifname, cidr in host.addresses:
+            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname], undo=None)
+    for link in plan.links:
+        for port in (link.a, link.b):
+            net.ip(port.netns, ["link", "set", port.ifname, "up"], undo=None)
+    for host in plan.hosts:
+        for destination, via, dev in host.routes:
+            args = ["route", "add", destination] + (["via", via] if via else []) + ["dev", dev]
+            net.ip(host.netns, args, undo=None)
+    _static_neighbours(bed, net)
+    switches = []
+    for link in plan.links:
+        for direction in DIRECTIONS:
+            path = bed.path(link, direction)
+            for stage in bed.design.stages[link.name][direction]:
+                if stage.runs_in == "kernel":
+                    stage.install(net, path)
+                if isinstance(stage, OutageStage):
+                    switches.append((stage, stage.switch(net.table, path)))
+    if switches:
+        outage = switches[0][0].outage
+        journal.update(outage={"schedule": outage.text(), "start_s": outage.start_s,
+                               "length_s": outage.length_s, "period_s": outage.period_s,
+                               "t0_ns": None, "switches": [s for _, s in switches]})
+        if arm_outage:
+            bed.arm_outage()
+
+
+
+
+def _static_neighbours(bed: Testbed, net: NetOps) -> None:
+    """Permanent ARP entries between hosts of one segment.
+
+    Without them, an outage or a lossy link also eats ARP, and the first packets after
+    an outage wait up to a second for neighbour resolution -- that would blur the
+    outage's measured end. The entries live inside the run's namespaces.
+    """
+    macs: dict[tuple[str, str], str] = {}
+    segments: dict[str, list[tuple[str, str, str]]] = {}
+    for host in bed.plan.hosts:
+        for ifname, cidr in host.addresses:
+            out = bed.shell.run(["ip", "-n", host.netns, "-j", "link", "show", "dev", ifname])
+            mac = json.loads(out.stdout)[0]["address"]
+            macs[(host.netns, ifname)] = mac
+            address = cidr.split("/")[0]
+            segments.setdefault(address.rsplit(".", 1)[0], []).append(
+                (host.netns, ifname, address))
+    for members in segments.values():
+        for netns, ifname, _ in members:
+            lines = [f"neigh replace {addr} lladdr {macs[(other_ns, other_if)]} "
+                     f"dev {ifname} nud permanent"
+                     for other_ns, other_if, addr in members if other_ns != netns]
+            if lines:
+                net.journal.change(f"static neighbours {netns}/{ifname}",
+                                   ["ip", "-n", netns, "-batch", "-"], None,
+                                   input="\n".join(lines) + "\n")
+
+
+# --- the context manager ------------------------------------------------------------------
+
+@contextlib.contextmanager
+def testbed(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
+            name: str | None = None, arm_outage: bool = True,
+            **overrides: Any) -> Iterator[Testbed]:
+    """Build a testbed for the duration of a ``with`` block (see the package docstring).
+
+    Teardown happens on normal exit, on an exception, and on SIGINT/SIGTERM/SIGHUP of
+    this process (turned into an exception while the block runs, when used from the
+    main thread). If the process is killed with SIGKILL, ``linklab link clean`` removes
+    what is left, because this process is recorded as the run's owner.
+    """
+    name = name or f"bed{os.getpid()}"
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        def _raise(signum: int, _frame: object) -> None:
+            raise SystemExit(128 + signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, _raise)
+    try:
+        bed = up(preset, topology=topology, hosts=hosts, name=name, owner=True,
+                 arm_outage=arm_outage, **overrides)
+        try:
+            yield bed
+        finally:
+            problems = bed.down()
+            if problems and sys.exc_info()[0] is None:
+                raise LinklabError("teardown incomplete: " + "; ".join(problems))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# --- finding runs, down, clean --------------------------------------------------------------
+
+def state_path(name: str) -> Path:
+    return state_dir() / f"{name}.json"
+
+
+def open_run(name: str) -> Testbed:
+    """The testbed of a run that is up (from its state file, from any process)."""
+    check_name(name)
+    path = state_path(name)
+    if not path.exists():
+        runs = ", ".join(list_runs()) or "none"
+        raise UsageError(f"no link named {name!r} is up (runs: {runs})", argument="--name")
+    journal = Journal.open(path)
+    inputs = journal.state.get("inputs", {})
+    plan_design = design(inputs.get("preset"), topology=inputs.get("topology", "pair"),
+                         hosts=inputs.get("hosts", 1), name=name, wire=inputs.get("wire"),
+                         **inputs.get("overrides", {}))
+    return Testbed(journal, plan_design)
+
+
+def list_runs() -> list[str]:
+    directory = state_dir()
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.glob("*.json"))
+
+
+def down(name: str) -> list[str]:
+    check_privileges()
+    return open_run(name).down()
+
+
+def _journal_down(path: Path) -> list[str]:
+    """Undo a run from its journal alone (works even if its inputs no longer validate)."""
+    journal = Journal.open(path)
+    problems = journal.undo_all()
+    if not problems:
+        journal.remove()
+        for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
+            with contextlib.suppress(FileNotFoundError):
+                extra.unlink()
+    return problems
+
+
+def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
+    if name is not None:
+        return run == name
+    if prefix is not None:
+        return run.startswith(prefix)
+    return True
+
+
+def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
+    """Remove what linklab left behind (only that), within the scope given.
+
+    1. Every run in the state directory whose owner process is gone (or that has no
+       owner: runs made by ``linklab link up``) is undone from its journal.
+    2. Namespaces named ``linklab-<run>-<host>`` with no state file anywhere, whose
+       interfaces all carry that run's tag (so linklab made them), are deleted.
+    Runs whose owner process is alive are left alone and reported.
+    """
+    check_privileges()
+    report: dict[str, Any] = {"runs_removed": [], "namespaces_removed": [], "skipped": [],
+                              "problems": []}
+    directory = state_dir()
+    if directory.is_dir():
+        for path in sorted(directory.glob("*.json")):
+            run = path.stem
+            if not _in_scope(run, name, prefix):
+                continue
+            try:
+                state = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError) as error:
+                report["problems"].append(f"{path}: unreadable state ({error})")
+                continue
+            owner = state.get("owner") or {}
+            if process_alive(owner.get("pid"), owner.get("start")):
+                report["skipped"].append(f"{run}: owned by live process {owner['pid']}")
+                continue
+            problems = _journal_down(path)
+            if problems:
+                report["problems"].extend(f"{run}: {p}" for p in problems)
+            else:
+                report["runs_removed"].append(run)
+    known_dirs = {directory, DEFAULT_STATE_DIR}
+    shell = Shell()
+    for netns in list_netns(shell):
+        parsed = parse_netns_name(netns)
+        if parsed is None or not _in_scope(parsed[0], name, prefix):
+            continue
+        run = parsed[0]
+        if any((d / f"{run}.json").exists() for d in known_dirs):
+            continue
+        if not _made_by_linklab(shell, netns, run_tag(run)):
+            report["skipped"].append(f"{netns}: not made by linklab (no {run_tag(run)}-* "
+                                     "interfaces)")
+            continue
+        result = shell.run(["ip", "netns", "delete", netns], check=False)
+        if result.returncode == 0:
+            report["namespaces_removed"].append(netns)
+        else:
+            report["problems"].append(f"{netns}: {result.stderr.strip()}")
+    return report
+
+
+def _made_by_linklab(shell: Shell, netns: str, tag: str) -> bool:
+    result = shell.run(["ip", "-n", netns, "-j", "link", "show"], check=False)
+    if result.returncode != 0:
+        return False
+    names = [entry["ifname"] for entry in json.loads(result.stdout or "[]")]
+    ours = [n for n in names if n != "lo"]
+    return bool(ours) and all(n.startswith(tag + "-") for n in ours)
+
+
+def residue(name: str) -> list[str]:
+    """Namespaces of run ``name`` that exist (for checks after down/clean)."""
+    return [ns for ns in list_netns(Shell())
+            if (parsed := parse_netns_name(ns)) is not None and parsed[0] == name]
+
+
+def asdict_plan(plan: TopologyPlan) -> dict[str, Any]:
+    return asdict(plan)
+
+
+__all__ = ["Design", "Host", "LinkPlan", "Testbed", "clean", "design", "down", "open_run",
+           "residue", "testbed", "up"]

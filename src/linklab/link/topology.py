@@ -1,0 +1,198 @@
+"""Hosts, ports and links of a testbed, as a plan (pure data, nothing is created here).
+
+Topologies (addresses are fixed, so they are the same in every run):
+
+``pair``   robot 10.77.0.1/24 ---- edge 10.77.0.100/24
+           one link; all stages on it.
+``star``   robot1..N 10.77.0.1..N/24 -- bridge in "ap" -- edge 10.77.0.100/24
+           loss/outage/delay per robot link (each station has its own channel errors);
+           the rate limit sits on the ap--edge link, so all robots share one channel
+           (001 §VI-C, "Multi-Robot with Shared AP").
+``chain``  robot 10.77.1.1/24 -- ap 10.77.1.254 | 10.77.2.254 -- edge 10.77.2.100/24
+           the robot--ap link is the impaired (wireless) hop, ap--edge is clean; ap routes,
+           so uplink and downlink can be given different stages (``up=..,down=..``).
+
+Every link has a robot side ``a`` and an edge side ``b``; ``up`` is a -> b. Kernel stages
+go on the two ports: loss and outage on the receiving port's ingress (nft), the rate on
+the ``b`` port (tbf on its egress for ``down``, an ifb on its ingress for ``up``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from linklab.errors import UsageError
+
+TOPOLOGIES = ("pair", "star", "chain")
+NETNS_PREFIX = "linklab-"
+MAX_STAR_HOSTS = 32
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+HOST_NAME = re.compile(r"^(robot\d*|edge|ap)$")
+
+ALL_DIRECTION_STAGES = frozenset({"outage", "loss", "burst_loss", "delay", "jitter",
+                                  "trace", "rate"})
+STATION_STAGES = ALL_DIRECTION_STAGES - {"rate"}
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise UsageError(f"{name!r} is not a run name; use 1-32 of a-z 0-9 _ - "
+                         "(starting with a letter or digit)", argument="--name")
+    return name
+
+
+def run_tag(name: str) -> str:
+    """Short prefix (6 characters) carried by every interface of run ``name``.
+
+    Interface names are limited to 15 characters, so the run name itself cannot be
+    part of them; the tag is derived from it, and ``clean`` recognises it.
+    """
+    return "l" + hashlib.sha1(name.encode()).hexdigest()[:5]
+
+
+def netns_name(run: str, host: str) -> str:
+    return f"{NETNS_PREFIX}{run}-{host}"
+
+
+def parse_netns_name(netns: str) -> tuple[str, str] | None:
+    """``linklab-<run>-<host>`` -> (run, host), or None if not a linklab host name."""
+    if not netns.startswith(NETNS_PREFIX):
+        return None
+    run, sep, host = netns[len(NETNS_PREFIX):].rpartition("-")
+    if not sep or not run or not HOST_NAME.match(host):
+        return None
+    return run, host
+
+
+@dataclass(frozen=True)
+class Port:
+    host: str
+    netns: str
+    ifname: str
+
+
+@dataclass(frozen=True)
+class PathView:
+    """One direction of one link, as the kernel stages see it."""
+
+    link: str
+    direction: str       # "up" (robot side -> edge side) or "down"
+    sender: Port
+    receiver: Port
+    shaper: Port         # the link's edge-side port: tbf on egress, ifb on ingress
+    ifb: str             # the ifb device name in the shaper's namespace
+    # True when this direction's rate is shaped on the receiver's ingress (ifb): nft's
+    # ingress hook does not see frames re-injected by an ifb, so loss/outage for this
+    # direction hook prerouting instead (see NetOps.ingress_chain).
+    receiver_shaped: bool = False
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    name: str
+    a: Port              # robot side
+    b: Port              # edge side (shaped end)
+    carries: frozenset[str]
+    index: int
+
+    def path(self, direction: str) -> PathView:
+        sender, receiver = (self.a, self.b) if direction == "up" else (self.b, self.a)
+        return PathView(self.name, direction, sender, receiver, self.b,
+                        self.b.ifname.split("-")[0] + f"-ifb{self.index}")
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    name: str
+    netns: str
+    addresses: tuple[tuple[str, str], ...]             # (ifname, address/prefix)
+    routes: tuple[tuple[str, str | None, str], ...] = ()  # (destination, via, dev)
+    forwarding: bool = False
+    bridge: str | None = None      # a bridge in this host; all its ports join it
+
+    @property
+    def address(self) -> str | None:
+        return self.addresses[0][1].split("/")[0] if self.addresses else None
+
+    @property
+    def interface(self) -> str | None:
+        return self.addresses[0][0] if self.addresses else None
+
+
+@dataclass(frozen=True)
+class TopologyPlan:
+    kind: str
+    run: str
+    tag: str
+    hosts: tuple[HostPlan, ...]
+    links: tuple[LinkPlan, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def host(self, name: str) -> HostPlan:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        known = ", ".join(h.name for h in self.hosts)
+        raise UsageError(f"no host {name!r} in run {self.run!r}; hosts: {known}",
+                         argument="HOST")
+
+
+def plan_topology(kind: str, run: str, hosts: int = 1) -> TopologyPlan:
+    check_name(run)
+    if kind not in TOPOLOGIES:
+        raise UsageError(f"unknown topology {kind!r}; expected one of {', '.join(TOPOLOGIES)}",
+                         argument="--topology")
+    if kind == "star" and not 1 <= hosts <= MAX_STAR_HOSTS:
+        raise UsageError(f"{hosts} robots: expected 1..{MAX_STAR_HOSTS}", argument="--hosts")
+    if kind != "star" and hosts != 1:
+        raise UsageError(f"--hosts applies to the star topology only ({kind} has one robot)",
+                         argument="--hosts")
+    tag = run_tag(run)
+    ns = {h: netns_name(run, h) for h in ("robot", "edge", "ap")}
+
+    def port(host: str, peer: str) -> Port:
+        return Port(host, netns_name(run, host), f"{tag}-{peer}")
+
+    multicast = ("224.0.0.0/4", None)
+    if kind == "pair":
+        r, e = port("robot", "edge"), port("edge", "robot")
+        return TopologyPlan(kind, run, tag, (
+            HostPlan("robot", ns["robot"], ((r.ifname, "10.77.0.1/24"),),
+                     ((*multicast, r.ifname),)),
+            HostPlan("edge", ns["edge"], ((e.ifname, "10.77.0.100/24"),),
+                     ((*multicast, e.ifname),)),
+        ), (LinkPlan("robot-edge", r, e, ALL_DIRECTION_STAGES, 0),))
+    if kind == "chain":
+        r, ar = port("robot", "ap"), port("ap", "robot")
+        ae, e = port("ap", "edge"), port("edge", "ap")
+        return TopologyPlan(kind, run, tag, (
+            HostPlan("robot", ns["robot"], ((r.ifname, "10.77.1.1/24"),),
+                     (("default", "10.77.1.254", r.ifname),)),
+            HostPlan("ap", ns["ap"], ((ar.ifname, "10.77.1.254/24"),
+                                      (ae.ifname, "10.77.2.254/24")), forwarding=True),
+            HostPlan("edge", ns["edge"], ((e.ifname, "10.77.2.100/24"),),
+                     (("default", "10.77.2.254", e.ifname),)),
+        ), (LinkPlan("robot-ap", r, ar, ALL_DIRECTION_STAGES, 0),
+            LinkPlan("ap-edge", ae, e, frozenset(), 1)),
+            ("multicast does not cross the ap router: use unicast peers",))
+    # star
+    bridge = f"{tag}-br"
+    plans: list[HostPlan] = []
+    links: list[LinkPlan] = []
+    for k in range(1, hosts + 1):
+        robot = f"robot{k}"
+        rp, ap = port(robot, "ap"), port("ap", f"r{k}")
+        plans.append(HostPlan(robot, netns_name(run, robot), ((rp.ifname, f"10.77.0.{k}/24"),),
+                              ((*multicast, rp.ifname),)))
+        links.append(LinkPlan(f"{robot}-ap", rp, ap, STATION_STAGES, k))
+    plans.append(HostPlan("ap", ns["ap"], (), bridge=bridge))
+    ae, e = port("ap", "edge"), port("edge", "ap")
+    plans.append(HostPlan("edge", ns["edge"], ((e.ifname, "10.77.0.100/24"),),
+                          ((*multicast, e.ifname),)))
+    # The shared channel: robots -> edge is shaped on the edge port's ingress (ifb),
+    # edge -> robots on its egress (tbf). Here "up" is ap -> edge.
+    links.append(LinkPlan("ap-edge", ae, e, frozenset({"rate"}), 0))
+    return TopologyPlan(kind, run, tag, tuple(plans), tuple(links),
+                        ("the rate limit is shared by all robots (ap-edge link)",))

@@ -1,0 +1,211 @@
+"""``linklab model``: what DDS does to one topic's traffic over a lossy link (000 IV)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from linklab.errors import UsageError
+from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE, FRAGMENTATION_MODES
+from linklab.model.overhead import OVERLAYS
+from linklab.model.scenario import (
+    DEFAULT_UTILIZATION,
+    FASTDDS_DEFAULT_HEARTBEAT_HZ,
+    ModelInput,
+    ModelResult,
+    evaluate,
+)
+from linklab.model.sweep import parse_count_bytes, parse_sweep
+from linklab.output import console, print_json
+from linklab.units import (
+    format_bitrate,
+    format_duration,
+    format_percent,
+    format_size,
+    parse_bitrate,
+    parse_fraction,
+    parse_frequency,
+    parse_size,
+)
+
+
+def build_input(rate: str, payload: str, link: str, per: str, max_message_size: str,
+                heartbeat_rate: str | None, mtu: str, fragmentation: str, utilization: str,
+                subscribers: int, overlay: str) -> ModelInput:
+    """Parse and check every option before anything is computed."""
+    if fragmentation not in FRAGMENTATION_MODES:
+        raise UsageError(f"{fragmentation!r} is not one of {', '.join(FRAGMENTATION_MODES)}",
+                         argument="--fragmentation")
+    if overlay not in OVERLAYS:
+        raise UsageError(f"{overlay!r} is not one of {', '.join(OVERLAYS)}", argument="--overlay")
+    per_value = parse_fraction(per, "--per")
+    if per_value >= 1.0:
+        raise UsageError("100% loss delivers nothing; expected a fraction below 1, e.g. 1% or 0.2",
+                         argument="--per")
+    omega = parse_fraction(utilization, "--utilization")
+    if omega <= 0:
+        raise UsageError("must be in (0, 1], e.g. 0.65 or 65%", argument="--utilization")
+    if not 1 <= subscribers <= 1000:
+        raise UsageError(f"{subscribers} is outside 1..1000", argument="--subscribers")
+    mtu_value = parse_count_bytes(mtu, "--mtu")
+    if not 576 <= mtu_value <= 65535:
+        raise UsageError(f"{mtu_value} is outside 576..65535 bytes; e.g. 1500", argument="--mtu")
+    mms = parse_count_bytes(max_message_size, "--max-message-size")
+    if not 200 <= mms <= 65507:
+        raise UsageError(f"{mms} B is outside 200..65507 B (the largest UDP payload); "
+                         "e.g. 65500 or 1472", argument="--max-message-size")
+    rate_hz = parse_frequency(rate, "--rate")
+    if rate_hz > 100_000:
+        raise UsageError(f"{rate} is above 100kHz; e.g. 30Hz", argument="--rate")
+    payload_bytes = parse_size(payload, "--payload")
+    if payload_bytes > 1024**3:
+        raise UsageError(f"{payload} is above 1GiB; e.g. 256KiB", argument="--payload")
+    link_bits = parse_bitrate(link, "--link")
+    if not 10e3 <= link_bits <= 1e12:
+        raise UsageError(f"{link} is outside 10kbit/s..1000Gbit/s; e.g. 433Mbit/s",
+                         argument="--link")
+    hb = FASTDDS_DEFAULT_HEARTBEAT_HZ if heartbeat_rate is None else \
+        parse_frequency(heartbeat_rate, "--heartbeat-rate")
+    if hb > 100_000:
+        raise UsageError(f"{heartbeat_rate} is above 100kHz; e.g. 60Hz",
+                         argument="--heartbeat-rate")
+    return ModelInput(rate_hz=rate_hz, payload_bytes=payload_bytes, link_bits_per_s=link_bits,
+                      per=per_value, max_message_size=mms, heartbeat_hz=hb, mtu=mtu_value,
+                      fragmentation=fragmentation, utilization=omega, subscribers=subscribers,
+                      overlay=overlay)
+
+
+def rows(r: ModelResult) -> list[tuple[str, str, str]]:
+    m = r.inputs
+    return [
+        ("R_pub = r*u", format_bitrate(r.r_pub_bytes_per_s * 8), "000 Eq. 1"),
+        ("T_max = T_OS->Link", format_bitrate(r.t_max_bytes_per_s * 8), "000 Eq. 2"),
+        ("DDS share T*omega", format_bitrate(r.dds_budget_bytes_per_s * 8),
+         f"000 Eq. 6, omega {m.utilization:g}"),
+        ("N_RT = ceil(u/M)", str(r.n_rt), f"000 IV-C, M = {m.max_message_size} B"),
+        ("N_IP", str(r.n_ip), f"000 IV-C, {m.fragmentation} count, MTU {m.mtu}"),
+        ("IP packets per sample", str(r.ip_packets_per_sample), "000 IV-C"),
+        ("p = 1 - PER", f"{r.p:.4g}", ""),
+        ("q = p^N_IP", f"{r.q:.4g}", "000 IV-C"),
+        ("Delta S_k (k = 1..6)", ", ".join(map(str, r.staircase)),
+         f"000 IV-C, r/n = {m.rate_hz / m.heartbeat_hz:.4g}"),
+        ("X (backlog per round)", format_size(r.backlog_bytes_per_round), "000 Eq. 3"),
+        ("R_DDS", format_bitrate(r.r_dds_bytes_per_s * 8), "000 Eq. 4"),
+        ("R_DDS / R_pub", f"{r.amplification:.4g}", "000 Eq. 4"),
+        ("B_DDS (burst)", f"{r.burst_bytes * 8 / 1e6:.4g} Mbit ({format_size(r.burst_bytes)})",
+         f"000 Eq. 5, n = {m.heartbeat_hz:.4g} Hz"),
+        ("N_HC", str(r.n_hc), "000 Eq. 6"),
+        ("best-effort delivery", format_percent(r.best_effort_delivery), "000 Table I model"),
+        ("wire bytes per sample", f"{r.wire_bytes_per_sample} B", f"001 V-A, {m.overlay}"),
+        ("payload share of wire", format_percent(r.wire_efficiency), "001 V-A"),
+        ("wire rate with headers", format_bitrate(r.wire_rate_bits_per_s),
+         f"{format_percent(r.link_load)} of link, {m.subscribers} sub(s)"),
+        ("fan-out, all subscribers", format_duration(r.fanout_time_s), "002 Table III"),
+        ("repair of a lost message", format_duration(r.repair_delay_s), "1/(n p^2 q), from Eq. 3"),
+        ("verdict", r.verdict, "see below"),
+    ]
+
+
+SWEEP_COLUMNS = ("R_pub Mb/s", "N_IP", "q", "R_DDS Mb/s", "x R_pub", "B_DDS Mbit", "N_HC",
+                 "BE deliv.", "verdict")
+
+
+def sweep_row(r: ModelResult) -> list[str]:
+    return [f"{r.r_pub_bytes_per_s * 8e-6:.4g}", str(r.n_ip), f"{r.q:.3g}",
+            f"{r.r_dds_bytes_per_s * 8e-6:.4g}", f"{r.amplification:.3g}",
+            f"{r.burst_bytes * 8e-6:.4g}", str(r.n_hc), f"{r.best_effort_delivery:.1%}",
+            r.verdict]
+
+
+def format_swept(name: str, value: float) -> str:
+    if name == "payload":
+        return format_size(value)
+    if name == "per":
+        return format_percent(value)
+    if name == "rate":
+        return f"{value:g} Hz"
+    if name == "link":
+        return format_bitrate(value)
+    return f"{value:g} B"
+
+
+def wide_console() -> Console:
+    """The terminal as it is; 120 columns when output goes to a file or pipe."""
+    return console if console.is_terminal else Console(width=120)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("model")
+    def model_command(
+        rate: str = typer.Option(..., "--rate", help="Publish rate r, e.g. 30Hz."),
+        payload: str = typer.Option(..., "--payload", help="Sample size u, e.g. 256KiB."),
+        link: str = typer.Option("433Mbit/s", "--link",
+                                 help="Link throughput T_OS->Link, e.g. 433Mbit/s."),
+        per: str = typer.Option("0%", "--per", help="Packet error rate, e.g. 1% or 0.01."),
+        max_message_size: str = typer.Option(
+            str(FASTDDS_DEFAULT_MAX_MESSAGE_SIZE), "--max-message-size",
+            help="Largest RTPS message M in bytes (Fast DDS default 65500; tuned 1472)."),
+        heartbeat_rate: str = typer.Option(
+            None, "--heartbeat-rate",
+            help="Retransmission (heartbeat) rate n, e.g. 0.33Hz (default 1/3 Hz = every 3 s)."),
+        mtu: str = typer.Option("1500", "--mtu", help="IP MTU in bytes."),
+        fragmentation: str = typer.Option(
+            "paper", "--fragmentation",
+            help="N_IP count: 'paper' = ceil(M/MTU); 'ip' = real IPv4 fragments "
+                 "(1480 B payloads, headers counted)."),
+        utilization: str = typer.Option(str(DEFAULT_UTILIZATION), "--utilization",
+                                        help="omega, link share for DDS, e.g. 0.65 or 65%."),
+        subscribers: int = typer.Option(1, "--subscribers", help="Unicast subscribers."),
+        overlay: str = typer.Option("none", "--overlay", help="none | vxlan | wireguard."),
+        sweep: str = typer.Option(
+            None, "--sweep",
+            help="Grid over one input: payload=32KiB..512KiB, per=0..20%, per=0..20%:5%, "
+                 "rate=10Hz..60Hz:10Hz, or a list payload=32KiB,64KiB."),
+        json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    ) -> None:
+        """The paper's model (000 Eq. 1-6) of DDS traffic for one topic over a lossy link."""
+        base = build_input(rate, payload, link, per, max_message_size, heartbeat_rate, mtu,
+                           fragmentation, utilization, subscribers, overlay)
+        if sweep is None:
+            result = evaluate(base)
+            if json_output:
+                print_json(result.to_dict())
+                return
+            table = Table(box=box.SIMPLE, pad_edge=False,
+                          title=f"linklab model: {format_size(base.payload_bytes)} at "
+                                f"{base.rate_hz:g} Hz over {format_bitrate(base.link_bits_per_s)}, "
+                                f"PER {format_percent(base.per)}")
+            table.add_column("quantity", no_wrap=True)
+            table.add_column("value", no_wrap=True)
+            table.add_column("source")
+            for row in rows(result):
+                table.add_row(*row)
+            wide_console().print(table)
+            for reason in result.reasons:
+                wide_console().print(f"{result.verdict}: {reason}", soft_wrap=True)
+            return
+        spec = parse_sweep(sweep)
+        results = []
+        for value in spec.values:
+            cast = int(value) if spec.field in ("payload_bytes", "max_message_size") else value
+            point = replace(base, **{spec.field: cast})
+            if point.per >= 1.0:
+                raise UsageError("a PER of 100% delivers nothing; end the sweep below 100%",
+                                 argument="--sweep")
+            results.append((value, evaluate(point)))
+        if json_output:
+            print_json({"sweep": spec.name, "rows": [
+                {spec.name: v, **r.to_dict()} for v, r in results]})
+            return
+        table = Table(title=f"linklab model sweep over {spec.name}", box=box.SIMPLE,
+                      pad_edge=False)
+        table.add_column(spec.name, no_wrap=True)
+        for column in SWEEP_COLUMNS:
+            table.add_column(column, justify="right", no_wrap=True)
+        for value, r in results:
+            table.add_row(format_swept(spec.name, value), *sweep_row(r))
+        wide_console().print(table)

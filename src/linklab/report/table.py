@@ -1,0 +1,263 @@
+"""A run's cells laid out like seed 000's Table II, for the terminal and for export.
+
+Rows: reception rate, average latency, jitter (and how many samples arrived); columns:
+payload, grouped by profile; one block per link condition (and per any other setting
+that varies, e.g. history). Where the link preset is one of the paper's conditions and
+the cell matches its setting (Fast DDS, 30 Hz, RELIABLE, 32..512 KB), the paper's value
+is shown under ours.
+
+"—" follows the paper: a cell that did not complete (or crashed) shows "—" everywhere;
+one whose mean latency is above 100 publish intervals shows its reception rate and "—"
+for latency and jitter. Exports keep the measured numbers of failed cells.
+With several trials, a column shows the mean over trials and is "—" if any trial failed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from linklab.bench.matrix import size_label
+from linklab.report.paper_000 import CONDITION_TITLES, PRESET_CONDITION, paper_value
+
+METRICS = (
+    ("reception_rate_hz", "Reception rate (Hz)"),
+    ("latency_mean_ms", "Avg. latency (ms)"),
+    ("jitter_ms", "Jitter (ms)"),
+)
+# Settings that split blocks when they vary (profile and payload are the columns).
+BLOCK_KEYS = ("link", "middleware", "rate_hz", "qos", "history", "type")
+SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(value) else value
+
+
+@dataclass
+class Column:
+    profile: str
+    payload_bytes: int
+    rows: list[dict[str, Any]]
+
+    @property
+    def failed(self) -> bool:
+        return any(r.get("status") != "ok" for r in self.rows)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [r["failure_reason"] for r in self.rows if r.get("failure_reason")]
+
+    def measured(self, metric: str) -> float | None:
+        values = [v for v in (_num(r.get(metric)) for r in self.rows) if v is not None]
+        return sum(values) / len(values) if values else None
+
+    def shown(self, metric: str) -> float | None:
+        """The value Table II would print (None = "—")."""
+        if self.failed:
+            reasons = self.reasons
+            only_latency = reasons and all(r.startswith("latency:") for r in reasons)
+            if not only_latency or metric != "reception_rate_hz":
+                return None
+        return self.measured(metric)
+
+    def delivered(self) -> tuple[int, int]:
+        return (sum(int(r.get("received") or 0) for r in self.rows),
+                sum(int(r.get("published") or 0) for r in self.rows))
+
+
+@dataclass
+class Block:
+    key: dict[str, Any]
+    condition: str | None  # the paper's condition for this link preset, if any
+    columns: list[Column] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        link = self.key["link"]
+        parts = [link]
+        if self.condition:
+            parts.append(CONDITION_TITLES[self.condition])
+        extras = [f"{k}={_fmt_key(k, v)}" for k, v in self.key.items() if k != "link"]
+        return " — ".join(parts) + (f"  [{', '.join(extras)}]" if extras else "")
+
+    def paper(self, column: Column, metric: str) -> tuple[bool, float | None]:
+        if self.condition is None:
+            return False, None
+        first = column.rows[0]
+        if (first.get("middleware") != "fastdds" or _num(first.get("rate_hz")) != 30.0
+                or first.get("qos") != "reliable"):
+            return False, None
+        return paper_value(self.condition, column.profile, column.payload_bytes, metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"title": self.title, "key": self.key, "condition": self.condition,
+               "columns": []}
+        for col in self.columns:
+            entry = {"profile": col.profile, "payload_bytes": col.payload_bytes,
+                     "cell_ids": [r["cell_id"] for r in col.rows],
+                     "status": "failed" if col.failed else "ok",
+                     "failure_reasons": col.reasons,
+                     "delivered": list(col.delivered())}
+            for metric, _label in METRICS:
+                has, paper = self.paper(col, metric)
+                entry[metric] = {"shown": col.shown(metric), "measured": col.measured(metric),
+                                 "paper": paper if has else None, "paper_has_cell": has}
+            out["columns"].append(entry)
+        return out
+
+
+def profile_label(profile: str) -> str:
+    """A profile's short name: shipped names as they are, files by their stem."""
+    return profile.rsplit("/", 1)[-1].removesuffix(".xml")
+
+
+def _fmt_key(key: str, value: Any) -> str:
+    if key == "rate_hz":
+        return f"{value:g} Hz"
+    return str(value)
+
+
+def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
+    """Group a run's rows into Table II blocks, in the order the cells ran."""
+    varying = [k for k in BLOCK_KEYS if len({str(r.get(k)) for r in rows}) > 1]
+    blocks: OrderedDict[tuple, Block] = OrderedDict()
+    for row in rows:
+        key = {"link": row.get("link")}
+        key.update({k: row.get(k) for k in varying if k != "link"})
+        block = blocks.get(tuple(key.items()))
+        if block is None:
+            block = Block(key=key, condition=PRESET_CONDITION.get(row.get("link")))
+            blocks[tuple(key.items())] = block
+        for col in block.columns:
+            if col.profile == row.get("profile") and col.payload_bytes == row.get(
+                    "payload_bytes"):
+                col.rows.append(row)
+                break
+        else:
+            block.columns.append(Column(row.get("profile"), int(row.get("payload_bytes")),
+                                        [row]))
+    profile_order = list(OrderedDict.fromkeys(r.get("profile") for r in rows))
+    for block in blocks.values():
+        block.columns.sort(key=lambda c: (profile_order.index(c.profile), c.payload_bytes))
+    return list(blocks.values())
+
+
+# --- terminal rendering ---------------------------------------------------------------
+
+def _cell_text(ours: float | None, paper: tuple[bool, float | None], digits: int) -> Text:
+    text = Text("—" if ours is None else f"{ours:.{digits}f}")
+    has, value = paper
+    if has:
+        text.append("\n" + ("—" if value is None else f"{value:.{digits}f}"), style="dim")
+    return text
+
+
+def render_block(block: Block, columns: list[Column] | None = None) -> Table:
+    columns = block.columns if columns is None else columns
+    any_paper = any(block.paper(c, "reception_rate_hz")[0] for c in columns)
+    caption = "dim second line: the paper's Table II" if any_paper else None
+    table = Table(title=block.title, title_justify="left", caption=caption,
+                  caption_justify="left", show_lines=True, pad_edge=False)
+    table.add_column("Profile\nPayload", no_wrap=True)
+    for col in columns:
+        table.add_column(f"{profile_label(col.profile)}\n{size_label(col.payload_bytes)}",
+                         justify="right", no_wrap=True)
+    for metric, label in METRICS:
+        row_label = Text(label)
+        if any_paper:
+            row_label.append("\n  paper", style="dim")
+        table.add_row(row_label, *(_cell_text(c.shown(metric), block.paper(c, metric), 2)
+                                   for c in columns))
+    delivered = []
+    for c in columns:
+        got, sent = c.delivered()
+        delivered.append(Text(f"{got}/{sent}", style="red" if c.failed else ""))
+    table.add_row("Delivered", *delivered)
+    return table
+
+
+def render_blocks(blocks: list[Block], width: int) -> list[Table]:
+    """One table per block, or one per block and profile when the terminal is narrow."""
+    tables = []
+    for block in blocks:
+        needed = 24 + 10 * len(block.columns)
+        if needed <= width:
+            tables.append(render_block(block))
+            continue
+        profiles = list(OrderedDict.fromkeys(c.profile for c in block.columns))
+        for profile in profiles:
+            tables.append(render_block(block, [c for c in block.columns
+                                               if c.profile == profile]))
+    return tables
+
+
+def sparkline(bins: list[float], top: float) -> str:
+    if not bins or top <= 0:
+        return ""
+    steps = len(SPARK) - 1
+    return "".join(SPARK[min(steps, int(round(min(b, top) / top * steps)))] for b in bins)
+
+
+def render_bins(rows: list[dict[str, Any]]) -> Table | None:
+    """Reception rate per second across a run (seed 000 Fig. 7), one line per cell."""
+    with_bins = [r for r in rows if r.get("rate_bins_hz") and _num(r.get("outage_s"))]
+    if not with_bins:
+        return None
+    table = Table(title="Reception rate per 1 s bin from the publisher's start "
+                        "(seed 000 Fig. 7; █ = publish rate)", title_justify="left",
+                  pad_edge=False)
+    table.add_column("Cell", no_wrap=True)
+    table.add_column("outage", justify="right", no_wrap=True)
+    table.add_column("Hz per second", no_wrap=True)
+    table.add_column("min after", justify="right", no_wrap=True)
+    for r in with_bins:
+        bins = list(r["rate_bins_hz"])
+        start = _num(r.get("outage_at_s"))
+        start = _num(r.get("outage_start_s")) or 0.0 if start is None else start
+        length = _num(r.get("outage_s")) or 0.0
+        after = bins[int(start + length) + 1:] if len(bins) > start + length + 1 else []
+        table.add_row(r["cell_id"], f"{start:g}s+{length:g}s",
+                      sparkline(bins, float(r.get("rate_hz") or 30.0)),
+                      f"{min(after):g}" if after else "—")
+    return table
+
+
+def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Console) -> Group:
+    scenario = info.get("scenario", {})
+    planned = len(info.get("planned", []))
+    failed = sum(1 for r in rows if r.get("status") != "ok")
+    head = Text()
+    head.append(f"{scenario.get('title', scenario.get('name', 'run'))}\n", style="bold")
+    if scenario.get("source"):
+        head.append(f"source: {scenario['source']}\n")
+    versions = info.get("versions", {})
+    head.append(f"cells: {len(rows)}/{planned} done, {failed} failed"
+                f"{'' if info.get('finished') else ' (run not finished)'}; "
+                f"Fast DDS {versions.get('libfastrtps-dev') or '?'}, "
+                f"kernel {versions.get('kernel', '?')}, "
+                f"commit {str(versions.get('git_commit') or '?')[:10]}\n")
+    parts: list[Any] = [head]
+    parts.extend(render_blocks(build_blocks(rows), console.width))
+    bins = render_bins(rows)
+    if bins is not None:
+        parts.append(bins)
+    reasons = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
+    if reasons:
+        why = Text("Failed cells:\n", style="bold")
+        for cell_id, reason in reasons:
+            why.append(f"  {cell_id}: {reason}\n")
+        parts.append(why)
+    return Group(*parts)

@@ -1,0 +1,237 @@
+"""Why each setting, what it changes, and whether the topic fits the link.
+
+The paper's three failure causes (000_10b8b18b6f5db8a8.txt, section IV):
+(1) IP fragmentation, (2) retransmission timing, (3) buffer burst after an outage.
+"Before" is Fast DDS's default (65500 B messages, heartbeat every 3 s, the ROS 2
+HistoryCache of 400 the paper measured in Fig. 7); "after" is the tuned profile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
+from linklab.model.scenario import ModelInput, ModelResult, evaluate
+from linklab.tune.inputs import TuningInput
+from linklab.tune.settings import TunedSettings
+from linklab.units import format_bitrate, format_duration, format_size
+
+CAUSES = {
+    1: "cause 1, IP fragmentation (000 IV-C)",
+    2: "cause 2, retransmission timing (000 IV-D)",
+    3: "cause 3, buffer burst after an outage (000 IV-E)",
+}
+PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
+VERDICT_ORDER = ("feasible", "marginal", "fails", "infeasible")
+
+
+@dataclass(frozen=True)
+class SettingReason:
+    setting: str
+    value: str
+    cause: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One packet error rate, before and after tuning."""
+
+    per: float
+    before: ModelResult
+    after: ModelResult
+
+    def to_dict(self) -> dict:
+        def pick(r: ModelResult) -> dict:
+            return {
+                "n_ip": r.n_ip, "q": r.q, "amplification": r.amplification,
+                "r_dds_bits_per_s": r.r_dds_bytes_per_s * 8, "burst_bytes": r.burst_bytes,
+                "burst_bits": r.burst_bytes * 8, "repair_delay_s": r.repair_delay_s,
+                "wire_rate_bits_per_s": r.wire_rate_bits_per_s, "verdict": r.verdict,
+                "reasons": r.reasons,
+            }
+        return {"per": self.per, "before": pick(self.before), "after": pick(self.after)}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    verdict: str  # feasible | marginal | fails | infeasible
+    summary: str
+    settings: list[SettingReason]
+    conditions: list[Condition]
+    outage_burst_before_bytes: float
+    outage_burst_after_bytes: float
+    max_rate_hz: float  # largest rate with R_pub <= T*omega at this payload
+    max_payload_bytes: int  # largest payload with R_pub <= T*omega at this rate
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "summary": self.summary,
+            "settings": [asdict(s) for s in self.settings],
+            "conditions": [c.to_dict() for c in self.conditions],
+            "outage_burst_before_bytes": self.outage_burst_before_bytes,
+            "outage_burst_after_bytes": self.outage_burst_after_bytes,
+            "max_rate_hz": self.max_rate_hz,
+            "max_payload_bytes": self.max_payload_bytes,
+            "notes": self.notes,
+        }
+
+
+def model_before(t: TuningInput, per: float) -> ModelResult:
+    return evaluate(ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
+                               link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
+                               utilization=t.utilization, subscribers=t.subscribers,
+                               overlay=t.overlay))
+
+
+def model_after(t: TuningInput, s: TunedSettings, per: float) -> ModelResult:
+    return evaluate(ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
+                               link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
+                               max_message_size=s.max_message_size, heartbeat_hz=s.heartbeat_hz,
+                               utilization=t.utilization, subscribers=t.subscribers,
+                               overlay=t.overlay))
+
+
+def conditions_for(t: TuningInput) -> tuple[float, ...]:
+    return (t.per,) if t.per is not None else PAPER_CONDITIONS
+
+
+def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Explanation:
+    k = t.subscribers
+    budget = s.budget_bytes_per_s
+    max_rate = budget / (t.payload_bytes * k)
+    max_payload = int(budget / (t.rate_hz * k))
+    worst = max((c.after for c in conditions), key=lambda r: VERDICT_ORDER.index(r.verdict))
+    verdict = worst.verdict
+    first = conditions[0]
+    settings = [
+        SettingReason(
+            "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
+            f"MTU {t.mtu} - IPv4 20 - UDP 8 - overlay {t.overlay}: every RTPS message is one "
+            f"IP packet, N_IP {first.before.n_ip} -> {first.after.n_ip}, so q = p^N_IP rises "
+            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {first.per:.3g}"),
+        SettingReason(
+            "useBuiltinTransports", "false", CAUSES[1],
+            "the builtin UDP transport (65500 B messages) and shared memory are off, so all "
+            "traffic takes the tuned transport"),
+        SettingReason(
+            "heartbeatPeriod", format_duration(s.heartbeat_period_s), CAUSES[2],
+            f"n = 2r = {s.heartbeat_hz:g} Hz instead of 1/3 Hz: lost fragments are repaired "
+            f"within a publish interval and the per-round burst B_DDS shrinks (Eq. 5)"),
+        SettingReason(
+            "history KEEP_LAST depth / resource limits", f"{s.history_depth} samples",
+            CAUSES[3],
+            f"N_HC = ceil(T*omega/u) = ceil({format_bitrate(t.link_bits_per_s)} x "
+            f"{t.utilization:g} / {format_size(t.payload_bytes)}"
+            + (f" / {k} subscribers" if k > 1 else "") +
+            f") (Eq. 6): after an outage at most {format_size(s.history_depth * t.payload_bytes)}"
+            " leave at once, about one second of the DDS share"),
+        SettingReason(
+            "reliability", s.reliability, "strict delivery (000 IV-A)",
+            "every sample is repaired by retransmission while the link is up"),
+        SettingReason(
+            "publishMode", s.publish_mode, CAUSES[2],
+            "publish() returns at once; a background thread sends the "
+            f"{worst.ip_packets_per_sample} packets of each sample and their repairs"),
+        SettingReason(
+            "socket buffers", format_size(s.socket_buffer_bytes), CAUSES[3],
+            "room for two worst-case bursts after tuning; the kernel clamps larger requests to "
+            "net.core.rmem_max / wmem_max"),
+    ]
+    notes: list[str] = []
+    if verdict == "infeasible":
+        summary = (
+            f"INFEASIBLE: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} "
+            f"({t.rate_hz:g} Hz x {format_size(t.payload_bytes)}"
+            + (f" x {k} subscribers" if k > 1 else "") +
+            f") exceeds the DDS share of the link T*omega = {format_bitrate(budget * 8)}. "
+            "No DDS setting fixes that. "
+            f"At {format_size(t.payload_bytes)} the largest rate that fits is "
+            f"{math.floor(max_rate * 10) / 10:g} Hz; at {t.rate_hz:g} Hz the largest payload is "
+            f"{format_size(max_payload)}.")
+    else:
+        summary = (
+            f"{verdict.upper()}: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} uses "
+            f"{s.r_pub_bytes_per_s * k / budget:.0%} of T*omega = {format_bitrate(budget * 8)}"
+            + (f"; {'; '.join(worst.reasons)}" if worst.reasons else "") + ".")
+    if k > 1:
+        notes.append(
+            f"{k} unicast subscribers: each sample is sent {k} times in turn (002 Table III); "
+            f"the last copy leaves {format_duration(worst.fanout_time_s)} after the first "
+            f"starts (publish interval {format_duration(1 / t.rate_hz)}).")
+    if t.overlay == "wireguard":
+        notes.append("wireguard counts 60 B per packet (32 B header+tag, 001 V-A, plus outer "
+                     "IPv4+UDP); if your wg interface has MTU 1420, use --mtu 1420 --overlay none.")
+    if s.history_depth == 1:
+        notes.append("N_HC = 1: one sample is already about a second of the DDS share; "
+                     "outage recovery will lose samples.")
+    return Explanation(
+        verdict=verdict,
+        summary=summary,
+        settings=settings,
+        conditions=conditions,
+        outage_burst_before_bytes=outage_burst_bytes(PAPER_DEFAULT_HISTORY, t.payload_bytes, k),
+        outage_burst_after_bytes=outage_burst_bytes(s.history_depth, t.payload_bytes, k),
+        max_rate_hz=max_rate,
+        max_payload_bytes=max_payload,
+        notes=notes,
+    )
+
+
+def usage_lines(t: TuningInput, s: TunedSettings, fastdds_path: str,
+                cyclone_path: str) -> list[str]:
+    profiles_var = "FASTRTPS_DEFAULT_PROFILES_FILE" if t.ros == "humble" else \
+        "FASTDDS_DEFAULT_PROFILES_FILE"
+    return [
+        "Fast DDS (rmw_fastrtps_cpp):",
+        "  export RMW_IMPLEMENTATION=rmw_fastrtps_cpp",
+        f"  export {profiles_var}={fastdds_path}",
+        "  export RMW_FASTRTPS_USE_QOS_FROM_XML=1   # use the XML's publishMode "
+        f"{s.publish_mode} (large data) and memory policy",
+        f"  (without it: export RMW_FASTRTPS_PUBLICATION_MODE={s.publish_mode})",
+        "Cyclone DDS (rmw_cyclonedds_cpp):",
+        "  export RMW_IMPLEMENTATION=rmw_cyclonedds_cpp",
+        f"  export CYCLONEDDS_URI=file://{cyclone_path}",
+        "Both: QoS set in code wins over XML. Publish and subscribe with RELIABLE, KEEP_LAST "
+        f"depth {s.history_depth}",
+        "  (or rclcpp::SystemDefaultsQoS() so the Fast DDS XML applies).",
+        f"Kernel: sysctl -w net.core.rmem_max={s.socket_buffer_bytes} "
+        f"net.core.wmem_max={s.socket_buffer_bytes}   # else buffers are clamped",
+    ]
+
+
+def render_text(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
+    lines = [
+        f"Topic: {format_size(t.payload_bytes)} at {t.rate_hz:g} Hz "
+        f"(R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8)}, Eq. 1) over "
+        f"{format_bitrate(t.link_bits_per_s)}, omega = {t.utilization:g} "
+        f"(T*omega = {format_bitrate(s.budget_bytes_per_s * 8)}), MTU {t.mtu}, "
+        f"overlay {t.overlay}, {t.subscribers} subscriber(s)",
+        "",
+        "Settings and the failure cause each addresses:",
+    ]
+    for r in e.settings:
+        lines.append(f"  {r.setting} = {r.value}  [{r.cause}]")
+        lines.append(f"      {r.reason}")
+    lines += ["", "Before (Fast DDS defaults: 65500 B messages, heartbeat 3 s) -> after:"]
+    for c in e.conditions:
+        b, a = c.before, c.after
+        lines.append(f"  PER {c.per:.3g}:")
+        lines.append(f"    R_DDS (Eq. 4)        {format_bitrate(b.r_dds_bytes_per_s * 8):>14} -> "
+                     f"{format_bitrate(a.r_dds_bytes_per_s * 8)}  "
+                     f"(x{b.amplification:.3g} -> x{a.amplification:.3g} of R_pub)")
+        lines.append(f"    burst B_DDS (Eq. 5)  {format_size(b.burst_bytes):>14} -> "
+                     f"{format_size(a.burst_bytes)}  "
+                     f"({b.burst_bytes * 8 / 1e6:.4g} Mbit -> {a.burst_bytes * 8 / 1e6:.4g} Mbit)")
+        lines.append(f"    repair of a loss     {format_duration(b.repair_delay_s):>14} -> "
+                     f"{format_duration(a.repair_delay_s)}")
+        lines.append(f"    verdict              {b.verdict:>14} -> {a.verdict}")
+    lines.append(f"  after a link outage (Eq. 6): up to {format_size(e.outage_burst_before_bytes)}"
+                 f" (history 400) -> {format_size(e.outage_burst_after_bytes)} "
+                 f"(history {s.history_depth}) leave back-to-back")
+    lines += ["", f"Verdict: {e.summary}"]
+    lines += [f"Note: {n}" for n in e.notes]
+    return lines

@@ -1,0 +1,37 @@
+"""The one side effect of the tuner: writing the two profile files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from linklab.errors import UsageError
+
+if TYPE_CHECKING:
+    from linklab.tune import TuningResult
+
+FASTDDS_FILE = "fastdds.xml"
+CYCLONEDDS_FILE = "cyclonedds.xml"
+
+
+def write_profiles(result: TuningResult, out_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write ``fastdds.xml`` and ``cyclonedds.xml`` into ``out_dir`` (created if needed).
+
+    Each file is written to a temporary name and renamed, so a reader never sees half a
+    profile. Returns {"fastdds": path, "cyclonedds": path} (absolute paths).
+    """
+    directory = Path(out_dir).expanduser().resolve()
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} exists and is not a directory", argument="--out")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = {"fastdds": directory / FASTDDS_FILE, "cyclonedds": directory / CYCLONEDDS_FILE}
+        for key, text in (("fastdds", result.fastdds_xml), ("cyclonedds", result.cyclonedds_xml)):
+            tmp = paths[key].with_suffix(".xml.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(paths[key])
+    except OSError as error:
+        raise UsageError(f"cannot write profiles into {directory}: {error.strerror}",
+                         argument="--out") from error
+    return paths

@@ -1,0 +1,128 @@
+"""Scenario files: validation errors name file, line and field; axes expand to cells."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from linklab.bench.matrix import deadline_s, estimate_total_s, expand
+from linklab.bench.spec import load_scenario, parse_scenario
+from linklab.errors import UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+
+GOOD = textwrap.dedent("""\
+    name: demo-matrix
+    fixed:
+      middleware: fastdds
+      rate: 30Hz
+      qos: reliable
+      history: keep_all
+      count: 300
+    axes:
+      link: [wifi-ideal, wifi-severe]
+      payload: [32KiB, 256KiB]
+      profile: [default, optimized]
+    trials: 2
+    quick:
+      count: 30
+      payload: [64KiB]
+    """)
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(UsageError) as info:
+        parse_scenario(textwrap.dedent(text), "s.yaml")
+    return str(info.value)
+
+
+def test_axes_expand_to_the_product_with_the_link_outermost():
+    cells = expand(parse_scenario(GOOD, "s.yaml"))
+    assert len(cells) == 2 * 2 * 2 * 2
+    assert [c.link for c in cells[:8]] == ["wifi-ideal"] * 8
+    assert cells[0].payload_bytes == 32 * 1024 and cells[0].rate_hz == 30.0
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert cells[0].cell_id == "wifi-ideal-default-32KiB-t1"
+    assert [c.index for c in cells] == list(range(16))
+    # the same scenario gives the same ids (resume relies on it)
+    assert [c.cell_id for c in expand(parse_scenario(GOOD, "s.yaml"))] == \
+        [c.cell_id for c in cells]
+
+
+def test_quick_and_repeat_override_the_file():
+    quick = expand(parse_scenario(GOOD, "s.yaml", quick=True, repeat=1))
+    assert len(quick) == 2 * 2 * 1
+    assert {c.payload_bytes for c in quick} == {64 * 1024}
+    assert {c.count for c in quick} == {30}
+
+
+def test_estimated_duration_counts_publishing_and_setup():
+    cells = expand(parse_scenario(GOOD, "s.yaml", quick=True, repeat=1))
+    total = estimate_total_s(cells)
+    assert 4 * 1.0 < total < 4 * 30  # 1 s of publishing per cell plus setup
+    assert deadline_s(cells[0]) >= 1.0 + 10.0
+    assert deadline_s(cells[0], outage_s=20) >= 31.0
+
+
+@pytest.mark.parametrize("text, where", [
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 1\naxes:\n  payload: [32KiB, 12]\n",
+     "s.yaml:7: axes.payload[1]: '12' has no unit"),
+    ("name: x\nfixed:\n  rate: 30\n  link: a\n  payload: 1KiB\n  count: 1\n",
+     "s.yaml:3: fixed.rate: '30' has no unit"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  payload: 1KiB\n  count: 1\n  qos: maybe\n",
+     "s.yaml:7: fixed.qos: 'maybe' is not one of reliable, best_effort"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  payload: 1KiB\n  colour: red\n",
+     "s.yaml:6: fixed.colour: unknown field"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  payload: 1KiB\n  count: 1\n"
+     "  history: keep_some\n", "s.yaml:7: fixed.history: 'keep_some' is not a history"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 0\n  payload: 1KiB\n",
+     "s.yaml:5: fixed.count: 0 must be a whole number greater than zero"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\naxes:\n  payload: 1KiB\n",
+     "s.yaml:7: axes.payload: an axis is a list"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  count: 3\n  payload: 1KiB\n",
+     "s.yaml:2: link: missing"),
+    ("name: x\nfixed: [1, 2\n", "s.yaml:3: not valid YAML"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\nextra: 1\n",
+     "s.yaml:7: extra: unknown key"),
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\naxes:\n"
+     "  type: [Bytes, Array7k]\n", "s.yaml:8: axes.type[1]: 'Array7k' is not one of"),
+])
+def test_validation_errors_name_file_line_and_field(text, where):
+    assert where in error_of(text)
+
+
+def test_missing_file_is_a_usage_error():
+    with pytest.raises(UsageError, match="cannot read scenario"):
+        load_scenario("/nonexistent/x.yaml")
+
+
+@pytest.mark.parametrize("name", ["paper-000-table2", "paper-000-outage", "demo"])
+def test_shipped_scenarios_validate(name):
+    scenario = load_scenario(REPO / "scenarios" / f"{name}.yaml")
+    assert expand(scenario)
+    assert expand(load_scenario(REPO / "scenarios" / f"{name}.yaml", quick=True))
+
+
+def test_table2_scenario_is_the_papers_matrix():
+    scenario = load_scenario(REPO / "scenarios" / "paper-000-table2.yaml")
+    cells = expand(scenario)
+    assert len(cells) == 4 * 5 * 3
+    assert {c.payload_bytes // 1024 for c in cells} == {32, 64, 128, 256, 512}
+    assert {c.profile for c in cells} == {"default", "large_data", "optimized"}
+    assert {(c.rate_hz, c.qos, c.history, c.count) for c in cells} == \
+        {(30.0, "reliable", "profile", 1000)}
+
+
+def test_a_profile_file_is_found_next_to_the_scenario(tmp_path):
+    (tmp_path / "mine.xml").write_text("<dds/>")
+    text = ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\n"
+            "axes:\n  profile: [default, mine.xml]\n")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    cells = expand(load_scenario(path))
+    assert cells[1].profile == str(tmp_path / "mine.xml") and cells[1].cell_id == "mine"
+    path.write_text(text.replace("mine.xml", "theirs.xml"))
+    with pytest.raises(UsageError, match=r"s.yaml:8: axes.profile\[1\]: profile file"):
+        load_scenario(path)

@@ -1,0 +1,86 @@
+"""The run directory: incremental writes, reopening, and what resume skips."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pyarrow.parquet as pq
+import pytest
+
+from linklab.bench.matrix import expand
+from linklab.bench.runner import _cell_row_base, _complete_row
+from linklab.bench.spec import parse_scenario
+from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore
+from linklab.errors import UsageError
+
+SCENARIO = """\
+name: store-test
+fixed: {rate: 30Hz, link: wifi-ideal, count: 30}
+axes:
+  payload: [32KiB, 64KiB, 128KiB]
+"""
+
+
+def make_row(cell, status="ok", **metrics):
+    row = _cell_row_base(cell)
+    row.update(status=status, **metrics)
+    return _complete_row(row)
+
+
+@pytest.fixture
+def store(tmp_path):
+    scenario = parse_scenario(SCENARIO, "s.yaml")
+    cells = expand(scenario)
+    store = RunStore.create(tmp_path / "run", scenario=scenario.to_dict(), options={},
+                            planned=[c.cell_id for c in cells], estimated_s=60.0,
+                            versions={"kernel": "test"})
+    return store, cells
+
+
+def test_each_append_is_on_disk_at_once(store):
+    store, cells = store
+    store.append(make_row(cells[0], reception_rate_hz=30.1, received=30, published=30))
+    table = pq.read_table(store.root / CELLS_PARQUET).to_pylist()
+    assert [r["cell_id"] for r in table] == [cells[0].cell_id]
+    assert table[0]["reception_rate_hz"] == pytest.approx(30.1)
+    info = json.loads((store.root / "run.json").read_text())
+    assert info["format_version"] == 1 and info["finished"] is False
+    assert info["planned"] == [c.cell_id for c in cells]
+
+    store.append(make_row(cells[1], status="failed", failure_reason="not completed: x"))
+    reopened = RunStore.open(store.root)
+    assert reopened.done_ids() == {cells[0].cell_id, cells[1].cell_id}
+    failed = reopened.rows[1]
+    assert failed["status"] == "failed" and failed["failure_reason"] == "not completed: x"
+    assert math.isnan(failed["latency_mean_ms"])
+
+
+def test_finished_is_set_when_every_planned_cell_has_a_row(store):
+    store, cells = store
+    for cell in cells:
+        store.append(make_row(cell))
+    assert json.loads((store.root / "run.json").read_text())["finished"] is True
+
+
+def test_a_kill_between_the_two_writes_loses_nothing(store):
+    store, cells = store
+    store.append(make_row(cells[0]))
+    # the jsonl line of cell 1 was written, then the process died before the parquet
+    with open(store.root / CELLS_JSONL, "a") as out:
+        out.write(json.dumps(make_row(cells[1], latency_mean_ms=float("nan")),
+                             default=str).replace("NaN", "null") + "\n")
+        out.write('{"cell_id": "half-writt')  # and a line cut in the middle
+    reopened = RunStore.open(store.root)
+    assert [r["cell_id"] for r in reopened.rows] == [cells[0].cell_id, cells[1].cell_id]
+
+
+def test_a_directory_with_a_run_is_not_overwritten(store):
+    store, cells = store
+    with pytest.raises(UsageError, match="--resume"):
+        RunStore.create(store.root, scenario={}, options={}, planned=[], estimated_s=0)
+
+
+def test_opening_something_that_is_not_a_run_names_it(tmp_path):
+    with pytest.raises(UsageError, match="not a run directory"):
+        RunStore.open(tmp_path)
