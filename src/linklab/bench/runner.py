@@ -34,6 +34,7 @@ from linklab.bench.probe_driver import (
     start_probe,
 )
 from linklab.bench.store import RunStore, now_utc
+from linklab.brokers.bench_adapter import adapter_for, edge_of
 
 POLL_S = 0.1
 # When one probe has ended on its own, how long the other one gets to end too.
@@ -232,6 +233,13 @@ def _safe_float(fn: Callable[[], float]) -> float:
 def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Path | None,
                 out_dir: Path, probes: list[ProbeProcess]) -> dict[str, Any]:
     binary = probe_binary(cell.middleware)
+    # MQTT / Zenoh: endpoints and a broker/router on the edge host (linklab.brokers)
+    adapter = adapter_for(cell.middleware)
+    edge_netns, edge_address = edge_of(bed) if adapter else (None, "")
+    peers = {role: adapter.peers(role, edge_address) if adapter else bed.peers(role)
+             for role in ("pub", "sub")}
+    extra = {role: adapter.extra_args(role, edge_address) if adapter else ()
+             for role in ("pub", "sub")}
     topic = f"linklab_{os.getpid()}_{cell.index}"
     outage_s = bed.outage_s
     # The publisher keeps retransmitting (lingers) and the subscriber keeps listening
@@ -242,13 +250,16 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
                   history=profile.history, profile=profile_path,
                   match_timeout_s=MATCH_TIMEOUT_S)
     sub_args = ProbeArgs(role="sub", warmup_s=0.0, records=out_dir / "sub.bin",
-                         peers=bed.peers("sub"), interface=bed.interface("sub"),
-                         idle_timeout_s=grace + outage_s, **common)
+                         peers=peers["sub"], interface=bed.interface("sub"),
+                         idle_timeout_s=grace + outage_s, extra=extra["sub"], **common)
     pub_args = ProbeArgs(role="pub", warmup_s=cell.warmup_s, records=out_dir / "pub.bin",
-                         peers=bed.peers("pub"), interface=bed.interface("pub"),
-                         linger_s=grace, **common)
+                         peers=peers["pub"], interface=bed.interface("pub"),
+                         linger_s=grace, extra=extra["pub"], **common)
     for path in (out_dir / "sub.bin", out_dir / "pub.bin"):
         path.unlink(missing_ok=True)
+    broker = adapter.start_broker(edge_netns, edge_address, out_dir) if adapter else None
+    if broker is not None:
+        probes.append(broker)  # stopped with the probes if the cell fails
 
     sub = start_probe(lambda a, o, e: bed.spawn("sub", a, o, e), sub_args, binary, out_dir)
     probes.append(sub)
@@ -257,6 +268,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
     probes.append(pub)
     pub_started = time.monotonic()
+    if broker is not None:
+        broker.mark_cpu()
     bed.start_traffic(cell.warmup_s)
 
     # discovery (a few seconds at most) + warm-up + publishing + grace
@@ -282,9 +295,10 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         time.sleep(POLL_S)
     pub.stop()
     sub.stop()
+    broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
     after = bed.snapshot()
 
-    reports = {p.role: p.report() for p in probes}
+    reports = {p.role: p.report() for p in probes if isinstance(p, ProbeProcess)}
     for role, report in reports.items():
         (out_dir / f"{role}.json").write_text(json.dumps(report, indent=2) + "\n")
     (out_dir / "counters.json").write_text(json.dumps(
@@ -321,6 +335,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "warmup_samples": warmup_samples,
         **deltas,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
+        "broker_cpu_s": broker_cpu_s,
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
     })
@@ -380,7 +395,8 @@ ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
     warmup_samples=0, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
-    profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
+    profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, broker_cpu_s=math.nan,
+    pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )
 
