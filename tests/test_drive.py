@@ -95,6 +95,8 @@ def test_bad_arguments_are_usage_errors(capsys):
     assert "--lap-period" in capsys.readouterr().err
     assert main(["drive", "--middleware", "dds"]) == 2
     assert "--middleware" in capsys.readouterr().err
+    assert main(["drive", "--link", "moon"]) == 2
+    assert "--link: unknown preset 'moon'" in capsys.readouterr().err
 
 
 @pytest.mark.integration

@@ -18,9 +18,9 @@ def register(app: typer.Typer) -> None:
             help="fastdds, cyclonedds, zenoh-peer, zenoh-router or mqtt; repeatable. "
                  "Default: all five."),
         link: str = typer.Option(
-            "veth", "--link",
-            help="Link between the host and the robot: 'veth' (unshaped) or "
-                 "'ethernet-1g' (tbf 1 Gbit/s); other presets come with the link package."),
+            "ethernet-1g", "--link",
+            help="Link preset between the host and the robot (linklab link presets), "
+                 "e.g. ethernet-1g, wifi-mild."),
         laps: int = typer.Option(4, "--laps", help="Laps of the square (paper: 4)."),
         lap_period: str = typer.Option("24s", "--lap-period",
                                        help="Time per lap (paper: 96 s / 4 laps = 24s)."),

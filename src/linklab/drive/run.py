@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
-from linklab.drive.hosts import veth_hosts
+from linklab.drive.hosts import Hosts
 from linklab.drive.kinematics import SquarePlan, drift, simulate
 from linklab.drive.report import DriveResult, mean_ms, plot, write_trajectory
 from linklab.drive.session import MIDDLEWARES, transmit
 from linklab.errors import UsageError
 from linklab.units import parse_duration
 
-LINKS = {"veth": None, "ethernet-1g": "1gbit"}
+
+@contextlib.contextmanager
+def link_hosts(preset: str, run: str) -> Iterator[Hosts]:
+    """Robot and edge hosts joined by ``preset`` (a linklab.link testbed, pair topology)."""
+    from linklab.link import testbed
+
+    with testbed(preset=preset, topology="pair", name=run) as bed:
+        robot, edge = bed.hosts["robot"], bed.hosts["edge"]
+        yield Hosts(robot=robot.netns, edge=edge.netns, robot_addr=robot.address,
+                    edge_addr=edge.address, robot_if=robot.interface,
+                    edge_if=edge.interface)
 
 
 def _parse_length_m(text: str) -> float:
@@ -44,13 +56,16 @@ def run_drive(middlewares: tuple[str, ...], link: str, plan: SquarePlan, out: Pa
         if name not in MIDDLEWARES:
             raise UsageError(f"expected one of {', '.join(MIDDLEWARES)}, got {name!r}",
                              argument="--middleware")
-    if link not in LINKS:
-        raise UsageError(f"expected one of {', '.join(LINKS)} (other presets need the link "
-                         f"package), got {link!r}", argument="--link")
+    from linklab.link.presets import get_preset
+
+    try:
+        get_preset(link)  # an unknown preset is a usage error before anything starts
+    except UsageError as error:
+        raise UsageError(str(error).removeprefix("PRESET: "), argument="--link") from None
     out.mkdir(parents=True, exist_ok=True)
     results, trajectories = [], {}
     for name in chosen:
-        with veth_hosts(f"{run}{name[:2]}", rate=LINKS[link]) as hosts:
+        with link_hosts(link, f"{run}{name[:2]}") as hosts:
             trace = transmit(name, hosts, plan, out / "records")
         trajectory = simulate(plan, trace.received)
         csv_path = out / f"trajectory-{name}.csv"
