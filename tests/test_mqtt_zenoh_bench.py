@@ -51,3 +51,20 @@ axes:
     assert rows["mqtt"]["broker_cpu_s"] >= 0 and rows["zenoh-router"]["broker_cpu_s"] > 0
     peer_broker = rows["zenoh-peer"]["broker_cpu_s"]
     assert peer_broker is None or math.isnan(peer_broker)
+
+
+def test_paper_004_report_marks_missing_links_pending_and_failed_cells():
+    from linklab.report import paper_004
+
+    ok = {"cell_id": "a", "link": "ethernet-1g", "type": "Array1k", "middleware": "mqtt",
+          "status": "ok", "latency_mean_ms": 0.5, "goodput_bit_s": 81920.0,
+          "broker_cpu_s": 0.1,
+          "_pub": {"cpu_s": 1.2, "wall_s": 10.0, "summary": {"startup_cpu_s": 1.0}},
+          "_sub": {"cpu_s": 0.1, "wall_s": 10.0, "summary": {}}}
+    failed = dict(ok, cell_id="b", middleware="fastdds", status="failed")
+    text = paper_004.render([ok, failed])
+    assert "| Array1k | — / 13.63 | not run / 1.29 | not run / 1.98 | not run / 1.78 | " \
+           "0.50 / 91.01 |" in text
+    assert "_4g: pending — needs the `4g` preset" in text
+    # the Python probe's start-up CPU is not counted against the middleware
+    assert "| 2.00 / 1.00 / 1.00 (0.05) |" in text
