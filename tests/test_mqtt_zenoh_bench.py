@@ -39,7 +39,7 @@ fixed:
   count: 40
   warmup: 0.5s
 axes:
-  middleware: [mqtt, zenoh-peer, zenoh-router]
+  middleware: [mqtt, zenoh-peer, zenoh-router, fastdds-secure, mqtt-tls, zenoh-peer-tls]
 """)
     assert main(["bench", str(scenario), "--out", str(tmp_path / "runs"), "--json"]) == 0
     rows = {row["middleware"]: row for row in json.loads(capsys.readouterr().out)["cells"]}
@@ -51,6 +51,15 @@ axes:
     assert rows["mqtt"]["broker_cpu_s"] >= 0 and rows["zenoh-router"]["broker_cpu_s"] > 0
     peer_broker = rows["zenoh-peer"]["broker_cpu_s"]
     assert peer_broker is None or math.isnan(peer_broker)
+    # the secured variants really ran secured: TLS transports, a DDS-Security profile
+    run = next((tmp_path / "runs").iterdir())
+    mqtt_tls = json.loads((run / "records" / "mqtt-tls" / "pub.json").read_text())
+    assert mqtt_tls["summary"]["applied"]["transport"] == "tls"
+    zenoh_tls = json.loads((run / "records" / "zenoh-peer-tls" / "pub.json").read_text())
+    assert zenoh_tls["summary"]["applied"]["transport"] == ["tls"]
+    secure_xml = run / "records" / "fastdds-secure" / "keystore" / \
+        "fastdds-default-secure-pub.xml"
+    assert "builtin.AES-GCM-GMAC" in secure_xml.read_text()
 
 
 def test_paper_004_report_marks_missing_links_pending_and_failed_cells():

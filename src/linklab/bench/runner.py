@@ -236,8 +236,10 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     # MQTT / Zenoh: endpoints and a broker/router on the edge host (linklab.brokers)
     adapter = adapter_for(cell.middleware)
     edge_netns, edge_address = edge_of(bed) if adapter else (None, "")
-    peers = {role: adapter.peers(role, edge_address) if adapter else bed.peers(role)
-             for role in ("pub", "sub")}
+    if adapter:
+        adapter.prepare(edge_address, out_dir)
+    peers = {role: adapter.peers(role, edge_address, bed.peers(role)) if adapter
+             else bed.peers(role) for role in ("pub", "sub")}
     extra = {role: adapter.extra_args(role, edge_address) if adapter else ()
              for role in ("pub", "sub")}
     topic = f"linklab_{os.getpid()}_{cell.index}"

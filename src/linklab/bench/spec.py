@@ -38,7 +38,9 @@ import yaml
 from linklab.errors import UsageError
 from linklab.units import parse_duration, parse_frequency, parse_size
 
-MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router")
+MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router",
+               # secured variants (linklab.brokers.bench_adapter): security on/off
+               "fastdds-secure", "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
 QOS_VALUES = ("reliable", "best_effort")
 # The probe protocol's message types (DESIGN.md "Probes"): a Bytes type of any size and
 # the performance_test family.

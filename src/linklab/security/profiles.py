@@ -98,6 +98,23 @@ def _ros2_default_endpoint(kind: str) -> str:
   </{kind}>"""
 
 
+def with_fastdds_security(profile_xml: str, enclave: Enclave) -> str:
+    """``profile_xml`` (a Fast DDS profile with a default participant profile) with the
+    DDS-Security properties added to its participant: security on, nothing else changed."""
+    properties = "\n".join(
+        f"          <property><name>{escape(name)}</name><value>{escape(value)}</value>"
+        "</property>" for name, value in fastdds_security_properties(enclave).items())
+    block = (f"      <propertiesPolicy>\n        <properties>\n{properties}\n"
+             "        </properties>\n      </propertiesPolicy>\n")
+    marker = "</rtps>"
+    start = profile_xml.find('is_default_profile="true"')
+    index = profile_xml.find(marker, start)
+    if start < 0 or index < 0 or "<participant" not in profile_xml[:start][-200:]:
+        raise ValueError("the profile has no default participant profile with <rtps>")
+    line_start = profile_xml.rfind("\n", 0, index) + 1
+    return profile_xml[:line_start] + block + profile_xml[line_start:]
+
+
 def mqtt_client_profile(enclave: Enclave) -> str:
     """linklab-probe-mqtt --profile: MQTT over TLS with this enclave's TLS certificate."""
     return (f"# MQTT over TLS for enclave {enclave.name}\n"
