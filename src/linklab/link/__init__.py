@@ -43,7 +43,7 @@ Stages: ``stages.py``. Wires (veth, or a userspace relay added by the emu packag
 
 from __future__ import annotations
 
-from linklab.link.testbed import (
+from linklab.link.lifecycle import (
     Host,
     Testbed,
     clean,

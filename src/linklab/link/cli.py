@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from typing import Any
 
@@ -76,11 +75,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Build hosts and links; they stay up until `linklab link down`."""
-        from linklab.link import userns
-        from linklab.link.testbed import up
+        from linklab.link.lifecycle import up
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate_up(name))
         bed = up(preset, topology=topology, hosts=hosts, name=name, loss=loss, rate=rate,
                  outage=outage, mtu=mtu)
         status = bed.status()
@@ -95,11 +91,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Hosts, addresses, applied stages and their counters."""
-        from linklab.link import userns
-        from linklab.link.testbed import list_runs, open_run
+        from linklab.link.lifecycle import list_runs, open_run
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         names = [name] if name else list_runs()
         statuses = [open_run(n).status() for n in names]
         if as_json:
@@ -118,11 +111,8 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:
         """Run a command inside a host: linklab link exec edge -- ping 10.77.0.1"""
-        from linklab.link import userns
-        from linklab.link.testbed import open_run
+        from linklab.link.lifecycle import open_run
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate(name))
         bed = open_run(name)
         argv = bed.argv(host, command)
         try:
@@ -136,11 +126,8 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:
         """Take a run down: undo every change it made, newest first."""
-        from linklab.link import userns
-        from linklab.link.testbed import down
+        from linklab.link.lifecycle import down
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate_down(name))
         problems = down(name)
         if problems:
             raise LinklabError("; ".join(problems))
@@ -150,15 +137,16 @@ def register(app: typer.Typer) -> None:
     def clean_command(
         name: str = typer.Option(None, "--name", help="Only this run."),
         prefix: str = typer.Option(None, "--prefix", help="Only runs whose name starts so."),
+        journals_only: bool = typer.Option(
+            False, "--journals-only",
+            help="Only undo runs recorded in the state directory; do not look for "
+                 "unrecorded linklab namespaces."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Remove whatever linklab left behind (and only that)."""
-        from linklab.link import userns
-        from linklab.link.testbed import clean
+        from linklab.link.lifecycle import clean
 
-        if userns.should_delegate():
-            raise typer.Exit(userns.delegate_clean(name, prefix))
-        report = clean(name=name, prefix=prefix)
+        report = clean(name=name, prefix=prefix, sweep=not journals_only)
         if as_json:
             print_json(report)
         else:
@@ -169,5 +157,3 @@ def register(app: typer.Typer) -> None:
                 console.print("nothing to clean")
         if report["problems"]:
             raise typer.Exit(1)
-
-    _ = os  # keep import for type checkers

@@ -32,19 +32,25 @@ STATE_VERSION = 1
 
 
 def state_dir() -> Path:
-    return Path(os.environ.get("LINKLAB_STATE_DIR") or DEFAULT_STATE_DIR)
+    """``$LINKLAB_STATE_DIR``, else /run/linklab for root, /tmp/linklab-<uid> otherwise."""
+    if os.environ.get("LINKLAB_STATE_DIR"):
+        return Path(os.environ["LINKLAB_STATE_DIR"])
+    return DEFAULT_STATE_DIR if os.geteuid() == 0 else Path(f"/tmp/linklab-{os.geteuid()}")
 
 
 def process_start_time(pid: int) -> str | None:
     """The kernel's start time of ``pid`` (field 22 of /proc/PID/stat), None if gone.
 
-    Recorded with every pid so that an undo never signals a recycled pid.
+    Recorded with every pid so that an undo never signals a recycled pid. A zombie
+    (exited, not yet reaped by its parent) counts as gone.
     """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):
+        return None
     return fields[19]
 
 
@@ -187,6 +193,12 @@ class Journal:
                 self.steps.pop()
                 self.save()
         return problems
+
+    def stop_processes(self) -> None:
+        """Stop the recorded helper processes only (when the namespaces die anyway)."""
+        for step in reversed(self.steps):
+            if "process" in step:
+                self._stop_process(step["process"], step.get("start"))
 
     def _stop_process(self, pid: int, start: str | None) -> None:
         child = self._children.pop(pid, None)

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from linklab.link.journal import Journal
+from linklab.link.system import CommandFailed
 from linklab.link.topology import Port
 
 OFFLOADS = ("gso", "tso", "gro")
@@ -32,8 +33,14 @@ class NetOps:
     # --- namespaces and links ----------------------------------------------------------
 
     def add_netns(self, netns: str) -> None:
-        self.journal.change(f"namespace {netns}", ["ip", "netns", "add", netns],
-                            ["ip", "netns", "delete", netns])
+        """A host namespace. The caller checked that ``netns`` did not exist before."""
+        try:
+            self.journal.change(f"namespace {netns}", ["ip", "netns", "add", netns],
+                                ["ip", "netns", "delete", netns])
+        except CommandFailed:
+            # `ip netns add` can fail after making /run/netns/<name>; it is ours, remove it
+            self.journal.shell.run(["ip", "netns", "delete", netns], check=False)
+            raise
         self.ip(netns, ["link", "set", "lo", "up"], undo=None)
 
     def ip(self, netns: str, args: list[str], undo: list[str] | None,
@@ -67,9 +74,12 @@ class NetOps:
         if writable.returncode != 0:
             return False
         previous = " ".join(old.stdout.split())
-        self.journal.change(f"sysctl {netns} {key}={value}",
-                            ["sysctl", "-q", "-w", f"{key}={value}"],
-                            ["sysctl", "-q", "-w", f"{key}={previous}"], netns)
+        try:
+            self.journal.change(f"sysctl {netns} {key}={value}",
+                                ["sysctl", "-q", "-w", f"{key}={value}"],
+                                ["sysctl", "-q", "-w", f"{key}={previous}"], netns)
+        except CommandFailed:
+            return False  # e.g. not writable from an unprivileged user namespace
         return True
 
     def read_sysctl(self, netns: str, key: str) -> str | None:

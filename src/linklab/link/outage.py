@@ -26,14 +26,19 @@ from linklab.link.spec import Outage
 from linklab.link.system import NETNS_DIR, Shell
 
 
-def _commands(shell: Shell, switches: list[dict[str, Any]], on: bool) -> list[list[str]]:
+def _commands(shell: Shell, switches: list[dict[str, Any]], edge: str) -> list[list[str]]:
+    """nft scripts, one per namespace, for an edge: "on", "off" or "tidy".
+
+    Deleting rules makes nft wait for an RCU grace period (10-40 ms here), so closing a
+    window only *adds* a ``return`` in front of the drop rule (5 ms, like opening it);
+    the chain is emptied afterwards ("tidy"), when the timing no longer matters.
+    """
     by_netns: dict[str, list[str]] = defaultdict(list)
     for sw in switches:
-        if on:
-            by_netns[sw["netns"]].append(
-                f"add rule {sw['table']} {sw['chain']} {sw['rule']}")
-        else:
-            by_netns[sw["netns"]].append(f"flush chain {sw['table']} {sw['chain']}")
+        where = f"{sw['table']} {sw['chain']}"
+        by_netns[sw["netns"]].append({"on": f"add rule {where} {sw['rule']}",
+                                      "off": f"insert rule {where} return",
+                                      "tidy": f"flush chain {where}"}[edge])
     return [shell.argv_in(netns, ["nft", "-f", "-"]) + ["\n".join(lines) + "\n"]
             for netns, lines in by_netns.items()]
 
@@ -69,7 +74,8 @@ def run(config: dict[str, Any]) -> int:
     switches = config["switches"]
     events = Path(config["events"])
     state = Path(config["state"])
-    on_cmds, off_cmds = _commands(shell, switches, True), _commands(shell, switches, False)
+    on_cmds, off_cmds = _commands(shell, switches, "on"), _commands(shell, switches, "off")
+    tidy_cmds = _commands(shell, switches, "tidy")
     netns = {sw["netns"] for sw in switches}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     k = 0
@@ -86,6 +92,8 @@ def run(config: dict[str, Any]) -> int:
             with events.open("a") as out:
                 out.write(json.dumps({"window": k, "edge": edge, "planned_ns": t0_ns + int(
                     when * 1e9), "before_ns": before, "after_ns": after, "ok": ok}) + "\n")
+            if edge == "off":
+                _switch(tidy_cmds)
         if schedule.period_s is None:
             return 0
         k += 1

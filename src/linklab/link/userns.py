@@ -1,13 +1,167 @@
-"""Running linklab as a normal user, inside an unprivileged user namespace."""
+"""Running linklab as a normal user, inside an unprivileged user namespace.
+
+Without root, ``up`` starts a *holder*: ``unshare --user --map-root-user --mount``
+running ``python -m linklab.link.userns hold``. Inside it the user is root of its own
+user namespace, with a private tmpfs on /run/netns; the holder builds the testbed there
+and stays alive, keeping it up. The run's state file (in ``/tmp/linklab-<uid>`` unless
+``$LINKLAB_STATE_DIR`` says otherwise) records the holder; other processes reach the
+hosts with ``nsenter --target <holder> --user --mount``. ``down`` asks the holder to
+take the testbed down; if the holder dies, the namespaces die with it (``clean`` stops
+any helper process still holding them). A holder started for ``testbed()`` also watches
+the process that owns it and takes the testbed down when that process is gone, even
+after a SIGKILL.
+
+If unprivileged user namespaces are disabled, linklab says so in one line.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
-from linklab.errors import PrivilegeError
+from linklab.errors import LinklabError, PrivilegeError, UsageError
+from linklab.link.journal import process_alive, process_start_time
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def user_state_dir() -> Path:
+    return Path(f"/tmp/linklab-{os.geteuid()}")
+
+
+def userns_available() -> str | None:
+    """None if an unprivileged user namespace can be made here, else why not."""
+    try:
+        result = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "--net",
+                                 "true"], capture_output=True, text=True, timeout=10)
+    except FileNotFoundError:
+        return "unshare (util-linux) is not installed"
+    if result.returncode == 0:
+        return None
+    return (result.stderr.strip().splitlines() or ["unshare failed"])[-1]
+
+
+def check() -> None:
+    """Raise PrivilegeError (one line) unless root or a user namespace is possible."""
+    if is_root():
+        return
+    reason = userns_available()
+    if reason is not None:
+        raise PrivilegeError(
+            "linklab link needs CAP_NET_ADMIN: run it as root, or enable unprivileged "
+            f"user namespaces (sysctl kernel.unprivileged_userns_clone=1 / "
+            f"user.max_user_namespaces > 0); here: {reason}")
 
 
 def should_delegate() -> bool:
-    if os.geteuid() == 0:
+    """True when this (non-root) process must work through a holder."""
+    if is_root():
         return False
-    raise PrivilegeError("linklab link needs CAP_NET_ADMIN: run it as root")
+    check()
+    return True
+
+
+def holder_prefix(holder: dict[str, Any]) -> tuple[str, ...]:
+    return ("nsenter", f"--target={holder['pid']}", "--user", "--mount",
+            "--preserve-credentials")
+
+
+# --- starting a holder ------------------------------------------------------------------------
+
+def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None) -> Path:
+    """Start a holder that builds the testbed ``kwargs`` describes; return its state file."""
+    directory = Path(os.environ.get("LINKLAB_STATE_DIR") or user_state_dir())
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    config = {"kwargs": kwargs, "owner": None}
+    if owner_pid is not None:
+        config["owner"] = {"pid": owner_pid, "start": process_start_time(owner_pid)}
+    env = {**os.environ, "LINKLAB_STATE_DIR": str(directory)}
+    proc = subprocess.Popen(
+        ["unshare", "--user", "--map-root-user", "--mount", "--net", "--propagation", "private",
+         sys.executable, "-m", "linklab.link.userns", "hold", json.dumps(config)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True, env=env, start_new_session=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    proc.stdout.close()
+    if line.startswith("ready "):
+        return Path(line.split(" ", 1)[1])
+    proc.wait(timeout=30)
+    code, _, message = line.partition(" ")
+    if code == "2":
+        raise UsageError(message)
+    raise LinklabError(message or "the user-namespace holder failed to start")
+
+
+def stop_holder(holder: dict[str, Any], state: Path, timeout: float = 30.0) -> None:
+    """Ask a holder to take its testbed down, and wait for it."""
+    pid, start = holder["pid"], holder.get("start")
+    if process_alive(pid, start):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while process_alive(pid, start) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if process_alive(pid, start):
+        os.kill(pid, signal.SIGKILL)
+
+
+# --- the holder itself (runs inside the user namespace) ------------------------------------------
+
+def _mount_private_netns_dir() -> None:
+    target = "/run/netns" if Path("/run/netns").is_dir() else "/run"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "linklab-netns", target],
+                   check=True, capture_output=True)
+    Path("/run/netns").mkdir(exist_ok=True)
+
+
+def hold(config: dict[str, Any]) -> int:
+    from linklab.link.lifecycle import up
+
+    stop = {"now": False}
+
+    def _stop(*_: object) -> None:
+        stop["now"] = True
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _stop)
+    try:
+        _mount_private_netns_dir()
+        bed = up(**config["kwargs"])
+    except LinklabError as error:
+        print(f"{error.exit_code} {error}", flush=True)
+        return error.exit_code
+    except Exception as error:  # noqa: BLE001 - reported to the starting process
+        print(f"1 {error}", flush=True)
+        return 1
+    bed.journal.update(holder={"pid": os.getpid(), "start": process_start_time(os.getpid())},
+                       owner=config.get("owner"))
+    print(f"ready {bed.journal.path}", flush=True)
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nobody reads us any more
+    owner = config.get("owner") or {}
+    while not stop["now"]:
+        if not bed.journal.path.exists():
+            break
+        if owner and not process_alive(owner.get("pid"), owner.get("start")):
+            break
+        time.sleep(0.2)
+    bed.down()
+    return 0
+
+
+def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "hold":
+        return hold(json.loads(sys.argv[2]))
+    print("usage: python -m linklab.link.userns hold CONFIG", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -14,7 +14,7 @@ package -- e.g. ``linklab/link/wires/tap_relay.py`` -- that defines a subclass o
     class TapRelayWire(Wire):
         name = "tap-relay"
         executes = frozenset({"delay", "jitter", "burst_loss", "trace", "loss"})
-        priority = 10   # preferred over veth when both can carry the stages
+        priority = 10   # among wires that can run the stages, the highest wins
 
         @classmethod
         def unavailable(cls) -> str | None:
@@ -64,7 +64,7 @@ class Wire:
 
     name: ClassVar[str] = ""
     executes: ClassVar[frozenset[str]] = frozenset()   # stage kinds the wire runs itself
-    priority: ClassVar[int] = 0                        # higher wins when several can
+    priority: ClassVar[int] = 0     # higher wins when several can run the stages
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -110,6 +110,8 @@ def choose_wire(needed: set[str], requested: str | None = None) -> type[Wire]:
             raise UsageError(f"unknown wire {requested!r}; known: {', '.join(sorted(wires))}",
                              argument="--wire")
         candidates = [wires[requested]]
+    elif not needed:
+        candidates = [wires["veth"]]  # the kernel wire whenever no stage needs userspace
     else:
         candidates = sorted(wires.values(), key=lambda w: -w.priority)
     able = [w for w in candidates if needed <= w.executes]

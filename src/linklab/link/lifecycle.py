@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linklab.errors import LinklabError, PrivilegeError, UsageError
+from linklab.errors import LinklabError, UsageError
+from linklab.link import userns
 from linklab.link.journal import (
     DEFAULT_STATE_DIR,
     Journal,
@@ -99,12 +100,8 @@ def design(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
 # --- privileges ----------------------------------------------------------------------
 
 def check_privileges() -> None:
-    if os.geteuid() == 0:
-        return
-    raise PrivilegeError(
-        "linklab link needs CAP_NET_ADMIN to make network namespaces: run it as root, "
-        "or as a normal user where unprivileged user namespaces are enabled "
-        "(see 'linklab link up --help')")
+    """Root, or a user namespace we can use (else a one-line PrivilegeError)."""
+    userns.check()
 
 
 # --- the testbed object --------------------------------------------------------------
@@ -246,15 +243,20 @@ class Testbed:
         if self._closed:
             return []
         self._closed = True
+        holder = self.journal.state.get("holder")
+        if holder and not userns.is_root():
+            userns.stop_holder(holder, self.journal.path)
+            if self.journal.path.exists():
+                return [f"the holder of run {self.name!r} did not take it down; "
+                        f"run linklab link clean --name {self.name}"]
+            return []
         problems = self.journal.undo_all()
         left = [ns for ns in (h.netns for h in self.plan.hosts)
                 if ns in list_netns(self.shell)]
         if left:
             problems.append(f"namespaces still present: {', '.join(left)}")
         if not problems:
-            self.journal.remove()
-            with contextlib.suppress(FileNotFoundError):
-                events_path(self.journal.path).unlink()
+            _remove_state(self.journal)
         return problems
 
     def __enter__(self) -> Testbed:
@@ -291,6 +293,12 @@ def up(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
                          **overrides)
     check_privileges()
     require_tools()
+    if not userns.is_root():
+        kwargs = {"preset": preset, "topology": topology, "hosts": hosts, "name": name,
+                  "wire": wire, "arm_outage": arm_outage,
+                  **{k: v for k, v in overrides.items() if v is not None}}
+        userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None)
+        return open_run(name)
     shell = Shell()
     present = set(list_netns(shell))
     clash = [h.netns for h in plan_design.plan.hosts if h.netns in present]
@@ -451,6 +459,9 @@ def open_run(name: str) -> Testbed:
         runs = ", ".join(list_runs()) or "none"
         raise UsageError(f"no link named {name!r} is up (runs: {runs})", argument="--name")
     journal = Journal.open(path)
+    holder = journal.state.get("holder")
+    if holder and not userns.is_root():
+        journal.shell = Shell(userns.holder_prefix(holder))
     inputs = journal.state.get("inputs", {})
     plan_design = design(inputs.get("preset"), topology=inputs.get("topology", "pair"),
                          hosts=inputs.get("hosts", 1), name=name, wire=inputs.get("wire"),
@@ -475,11 +486,17 @@ def _journal_down(path: Path) -> list[str]:
     journal = Journal.open(path)
     problems = journal.undo_all()
     if not problems:
-        journal.remove()
-        for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
-            with contextlib.suppress(FileNotFoundError):
-                extra.unlink()
+        _remove_state(journal)
     return problems
+
+
+def _remove_state(journal: Journal) -> None:
+    """The state file and its companions (outage events and log)."""
+    path = journal.path
+    for extra in (events_path(path), path.with_name(path.stem + ".outage.log")):
+        with contextlib.suppress(FileNotFoundError):
+            extra.unlink()
+    journal.remove()
 
 
 def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
@@ -490,13 +507,15 @@ def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
     return True
 
 
-def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
+def clean(name: str | None = None, prefix: str | None = None,
+          sweep: bool = True) -> dict[str, Any]:
     """Remove what linklab left behind (only that), within the scope given.
 
     1. Every run in the state directory whose owner process is gone (or that has no
        owner: runs made by ``linklab link up``) is undone from its journal.
     2. Namespaces named ``linklab-<run>-<host>`` with no state file anywhere, whose
-       interfaces all carry that run's tag (so linklab made them), are deleted.
+       interfaces all carry that run's tag (so linklab made them), are deleted
+       (``sweep=False`` skips this step).
     Runs whose owner process is alive are left alone and reported.
     """
     check_privileges()
@@ -517,6 +536,17 @@ def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
             if process_alive(owner.get("pid"), owner.get("start")):
                 report["skipped"].append(f"{run}: owned by live process {owner['pid']}")
                 continue
+            holder = state.get("holder")
+            if holder and not userns.is_root():
+                # The namespaces live in the holder's user namespace: stop the holder (it
+                # takes the run down) or, if it is dead, the helpers that still hold them.
+                if process_alive(holder.get("pid"), holder.get("start")):
+                    userns.stop_holder(holder, path)
+                if path.exists():
+                    Journal.open(path).stop_processes()
+                    _remove_state(Journal.open(path))
+                report["runs_removed"].append(run)
+                continue
             problems = _journal_down(path)
             if problems:
                 report["problems"].extend(f"{run}: {p}" for p in problems)
@@ -524,7 +554,7 @@ def clean(name: str | None = None, prefix: str | None = None) -> dict[str, Any]:
                 report["runs_removed"].append(run)
     known_dirs = {directory, DEFAULT_STATE_DIR}
     shell = Shell()
-    for netns in list_netns(shell):
+    for netns in list_netns(shell) if sweep and userns.is_root() else []:
         parsed = parse_netns_name(netns)
         if parsed is None or not _in_scope(parsed[0], name, prefix):
             continue

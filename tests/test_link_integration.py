@@ -1,0 +1,413 @@
+"""Emulated links with real packets: loss, rate, outage, cleanup, bad input.
+
+Needs root (network namespaces, nft, tc). Every test uses its own run names (with the
+pid) and its own state directory, and cleans only what it made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.conftest import require_root, require_tool
+
+from linklab.link import testbed as open_testbed
+from linklab.link.journal import process_start_time
+from linklab.link.lifecycle import residue
+
+pytestmark = pytest.mark.integration
+
+PY = sys.executable
+LINKLAB = [PY, "-m", "linklab.cli"]
+RECORD = struct.Struct("<Qqq")
+
+
+@pytest.fixture(autouse=True)
+def _needs(monkeypatch, tmp_path):
+    require_root()
+    for tool in ("ip", "tc", "nft", "ethtool", "nsenter"):
+        require_tool(tool)
+    monkeypatch.setenv("LINKLAB_STATE_DIR", str(tmp_path / "state"))
+
+
+def run_name(tag: str) -> str:
+    return f"t{os.getpid()}{tag}"
+
+
+def root_snapshot() -> dict[str, str]:
+    """What must be byte-for-byte the same before up and after down."""
+    commands = {"links": ["ip", "-d", "link", "show"], "routes": ["ip", "route", "show",
+                                                                  "table", "all"],
+                "nft": ["nft", "list", "ruleset"], "qdiscs": ["tc", "qdisc", "show"]}
+    return {key: subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+            for key, argv in commands.items()}
+
+
+def cli(*args: str, env: dict[str, str] | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LINKLAB, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+# --- flows --------------------------------------------------------------------------------
+
+def start_receiver(bed, host: str, port: int, records: Path | None = None,
+                   idle: float = 1.0) -> subprocess.Popen[str]:
+    argv = [PY, "-m", "linklab.link.udpflow", "recv", "--port", str(port), "--idle", str(idle)]
+    if records:
+        argv += ["--records", str(records)]
+    proc = bed.popen(host, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.strip() == "ready", line
+    return proc
+
+
+def start_sender(bed, host: str, to: str, port: int, **opts: float) -> subprocess.Popen[str]:
+    argv = [PY, "-m", "linklab.link.udpflow", "send", "--to", to, "--port", str(port)]
+    for key, value in opts.items():
+        argv += [f"--{key}", str(value)]
+    return bed.popen(host, argv, stdout=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 60) -> dict:
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, out
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def both_directions(bed, **opts: float) -> dict[str, tuple[dict, dict]]:
+    """A flow robot -> edge ("up") and one edge -> robot ("down"), at the same time."""
+    robot, edge = bed.hosts["robot"].address, bed.hosts["edge"].address
+    rx_up = start_receiver(bed, "edge", 9001)
+    rx_down = start_receiver(bed, "robot", 9002)
+    tx_up = start_sender(bed, "robot", edge, 9001, **opts)
+    tx_down = start_sender(bed, "edge", robot, 9002, **opts)
+    return {"up": (finish(tx_up), finish(rx_up)), "down": (finish(tx_down), finish(rx_down))}
+
+
+# --- loss -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("loss", "tolerance_pp"), [("1%", 0.5), ("20%", 1.5)])
+def test_loss_measured_with_udp_matches_the_setting(loss, tolerance_pp):
+    want = float(loss.rstrip("%"))
+    with open_testbed(None, name=run_name("loss"), loss=loss) as bed:
+        flows = both_directions(bed, pps=10000, count=20000, size=200)
+        counters = {(s["direction"], s["kind"]): s for s in bed.counters()["stages"]}
+    for direction, (sent, received) in flows.items():
+        assert sent["sent"] == 20000
+        measured = 100.0 * (1 - received["packets"] / sent["sent"])
+        print(f"loss {loss} {direction}: measured {measured:.2f} % over {sent['sent']} packets")
+        assert abs(measured - want) <= tolerance_pp, (direction, measured)
+        # the packets that did not arrive are the ones the loss stage dropped
+        stage = counters[(direction, "loss")]
+        assert stage["dropped_packets"] == sent["sent"] - received["packets"]
+
+
+# --- rate ------------------------------------------------------------------------------------
+
+def test_rate_limit_holds_in_both_directions():
+    rate = 100e6
+    size = 1472  # one full 1500-byte IP packet per datagram
+    with open_testbed(None, name=run_name("rate"), rate="100Mbit/s") as bed:
+        results = {}
+        for direction, (src, dst) in {"up": ("robot", "edge"),
+                                      "down": ("edge", "robot")}.items():
+            rx = start_receiver(bed, dst, 9003, idle=0.5)
+            tx = start_sender(bed, src, bed.hosts[dst].address, 9003, pps=1.4 * rate / 8 / size,
+                              seconds=4, size=size)
+            finish(tx)
+            results[direction] = finish(rx)
+    for direction, received in results.items():
+        goodput = received["goodput_bps"]
+        print(f"rate 100 Mbit/s {direction}: UDP goodput {goodput / 1e6:.1f} Mbit/s")
+        assert abs(goodput - rate) <= 0.05 * rate, (direction, goodput)
+
+
+# --- outage ------------------------------------------------------------------------------------
+
+def read_records(path: Path) -> list[tuple[int, int, int]]:
+    data = path.read_bytes()
+    return [RECORD.unpack_from(data, i) for i in range(0, len(data), RECORD.size)]
+
+
+def test_outage_drops_everything_inside_the_window_and_nothing_outside(tmp_path):
+    start_s, length_s, pps = 1.0, 2.0, 1000
+    with open_testbed(None, name=run_name("out"), outage="1s+2s", arm_outage=False) as bed:
+        assert bed.outage_t0 is None
+        robot, edge = bed.hosts["robot"].address, bed.hosts["edge"].address
+        rx = {"up": start_receiver(bed, "edge", 9004, tmp_path / "up.bin", idle=3.0),
+              "down": start_receiver(bed, "robot", 9005, tmp_path / "down.bin", idle=3.0)}
+        tx = [start_sender(bed, "robot", edge, 9004, pps=pps, seconds=4.5),
+              start_sender(bed, "edge", robot, 9005, pps=pps, seconds=4.5)]
+        time.sleep(0.3)  # senders running
+        t0 = bed.arm_outage()
+        assert bed.outage_t0 == t0
+        sent = [finish(p) for p in tx]
+        for p in rx.values():
+            finish(p)
+        events = bed.outage_events()
+    on_at = t0 + int(start_s * 1e9)
+    off_at = on_at + int(length_s * 1e9)
+    assert [e["edge"] for e in events] == ["on", "off"]
+    for event, planned in zip(events, (on_at, off_at), strict=True):
+        assert event["ok"] and abs(event["after_ns"] - planned) < 100e6, event
+    for (direction, path), sender in zip({"up": tmp_path / "up.bin",
+                                          "down": tmp_path / "down.bin"}.items(), sent,
+                                         strict=True):
+        records = read_records(path)
+        t_send = [r[1] for r in records]
+        inside = [t for t in t_send if on_at + 100e6 < t < off_at - 100e6]
+        assert inside == [], f"{direction}: {len(inside)} packets crossed during the outage"
+        before = [t for t in t_send if t < on_at]
+        after = [t for t in t_send if t > off_at]
+        gap_start, gap_end = max(before), min(after)
+        print(f"outage {direction}: gap starts {(gap_start - on_at) / 1e6:+.1f} ms, "
+              f"ends {(gap_end - off_at) / 1e6:+.1f} ms from plan")
+        assert abs(gap_start - on_at) < 100e6 and abs(gap_end - off_at) < 100e6
+        # outside the window (100 ms margins): every packet sent arrived
+        seqs = sorted(r[0] for r in records)
+        missing = set(range(seqs[0], sender["sent"])) - set(seqs)
+        interval_ns = 1e9 / pps
+        first_seq, first_t = records[0][0], records[0][1]
+        outside_lost = [s for s in missing
+                        if not on_at - 100e6 < first_t + (s - first_seq) * interval_ns
+                        < off_at + 100e6]
+        assert len(outside_lost) <= 0.001 * sender["sent"], (direction, outside_lost[:10])
+
+
+# --- cleanup ---------------------------------------------------------------------------
+
+def test_cli_session_and_down_leave_the_root_namespace_as_it_was(tmp_path):
+    before = root_snapshot()
+    name = run_name("cli")
+    up = cli("link", "up", "wifi-mild", "--name", name, "--rate", "50Mbit/s",
+             "--outage", "30s+1s", "--json")
+    assert up.returncode == 0, up.stderr
+    status = json.loads(up.stdout)
+    assert status["hosts"]["edge"]["address"] == "10.77.0.100"
+    kinds = {(s["direction"], s["kind"]) for s in status["counters"]["stages"]}
+    assert kinds == {(d, k) for d in ("up", "down") for k in ("outage", "loss", "rate")}
+    ping = cli("link", "exec", "robot", "--name", name, "--", "ping", "-c", "3", "-i", "0.2",
+               "10.77.0.100")
+    assert ping.returncode in (0, 1) and "packets transmitted" in ping.stdout
+    again = cli("link", "status", "--name", name, "--json")
+    assert again.returncode == 0
+    scheduler_pid = next(s["process"] for s in json.loads(
+        Path(again and json.loads(again.stdout)["state_file"]).read_text())["steps"]
+        if "process" in s)
+    down = cli("link", "down", "--name", name)
+    assert down.returncode == 0, down.stderr
+    assert residue(name) == []
+    assert not Path(status["state_file"]).exists()
+    assert process_start_time(scheduler_pid) is None
+    assert root_snapshot() == before
+
+
+HOLDER = """
+import sys, time
+from linklab.link import testbed as open_testbed
+from linklab.link.journal import process_start_time
+with open_testbed("wifi-mild", name=sys.argv[1], rate="50Mbit/s", outage="30s+5s") as bed:
+    print("ready", bed.hosts["edge"].netns, flush=True)
+    time.sleep(120)
+"""
+
+
+def start_holder(name: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([PY, "-c", HOLDER, name], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("ready"), line
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_a_process_holding_a_testbed_tears_it_down(sig):
+    before = root_snapshot()
+    name = run_name(f"sig{int(sig)}")
+    holder = start_holder(name)
+    assert len(residue(name)) == 2
+    holder.send_signal(sig)
+    holder.wait(timeout=30)
+    assert residue(name) == []
+    assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}*"))
+    assert root_snapshot() == before
+
+
+def test_sigkill_then_clean_removes_what_was_left(tmp_path):
+    before = root_snapshot()
+    name = run_name("kill")
+    holder = start_holder(name)
+    holder.kill()
+    holder.wait(timeout=10)
+    assert len(residue(name)) == 2  # SIGKILL leaves the run behind ...
+    state = json.loads((Path(os.environ["LINKLAB_STATE_DIR"]) / f"{name}.json").read_text())
+    scheduler = next(s["process"] for s in state["steps"] if "process" in s)
+    # ... and the unscoped, journal-driven clean (over this test's own state directory)
+    cleaned = cli("link", "clean", "--journals-only", "--json")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert json.loads(cleaned.stdout)["runs_removed"] == [name]
+    assert residue(name) == []
+    assert process_start_time(scheduler) is None
+    assert root_snapshot() == before
+
+
+def test_clean_sweeps_an_unrecorded_run_by_name_and_only_that(tmp_path):
+    name, other = run_name("orph"), run_name("keep")
+    holder = start_holder(name)
+    holder.kill()
+    holder.wait(timeout=10)
+    state = Path(os.environ["LINKLAB_STATE_DIR"]) / f"{name}.json"
+    steps = json.loads(state.read_text())["steps"]
+    for step in steps:  # the state file is lost (e.g. deleted by hand): stop its scheduler
+        if "process" in step:
+            os.kill(step["process"], signal.SIGKILL)
+    state.unlink()
+    keep = open_testbed(None, name=other)
+    bed = keep.__enter__()
+    try:
+        cleaned = cli("link", "clean", "--name", name, "--json")
+        assert cleaned.returncode == 0, cleaned.stderr
+        assert sorted(json.loads(cleaned.stdout)["namespaces_removed"]) == sorted(
+            [f"linklab-{name}-robot", f"linklab-{name}-edge"])
+        assert residue(name) == []
+        assert len(residue(other)) == 2 and bed.run("robot", ["true"]).returncode == 0
+    finally:
+        keep.__exit__(None, None, None)
+    assert residue(other) == []
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["wifi-nope"],
+    ["--loss", "150%"],
+    ["--rate", "-5Mbit/s"],
+    ["--outage", "20s"],
+    ["--outage", "ten+20s"],
+    ["--topology", "ring"],
+])
+def test_bad_input_is_one_line_exit_2_and_builds_nothing(args):
+    name = run_name("bad")
+    result = cli("link", "up", *args, "--name", name)
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("linklab: error:"), result.stderr
+    assert residue(name) == []
+    assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}*"))
+
+
+def test_second_up_with_the_same_name_is_refused_and_the_first_survives():
+    name = run_name("dup")
+    first = cli("link", "up", "--name", name)
+    assert first.returncode == 0, first.stderr
+    try:
+        second = cli("link", "up", "wifi-mild", "--name", name)
+        assert second.returncode == 2
+        assert len(second.stderr.strip().splitlines()) == 1
+        assert "already" in second.stderr
+        assert len(residue(name)) == 2
+        ping = cli("link", "exec", "robot", "--name", name, "--", "ping", "-c", "1",
+                   "10.77.0.100")
+        assert ping.returncode == 0, ping.stdout
+    finally:
+        assert cli("link", "down", "--name", name).returncode == 0
+    assert residue(name) == []
+
+
+# --- topologies ------------------------------------------------------------------------
+
+def test_star_hosts_share_the_ap_and_chain_routes_through_it():
+    with open_testbed(None, topology="star", hosts=3, name=run_name("star"),
+                 rate="50Mbit/s", loss="1%") as bed:
+        assert set(bed.hosts) == {"robot1", "robot2", "robot3", "ap", "edge"}
+        for robot in ("robot1", "robot2", "robot3"):
+            ping = bed.run(robot, ["ping", "-c", "2", "-i", "0.2", "-W", "1",
+                                   bed.hosts["edge"].address])
+            assert " 0 received" not in ping.stdout, ping.stdout
+        kinds = {(s["link"], s["kind"]) for s in bed.counters()["stages"]}
+        assert ("ap-edge", "rate") in kinds and ("robot2-ap", "loss") in kinds
+    with open_testbed(None, topology="chain", name=run_name("chain"),
+                 loss="up=0%,down=0%") as bed:
+        ping = bed.run("robot", ["ping", "-c", "2", "-i", "0.2", bed.hosts["edge"].address])
+        assert ping.returncode == 0, ping.stdout
+
+
+def _as_nobody(state: Path) -> list[str]:
+    return [require_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups",
+            "env", f"LINKLAB_STATE_DIR={state}", "HOME=/tmp"]
+
+
+def _holders(name: str) -> list[str]:
+    found = subprocess.run(["pgrep", "-f", f"linklab.link.userns hold .*{name}"],
+                           capture_output=True, text=True)
+    return found.stdout.split()
+
+
+@pytest.fixture
+def nobody_state():
+    # pytest's tmp_path is private to root; the user needs a directory it can write
+    state = Path(f"/tmp/linklab-test-nobody-{os.getpid()}")
+    state.mkdir(mode=0o777, exist_ok=True)
+    os.chmod(state, 0o777)
+    yield state
+    for leftover in state.glob("*.json"):  # only if a test failed half-way
+        subprocess.run([*_as_nobody(state), *LINKLAB, "link", "clean", "--name",
+                        leftover.stem], capture_output=True, timeout=60)
+    subprocess.run(["rm", "-rf", str(state)], check=False)
+
+
+def test_a_normal_user_runs_a_testbed_in_a_user_namespace(nobody_state):
+    if subprocess.run([*_as_nobody(nobody_state), "unshare", "--user", "--map-root-user",
+                       "--net", "true"], capture_output=True).returncode != 0:
+        # no unprivileged user namespaces here: the error must be one line and say why
+        result = subprocess.run([*_as_nobody(nobody_state), *LINKLAB, "link", "up"],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+        assert "CAP_NET_ADMIN" in result.stderr
+        return
+    name = run_name("user")
+    user = [*_as_nobody(nobody_state), *LINKLAB, "link"]
+    up = subprocess.run([*user, "up", "wifi-mild", "--name", name, "--rate", "50Mbit/s",
+                         "--json"], capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    assert len(_holders(name)) == 1
+    ping = subprocess.run([*user, "exec", "robot", "--name", name, "--", "ping", "-c", "2",
+                           "-i", "0.2", "10.77.0.100"], capture_output=True, text=True,
+                          timeout=60)
+    assert "2 packets transmitted" in ping.stdout, ping.stderr
+    status = json.loads(subprocess.run([*user, "status", "--name", name, "--json"],
+                                       capture_output=True, text=True, timeout=60).stdout)
+    rate = next(s for s in status["counters"]["stages"]
+                if s["kind"] == "rate" and s["direction"] == "up")
+    assert rate["passed_packets"] >= 2
+    down = subprocess.run([*user, "down", "--name", name], capture_output=True, text=True,
+                          timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert _holders(name) == [] and not list(nobody_state.glob(f"{name}*"))
+
+
+def test_a_normal_users_testbed_goes_away_when_its_owner_is_killed(nobody_state):
+    if subprocess.run([*_as_nobody(nobody_state), "unshare", "--user", "--map-root-user",
+                       "--net", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no unprivileged user namespaces (covered by the test above)")
+    name = run_name("userkill")
+    holder = subprocess.Popen([*_as_nobody(nobody_state), PY, "-c", HOLDER, name],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().startswith("ready")
+    assert len(_holders(name)) == 1
+    holder.kill()
+    holder.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while (_holders(name) or list(nobody_state.glob(f"{name}*"))) and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _holders(name) == [] and not list(nobody_state.glob(f"{name}*"))
