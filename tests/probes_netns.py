@@ -39,8 +39,9 @@ class Pair:
         if fraction <= 0:
             return
         n = round(fraction * 10000)
-        script = (f"table netdev {table} {{ chain ingress {{ type filter hook ingress device "
-                  f"{host.ifname} priority 0; numgen random mod 10000 < {n} counter drop; }} }}")
+        script = (f"table netdev {table} {{\n chain ingress {{\n"
+                  f"  type filter hook ingress device {host.ifname} priority 0;\n"
+                  f"  numgen random mod 10000 < {n} counter drop\n }}\n}}\n")
         subprocess.run(["ip", "netns", "exec", host.netns, "nft", "-f", "-"], input=script,
                        text=True, check=True, capture_output=True)
 

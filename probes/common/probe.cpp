@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -439,6 +440,22 @@ std::string Json::dump() const {
   return "null";
 }
 
+// ---- receive queue ------------------------------------------------------------------
+void ReceiveQueue::push(const Received& r) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(r);
+  }
+  cv_.notify_one();
+}
+
+void ReceiveQueue::wait_take(int64_t timeout_ns, std::vector<Received>& out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns), [this] { return !queue_.empty(); });
+  out.insert(out.end(), queue_.begin(), queue_.end());
+  queue_.clear();
+}
+
 // ---- the runs ------------------------------------------------------------------------
 namespace {
 
@@ -529,9 +546,10 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
     if (uint64_t(m) > max_matched) max_matched = uint64_t(m);
     got.clear();
     if (!sub.take(50000000, got)) { out.errors.push("take failed"); out.end_reason = "error"; break; }
-    int64_t t_recv = now_ns();
+    int64_t t_taken = now_ns();
     bool end = false;
     for (const auto& r : got) {
+      int64_t t_recv = r.t_recv_ns ? r.t_recv_ns : t_taken;
       if (r.seq == END_OF_STREAM) { end = true; continue; }
       if (r.seq & WARMUP_FLAG) { ++warm; t_last = t_recv; continue; }
       rec.add(r.seq, r.t_send_ns, t_recv, r.bytes);

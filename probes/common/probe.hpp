@@ -14,6 +14,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -188,6 +190,21 @@ struct Received {
   uint64_t seq;
   int64_t t_send_ns;
   uint32_t bytes;
+  int64_t t_recv_ns = 0;  // stamped where the middleware hands the sample over (0: by the caller)
+};
+
+// Samples taken in a middleware's listener (its receive thread, stamped there, as
+// ddsperf does) and handed to the probe's main thread.
+class ReceiveQueue {
+ public:
+  void push(const Received& r);
+  // Waits up to timeout_ns for samples; moves everything queued into out.
+  void wait_take(int64_t timeout_ns, std::vector<Received>& out);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Received> queue_;
 };
 
 class Subscriber {

@@ -11,6 +11,7 @@
 #include <dds/ddsi/ddsi_config.h>
 #include <dds/version.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -316,18 +317,20 @@ class CyclonePublisher final : public linklab::Publisher {
 class CycloneSubscriber final : public linklab::Subscriber {
  public:
   ~CycloneSubscriber() override {
-    if (waitset_ > 0) dds_delete(waitset_);
+    if (reader_ > 0) dds_delete(reader_);  // waits for a listener call in progress
   }
   bool open(const Options& o, std::string& error) {
     opts_ = &o;
     if (!ep_.open(o, error)) return false;
     dds_qos_t* q = ep_.qos(o);
-    reader_ = dds_create_reader(ep_.participant_, ep_.topic_, q, nullptr);
+    // Samples are taken in the data-available listener, on Cyclone's receive thread,
+    // and stamped there (as ddsperf's default listener mode does).
+    dds_listener_t* l = dds_create_listener(this);
+    dds_lset_data_available(l, on_data_available);
+    reader_ = dds_create_reader(ep_.participant_, ep_.topic_, q, l);
+    dds_delete_listener(l);
     dds_delete_qos(q);
     if (reader_ < 0) { error = std::string("Cyclone DDS could not create the reader: ") + dds_strretcode(reader_); return false; }
-    condition_ = dds_create_readcondition(reader_, DDS_ANY_STATE);
-    waitset_ = dds_create_waitset(ep_.participant_);
-    dds_waitset_attach(waitset_, condition_, reader_);
     return true;
   }
   int matched() override {
@@ -335,26 +338,8 @@ class CycloneSubscriber final : public linklab::Subscriber {
     return dds_get_subscription_matched_status(reader_, &s) == DDS_RETCODE_OK ? int(s.current_count) : 0;
   }
   bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
-    dds_return_t rc = dds_waitset_wait(waitset_, nullptr, 0, timeout_ns);
-    if (rc < 0) return false;
-    enum { N = 64 };
-    void* samples[N];
-    dds_sample_info_t infos[N];
-    while (true) {
-      samples[0] = nullptr;  // loan
-      dds_return_t n = dds_take(reader_, samples, infos, N, N);
-      if (n < 0) return false;
-      if (n == 0) break;
-      for (dds_return_t i = 0; i < n; ++i) {
-        if (!infos[i].valid_data) continue;
-        linklab::Received r;
-        ep_.codec_.read(samples[i], r);
-        out.push_back(r);
-      }
-      dds_return_loan(reader_, samples, n);
-      if (n < N) break;
-    }
-    return true;
+    queue_.wait_take(timeout_ns, out);
+    return !failed_;
   }
   Json applied() override {
     Json j = Json::object();
@@ -364,8 +349,33 @@ class CycloneSubscriber final : public linklab::Subscriber {
   }
 
  private:
+  static void on_data_available(dds_entity_t reader, void* arg) {
+    auto* self = static_cast<CycloneSubscriber*>(arg);
+    enum { N = 64 };
+    void* samples[N];
+    dds_sample_info_t infos[N];
+    while (true) {
+      samples[0] = nullptr;  // loan
+      dds_return_t n = dds_take(reader, samples, infos, N, N);
+      if (n < 0) { self->failed_ = true; return; }
+      if (n == 0) return;
+      int64_t t = linklab::now_ns();
+      for (dds_return_t i = 0; i < n; ++i) {
+        if (!infos[i].valid_data) continue;
+        linklab::Received r;
+        self->ep_.codec_.read(samples[i], r);
+        r.t_recv_ns = t;
+        self->queue_.push(r);
+      }
+      dds_return_loan(reader, samples, n);
+      if (n < N) return;
+    }
+  }
+
   Endpoint ep_;
-  dds_entity_t reader_ = 0, condition_ = 0, waitset_ = 0;
+  dds_entity_t reader_ = 0;
+  linklab::ReceiveQueue queue_;
+  std::atomic<bool> failed_{false};
   const Options* opts_ = nullptr;
 };
 
