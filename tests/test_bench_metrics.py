@@ -120,6 +120,12 @@ def test_a_crashed_probe_fails_the_cell():
     assert reason == "crashed: subscriber ended with exit status 3"
 
 
+def test_a_probe_that_dies_after_completing_its_run_is_noted_not_failed():
+    outcome = finished(subscriber_exit=-6, subscriber_completed=True)
+    assert M.failure_reason(metrics_with(1000, 1000, 12.0), outcome, INTERVAL, 1000) is None
+    assert M.exit_note(outcome) == "subscriber ended with signal 6 after completing its run"
+
+
 def test_a_probe_the_runner_stopped_is_not_a_crash():
     outcome = finished(subscriber_exit=-2, subscriber_signalled=True)
     assert M.failure_reason(metrics_with(1000, 1000, 12.0), outcome, INTERVAL, 1000) is None

@@ -98,7 +98,8 @@ def test_missing_file_is_a_usage_error():
         load_scenario("/nonexistent/x.yaml")
 
 
-@pytest.mark.parametrize("name", ["paper-000-table2", "paper-000-outage", "demo"])
+@pytest.mark.parametrize("name", [
+    "paper-000-table2", "paper-000-outage", "paper-000-512k-severe", "demo"])
 def test_shipped_scenarios_validate(name):
     scenario = load_scenario(REPO / "scenarios" / f"{name}.yaml")
     assert expand(scenario)

@@ -106,3 +106,11 @@ def test_a_directory_without_a_run_is_a_one_line_error(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().startswith("linklab: error: RUN_DIR:")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_markdown_export_puts_the_papers_value_in_parentheses(run_dir):
+    result = report(run_dir, "--markdown")
+    assert result.returncode == 0, result.stderr
+    assert "| Reception rate (Hz) | — (—) | — (—) | 30.03 (30.04) | 11.50 (12.91) |" \
+        in result.stdout
+    assert "| Delivered | 15/300 | 0/3 | 300/300 | 300/300 |" in result.stdout

@@ -53,6 +53,7 @@ def _matrix_table(scenario: Scenario, cells) -> Table:
             else:
                 values.append(str(getattr(cell, {"duration": "duration_s", "warmup": "warmup_s",
                                                   "outage_start": "outage_start_s",
+                                                  "outage_length": "outage_length_s",
                                                   "grace": "grace_s"}.get(key, key))))
         table.add_row(str(cell.index), cell.cell_id, *values,
                       format_duration(estimate_s(cell, _outage_of(cell.link))))

@@ -6,8 +6,10 @@
 - profiles: ``default`` and ``large_data`` are the files shipped in linklab/profiles/
   (Fast DDS as ROS 2 Humble configures it, and the paper's LARGE_DATA baseline: UDP for
   discovery, TCPv4 for data); ``optimized`` is ``linklab.tune`` for the cell's rate,
-  payload and link (the preset's rate as T_OS->Link, its loss as PER); any other name is
-  a file ``<name>.xml`` in linklab/profiles/.
+  payload and link (the preset's rate as T_OS->Link, its loss as PER);
+  ``optimized-paced`` is that profile with the writer paced at T*omega (see with_pacing);
+  any other name is a file ``<name>.xml`` in linklab/profiles/, a name ending in .xml a
+  file of the scenario's own.
 - model: the seed-000 model's R_DDS / R_pub for the cell (NaN for TCP transports).
 """
 
@@ -27,6 +29,7 @@ from linklab.bench.runner import ResolvedProfile
 from linklab.errors import EnvironmentProblem, UsageError
 
 TCP_PROFILES = ("large_data",)
+TUNED_PROFILES = ("optimized", "optimized-paced")
 
 
 # --- link presets ---------------------------------------------------------------------
@@ -100,7 +103,8 @@ def _tuned_for(cell: Cell):
 
 def history_for(cell: Cell) -> str:
     """What the probe's --history gets (spec.parse_history documents the choices)."""
-    if cell.history == "tuned" or (cell.history == "profile" and cell.profile == "optimized"):
+    tuned_profile = cell.profile in ("optimized", "optimized-paced")
+    if cell.history == "tuned" or (cell.history == "profile" and tuned_profile):
         return f"keep_last:{_tuned_for(cell).settings.history_depth}"
     if cell.history == "profile":
         return "keep_all"
@@ -111,18 +115,23 @@ def resolve_profile(cell: Cell) -> ResolvedProfile:
     history = history_for(cell)
     if cell.middleware != "fastdds":
         return ResolvedProfile(None, None, history, {"profile": cell.profile})
-    if cell.profile == "optimized":
+    if cell.profile in ("optimized", "optimized-paced"):
         result = _tuned_for(cell)
         xml = result.fastdds_xml
+        paced = cell.profile == "optimized-paced"
+        if paced:
+            xml = with_pacing(xml, result.settings.budget_bytes_per_s)
         depth = history.split(":")[1] if history.startswith("keep_last:") else "all"
         if str(result.settings.history_depth) != depth:
             # the scenario asks for another history than N_HC (Fig. 7/8 sweeps): the
             # profile's history and resource limits follow the probe's --history
             xml = _with_history(xml, history)
-        name = (f"optimized-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-{cell.link}"
+        name = (f"{cell.profile}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-{cell.link}"
                 f"-{history.replace(':', '')}.xml")
-        meta = {"profile": "optimized", "tuning": result.to_dict()["inputs"],
+        meta = {"profile": cell.profile, "tuning": result.to_dict()["inputs"],
                 "settings": result.settings.to_dict(), "verdict": result.verdict}
+        if paced:
+            meta["pacing_bytes_per_s"] = result.settings.budget_bytes_per_s
         return ResolvedProfile(name, xml, history, meta)
     if cell.profile.endswith(".xml"):  # the scenario's own file
         path = Path(cell.profile)
@@ -130,6 +139,28 @@ def resolve_profile(cell: Cell) -> ResolvedProfile:
                                {"profile": path.stem, "source": str(path)})
     xml = shipped_profile(cell.profile)
     return ResolvedProfile(f"{cell.profile}.xml", xml, history, {"profile": cell.profile})
+
+
+PACING_PERIOD_MS = 5
+
+
+def with_pacing(xml: str, budget_bytes_per_s: float) -> str:
+    """Add a Fast DDS 2.x throughputController to the writer: at most T*omega on the wire.
+
+    The tuned profile bounds how much a burst *can* hold (N_HC, seed 000 Eq. 6) but the
+    ASYNCHRONOUS writer still sends each burst at memory speed; on a rate-limited link
+    the burst overflows the link's queue, the drops add retransmissions, and those make
+    the next burst larger (the feedback loop of seed 000 §IV-E). Pacing the writer at the
+    DDS share of the link, T*omega, in 5 ms periods keeps bursts inside the queue.
+    (Fast DDS 2.9 reads throughputController; flow_controller_descriptor_list came later.)
+    """
+    per_period = max(1500, int(budget_bytes_per_s * PACING_PERIOD_MS / 1000))
+    block = (f"<throughputController>\n        <bytesPerPeriod>{per_period}</bytesPerPeriod>"
+             f"\n        <periodMillisecs>{PACING_PERIOD_MS}</periodMillisecs>\n"
+             "      </throughputController>\n      ")
+    writer = xml.index("<data_writer")
+    at = xml.index("<historyMemoryPolicy>", writer)
+    return xml[:at] + block + xml[at:]
 
 
 def _with_history(xml: str, history: str) -> str:
@@ -157,7 +188,7 @@ def model_amplification(cell: Cell) -> float:
     from linklab.model.scenario import ModelInput, evaluate
 
     kw: dict[str, Any] = {}
-    if cell.profile == "optimized":
+    if cell.profile in TUNED_PROFILES:
         settings = _tuned_for(cell).settings
         kw = {"max_message_size": settings.max_message_size,
               "heartbeat_hz": settings.heartbeat_hz}
@@ -247,12 +278,15 @@ class LinklabEnvironment:
 
         outage = preset_outage(cell.link)
         overrides: dict[str, Any] = {}
+        length = 0.0
         if outage is not None:
-            # the cell decides when the outage starts (after its publisher starts)
-            overrides["outage"] = f"{cell.outage_start_s:g}s+{outage.length_s:g}s"
+            # the cell decides when the outage starts (after its publisher starts) and,
+            # with outage_length, how long it lasts
+            length = float(cell.outage_length_s or outage.length_s)
+            overrides["outage"] = f"{cell.outage_start_s:g}s+{length:g}s"
         with testbed(preset=cell.link, topology="pair", name=run_tag,
                      arm_outage=False, **overrides) as bed:
-            yield LinkBed(bed, cell.link, 0.0 if outage is None else float(outage.length_s))
+            yield LinkBed(bed, cell.link, length)
 
     def outage_s(self, preset_name: str) -> float:
         return preset_outage_s(preset_name)
@@ -273,6 +307,6 @@ def check_ready(cells: list[Cell]) -> None:
     for name in sorted({c.link for c in cells}):
         preset(name)
     for profile in sorted({c.profile for c in cells if not c.profile.endswith(".xml")}
-                          - {"optimized"}):
+                          - {"optimized", "optimized-paced"}):
         if any(c.middleware == "fastdds" and c.profile == profile for c in cells):
             shipped_profile(profile)

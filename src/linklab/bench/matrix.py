@@ -20,7 +20,8 @@ from linklab.probes.types import FIXED_TYPE_BYTES
 
 # Outer to inner. Keys not listed here cannot be axes (spec.FIELDS holds the same set).
 LOOP_ORDER = ("link", "middleware", "profile", "history", "type", "rate", "qos",
-              "payload", "count", "duration", "warmup", "outage_start", "grace")
+              "payload", "count", "duration", "warmup", "outage_start", "outage_length",
+              "grace")
 
 # Seconds a cell costs beyond publishing: link up, discovery, probe start/stop, tear-down.
 SETUP_S = 8.0
@@ -44,6 +45,7 @@ class Cell:
     duration_s: float | None
     warmup_s: float
     outage_start_s: float
+    outage_length_s: float | None
     grace_s: float | None
     trial: int
 
@@ -83,7 +85,7 @@ def _slug(value: Any, key: str) -> str:
         text = size_label(value)
     elif key == "rate":
         text = f"{value:g}Hz"
-    elif key in ("duration", "warmup", "outage_start", "grace"):
+    elif key in ("duration", "warmup", "outage_start", "outage_length", "grace"):
         text = f"{key}{value:g}s"
     elif key == "count":
         text = f"n{value}"
@@ -116,7 +118,8 @@ def expand(scenario: Scenario) -> list[Cell]:
             rate_hz=values["rate"], qos=values["qos"],
             history=values["history"], type=values["type"], count=values.get("count"),
             duration_s=values.get("duration"), warmup_s=values["warmup"],
-            outage_start_s=values["outage_start"], grace_s=values.get("grace"), trial=trial,
+            outage_start_s=values["outage_start"], outage_length_s=values.get("outage_length"),
+            grace_s=values.get("grace"), trial=trial,
         ))
     return cells
 
@@ -135,6 +138,8 @@ def deadline_s(cell: Cell, outage_s: float = 0.0) -> float:
 
 def estimate_s(cell: Cell, outage_s: float = 0.0) -> float:
     """Expected wall time of a cell: setup, warm-up and publishing (plus an outage)."""
+    if outage_s and cell.outage_length_s:
+        outage_s = cell.outage_length_s
     return SETUP_S + cell.warmup_s + cell.publish_s + outage_s + 2.0
 
 

@@ -196,15 +196,34 @@ class Outcome:
     expects_all: bool  # RELIABLE + KEEP_ALL: every published sample must arrive
     publisher_signalled: bool = False  # the runner stopped it (not a crash)
     subscriber_signalled: bool = False
+    # the probe printed its summary with a normal end and no errors before it died (e.g.
+    # Fast DDS 2.9 aborting in a TCP transport destructor at exit): the measurement is
+    # complete, the crash is noted but does not fail the cell
+    publisher_completed: bool = False
+    subscriber_completed: bool = False
+
+
+def exit_note(outcome: Outcome) -> str | None:
+    """A probe that died after completing its run: worth saying, not a failure."""
+    notes = []
+    for role, code, completed in (
+            ("publisher", outcome.publisher_exit, outcome.publisher_completed),
+            ("subscriber", outcome.subscriber_exit, outcome.subscriber_completed)):
+        if completed and code is not None and code != 0:
+            how = f"signal {-code}" if code < 0 else f"exit status {code}"
+            notes.append(f"{role} ended with {how} after completing its run")
+    return "; ".join(notes) or None
 
 
 def failure_reason(metrics: CellMetrics, outcome: Outcome, interval_s: float,
                    expected: int) -> str | None:
     """Why a cell failed, or None. Order: crash, not completed, latency above the limit."""
-    for role, code, signalled in (
-            ("publisher", outcome.publisher_exit, outcome.publisher_signalled),
-            ("subscriber", outcome.subscriber_exit, outcome.subscriber_signalled)):
-        if code is not None and code != 0 and not signalled:
+    for role, code, signalled, completed in (
+            ("publisher", outcome.publisher_exit, outcome.publisher_signalled,
+             outcome.publisher_completed),
+            ("subscriber", outcome.subscriber_exit, outcome.subscriber_signalled,
+             outcome.subscriber_completed)):
+        if code is not None and code != 0 and not signalled and not completed:
             how = f"signal {-code}" if code < 0 else f"exit status {code}"
             return f"crashed: {role} ended with {how}"
     if not outcome.publisher_finished:

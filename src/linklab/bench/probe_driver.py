@@ -2,8 +2,8 @@
 
 The command line is the probe protocol (DESIGN.md "Probes"). A probe runs as a child of
 the runner (inside a host namespace via the testbed's ``popen``); the runner reaps it
-with ``wait4`` so the CPU seconds and peak RSS come from the kernel's rusage of the probe
-itself, not from sampling.
+with ``wait4`` so its CPU seconds come from the kernel's rusage; its peak RSS is the
+probe image's VmHWM (/proc/PID/status), read while it runs.
 """
 
 from __future__ import annotations
@@ -126,9 +126,22 @@ class ProbeProcess:
         self.exit_code = os.waitstatus_to_exitcode(status)
         self.popen.returncode = self.exit_code
         self.cpu_s = usage.ru_utime + usage.ru_stime
-        self.rss_peak_bytes = usage.ru_maxrss * 1024  # Linux reports KiB
+        # (ru_maxrss is not used: it keeps the high-water mark of the forked runner image
+        # from before the exec, i.e. the Python runner's size)
         self.ended = time.monotonic()
         return self.exit_code
+
+    def sample_memory(self) -> None:
+        """Peak RSS of the probe's own image (VmHWM, reset at exec); call while it runs."""
+        try:
+            status = Path(f"/proc/{self.popen.pid}/status").read_text()
+        except OSError:
+            return
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                value = int(line.split()[1]) * 1024
+                self.rss_peak_bytes = max(self.rss_peak_bytes or 0, value)
+                return
 
     @property
     def running(self) -> bool:
@@ -138,6 +151,7 @@ class ProbeProcess:
         """SIGINT (the probe flushes its records and prints its summary), then SIGKILL."""
         if not self.running:
             return
+        self.sample_memory()
         self.signalled_by_runner = True
         self._signal(signal.SIGINT)
         end = time.monotonic() + timeout_s

@@ -281,6 +281,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     one_ended_at: float | None = None
     while True:
         now = time.monotonic()
+        for probe in (pub, sub):
+            probe.sample_memory()  # VmHWM only grows; the last read before exit is the peak
         pub_code, sub_code = pub.poll(), sub.poll()
         if pub_code is not None and sub_code is not None:
             break
@@ -295,6 +297,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         if now >= deadline:
             break
         time.sleep(POLL_S)
+    ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
     pub.stop()
     sub.stop()
     broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
@@ -311,14 +314,19 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub_records = _read_or_empty(out_dir / "pub.bin")
     sub_rec = _read_or_empty(out_dir / "sub.bin")
     origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
-    warmup_samples = int((reports["pub"].get("summary") or {}).get("warmup_samples") or 0)
+    pub_summary = reports["pub"].get("summary") or {}
+    warmup_samples = int(pub_summary.get("warmup_samples") or 0)
+    # bins cover the cell until the runner stopped it (zeros included)
+    n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
     measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
-                         warmup_bytes=warmup_samples * cell.payload_bytes)
+                         n_bins=n_bins, warmup_bytes=warmup_samples * cell.payload_bytes)
     outcome = M.Outcome(
         publisher_finished=measured.published >= expected,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
         expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
-        subscriber_signalled=sub.signalled_by_runner)
+        subscriber_signalled=sub.signalled_by_runner,
+        publisher_completed=_completed(reports["pub"]),
+        subscriber_completed=_completed(reports["sub"]))
     reason = M.failure_reason(measured, outcome, cell.interval_s, expected)
     outage_on = bed.outage_on_ns() if outage_s > 0 else None
     if reason is not None and reason.startswith("crashed:"):
@@ -331,10 +339,12 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     row.update({
         "status": "ok" if reason is None else "failed",
         "failure_reason": reason,
+        "exit_note": M.exit_note(outcome),
         "outage_s": outage_s,
         # when the outage really began, seconds after the first measured sample
         "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
         "warmup_samples": warmup_samples,
+        "write_failures": pub_summary.get("write_failures"),
         **deltas,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
         "broker_cpu_s": broker_cpu_s,
@@ -342,6 +352,12 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
     })
     return row
+
+
+def _completed(report: dict[str, Any]) -> bool:
+    summary = report.get("summary") or {}
+    return (summary.get("end_reason") in ("count", "end_of_stream", "duration")
+            and not summary.get("errors"))
 
 
 COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
@@ -396,7 +412,8 @@ def _read_or_empty(path: Path):
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0, outage_at_s=math.nan, **dict.fromkeys(COUNTER_COLUMNS),
+    warmup_samples=0, write_failures=None, exit_note=None, outage_at_s=math.nan,
+    **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, broker_cpu_s=math.nan,
     pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,

@@ -54,10 +54,11 @@ PROFILE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 LINK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 # Fields a cell has, with where they may appear. ``outage_start`` is when (after the
-# publisher starts) an outage preset cuts the link.
+# publisher starts) an outage preset cuts the link; ``outage_length`` replaces the
+# preset's outage length.
 FIELDS = (
     "middleware", "profile", "link", "payload", "rate", "qos", "history", "type",
-    "count", "duration", "warmup", "outage_start", "grace",
+    "count", "duration", "warmup", "outage_start", "outage_length", "grace",
 )
 TOP_LEVEL = ("name", "title", "source", "description", "fixed", "axes", "trials", "quick")
 DEFAULTS: dict[str, Any] = {
@@ -69,6 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "warmup": 1.0,
     "duration": None,
     "outage_start": 5.0,
+    "outage_length": None,
     "grace": None,
 }
 REQUIRED = ("link", "payload", "rate")
@@ -215,7 +217,7 @@ def parse_field(name: str, value: Any, where: Located) -> Any:
         return _choice(value, MESSAGE_TYPES, where)
     if name == "count":
         return _positive_int(value, where)
-    if name in ("duration", "grace"):
+    if name in ("duration", "grace", "outage_length"):
         return None if value is None else _with_units(parse_duration, value, where)
     if name in ("warmup", "outage_start"):
         return _with_units(parse_duration, value, where, allow_zero=True)

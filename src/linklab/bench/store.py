@@ -37,7 +37,9 @@ HTML report, comparisons). Format version 1::
   keep_last:N, tuned), ``history_applied`` (what was passed to the probe), ``type``,
   ``count``, ``duration_s``, ``warmup_s``, ``outage_start_s``, ``grace_s``, ``trial``;
 - outcome: ``status`` ("ok" | "failed"), ``failure_reason`` (null when ok; starts with
-  "crashed:", "not completed:", "latency:" or "error:");
+  "crashed:", "not completed:", "latency:" or "error:"), ``exit_note`` (a probe that died
+  after completing its run — summary printed, normal end, no errors — e.g. Fast DDS 2.9
+  aborting in its TCP transport's destructor; noted, not a failure);
 - metrics (see linklab.bench.metrics): ``published``, ``received``, ``duplicates``,
   ``delivery_ratio``, ``reception_rate_hz``, ``latency_mean_ms``, ``latency_p50_ms``,
   ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``jitter_ms``,
@@ -47,8 +49,14 @@ HTML report, comparisons). Format version 1::
   (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
   the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
   ``outage_at_s`` (when the outage really began, seconds after the first measured
-  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones);
-- probes: ``pub_cpu_s``, ``sub_cpu_s``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``;
+  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones),
+  ``write_failures`` (writes the middleware refused, e.g. blocked past max_blocking_time);
+- link counters during the cell: ``link_dropped_packets`` / ``link_passed_packets`` (the
+  loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
+  queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,
+  ``pub_udp_sndbuf_errors`` (/proc/net/snmp of each host); counters.json has them all;
+- probes: ``pub_cpu_s``, ``sub_cpu_s`` (user + system seconds from the kernel's rusage),
+  ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes`` (VmHWM of the probe, sampled every 0.1 s);
 - bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
 
 A killed run loses at most the cell in flight: ``linklab bench --resume RUN_DIR`` reads

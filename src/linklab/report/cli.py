@@ -31,6 +31,9 @@ def register(app: typer.Typer) -> None:
         csv_dir: Path | None = typer.Option(None, "--csv", metavar="DIR",
                                             help="Also write cells.csv, table2.csv and "
                                                  "rate_bins.csv into DIR."),
+        as_markdown: bool = typer.Option(False, "--markdown",
+                                         help="Print the Table II blocks as Markdown "
+                                              "(ours, paper in parentheses)."),
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the run, its Table II blocks and every "
                                           "cell as JSON instead of the table."),
@@ -46,5 +49,8 @@ def register(app: typer.Typer) -> None:
         # --- other outputs (--html, --compare) go here -------------------------------
         if as_json:
             print_json(export.run_document(info, rows))
+            return
+        if as_markdown:
+            typer.echo(export.markdown(info, rows))
             return
         console.print(table.render_run(info, rows, console))

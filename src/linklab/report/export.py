@@ -74,3 +74,103 @@ def write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
 def run_document(info: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The run as one JSON-able document: run.json, Table II blocks, and every cell."""
     return {"run": info, "blocks": [b.to_dict() for b in build_blocks(rows)], "cells": rows}
+
+
+def _md_value(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """The Table II blocks as Markdown tables ("ours (paper)"), plus bins and failures."""
+    from linklab.bench.matrix import size_label
+    from linklab.report.table import profile_label
+
+    lines: list[str] = []
+    for block in build_blocks(rows):
+        lines.append(f"**{block.title}**\n")
+        header = ["Profile / payload"] + [
+            f"{profile_label(c.profile)} {size_label(c.payload_bytes)}" for c in block.columns]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        for metric, label in METRICS:
+            cells = []
+            for col in block.columns:
+                text = _md_value(col.shown(metric))
+                has, paper = block.paper(col, metric)
+                if has:
+                    text += f" ({_md_value(paper)})"
+                cells.append(text)
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        delivered = [f"{got}/{sent}" for got, sent in (c.delivered() for c in block.columns)]
+        lines.append("| Delivered | " + " | ".join(delivered) + " |")
+        wire = []
+        for col in block.columns:
+            measured, model = (col.measured("wire_amplification"),
+                               col.measured("model_amplification"))
+            wire.append(_md_value(measured) + (f" ({_md_value(model)})" if model else ""))
+        lines.append("| Wire bytes / published (model R_DDS/R_pub) | " + " | ".join(wire)
+                     + " |")
+        lines.append("")
+    lines.extend(outage_markdown(rows))
+    failed = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
+    if failed:
+        lines.append("Failed cells:\n")
+        lines.extend(f"- `{cell_id}`: {reason}" for cell_id, reason in failed)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def recovery(row: dict[str, Any]) -> dict[str, Any] | None:
+    """Seed 000 Fig. 7/8 numbers of one outage cell, from its 1-second bins.
+
+    before: mean Hz in the whole seconds before the outage; after10: mean Hz in the 10 s
+    after the link came back; recover_s: seconds from the link's return until the first
+    bin at >= 90 % of the publish rate (None: never within the run).
+    """
+    bins = list(row.get("rate_bins_hz") or [])
+    start = row.get("outage_at_s")
+    length = row.get("outage_s")
+    if not bins or start is None or length is None or not length or start != start:
+        return None
+    rate = float(row.get("rate_hz") or 0)
+    first_out = int(start)  # the bin the outage begins in
+    back = int(start + length) + 1  # the first whole second after it
+    before = bins[:first_out]
+    after = bins[back:back + 10]
+    recover = next((i - back for i in range(back, len(bins)) if bins[i] >= 0.9 * rate), None)
+    return {"before_hz": sum(before) / len(before) if before else None,
+            "after10_hz": sum(after) / len(after) if after else None,
+            "recover_s": recover, "back_at_s": back}
+
+
+def outage_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """Recovery summary and per-second bins of the cells that had an outage."""
+    from linklab.bench.matrix import size_label
+
+    cells = [(r, recovery(r)) for r in rows]
+    cells = [(r, rec) for r, rec in cells if rec is not None]
+    if not cells:
+        return []
+    lines = ["**Recovery after the outage** (1-second bins from the first measured sample; "
+             "seed 000 Fig. 7/8)\n",
+             "| Cell | payload | history | outage | Hz before | Hz in 10 s after | "
+             "s to >= 90 % rate | delivered |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r, rec in cells:
+        lines.append(
+            f"| {r['cell_id']} | {size_label(r['payload_bytes'])} | {r.get('history_applied')} "
+            f"| {r['outage_at_s']:.1f} s + {r['outage_s']:g} s "
+            f"| {_md_value(rec['before_hz'], 1)} | {_md_value(rec['after10_hz'], 1)} "
+            f"| {'never' if rec['recover_s'] is None else rec['recover_s']} "
+            f"| {r.get('received')}/{r.get('published')} |")
+    lines.append("")
+    width = max(len(r.get("rate_bins_hz") or []) for r, _ in cells)
+    lines.append("**Reception rate per second (Hz)**\n")
+    lines.append("| s | " + " | ".join(r["cell_id"] for r, _ in cells) + " |")
+    lines.append("|" + "---|" * (len(cells) + 1))
+    for second in range(width):
+        values = [r["rate_bins_hz"][second] if second < len(r["rate_bins_hz"]) else ""
+                  for r, _ in cells]
+        lines.append(f"| {second} | " + " | ".join(str(v) for v in values) + " |")
+    lines.append("")
+    return lines

@@ -32,7 +32,8 @@ METRICS = (
     ("jitter_ms", "Jitter (ms)"),
 )
 # Settings that split blocks when they vary (profile and payload are the columns).
-BLOCK_KEYS = ("link", "middleware", "rate_hz", "qos", "history", "type")
+BLOCK_KEYS = ("link", "middleware", "rate_hz", "qos", "history", "type", "outage_length_s",
+              "count", "duration_s")
 SPARK = " ▁▂▃▄▅▆▇█"
 
 
@@ -186,7 +187,16 @@ def render_block(block: Block, columns: list[Column] | None = None) -> Table:
         got, sent = c.delivered()
         delivered.append(Text(f"{got}/{sent}", style="red" if c.failed else ""))
     table.add_row("Delivered", *delivered)
+    table.add_row(Text("Wire / published\n  model R_DDS/R_pub", style=""),
+                  *(_wire_text(c) for c in columns))
     return table
+
+
+def _wire_text(column: Column) -> Text:
+    wire, model = column.measured("wire_amplification"), column.measured("model_amplification")
+    text = Text("—" if wire is None else f"{wire:.2f}")
+    text.append("\n" + ("—" if model is None else f"{model:.2f}"), style="dim")
+    return text
 
 
 def render_blocks(blocks: list[Block], width: int) -> list[Table]:
