@@ -126,7 +126,9 @@ def test_a_relay_wire_added_as_a_subclass_is_chosen_for_its_stages():
 
     try:
         with pytest.raises(EnvironmentProblem, match="not built"):
-            choose_wire({"delay"})
+            # requested by name: the real emu wire (linklab/link/wires/tap_relay.py)
+            # would otherwise carry the delay
+            choose_wire({"delay"}, "fake-relay-for-test")
         FakeRelay.unavailable = classmethod(lambda cls: None)  # type: ignore[method-assign]
         assert choose_wire({"delay"}) is FakeRelay
         assert choose_wire(set()).name == "veth"  # no userspace stage: the kernel wire

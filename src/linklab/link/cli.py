@@ -29,7 +29,8 @@ def _print_status(status: dict[str, Any]) -> None:
         console.print(f"    {name:<8} {host['netns']:<28} {addresses}")
     for link in status["links"]:
         console.print(f"  link {link['name']} ({link['wire']}): "
-                      f"{link['robot_side']} <-> {link['edge_side']}")
+                      f"{link['robot_side']} <-> {link['edge_side']}"
+                      + ("" if link.get("state", "up") == "up" else f"  LINK {link['state']}"))
     console.print("  stages (packets/bytes passed, dropped):")
     stages = status["counters"]["stages"]
     if not stages:
@@ -63,7 +64,8 @@ def register(app: typer.Typer) -> None:
     @link.command("up")
     def up_command(
         preset: str = typer.Argument(None, help="Preset: wifi-ideal, wifi-mild, wifi-severe, "
-                                     "wifi-outage, ethernet-1g, lan-2.5g."),
+                                     "wifi-outage, ethernet-1g, lan-2.5g; with the emulator: "
+                                     "4g, wifi, wifi-far, cloud."),
         topology: str = typer.Option("pair", "--topology", help="pair | star | chain."),
         hosts: int = typer.Option(1, "--hosts", help="Robots in a star topology."),
         loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1% or up=1%,down=20%."),
@@ -71,14 +73,29 @@ def register(app: typer.Typer) -> None:
         outage: str = typer.Option(None, "--outage",
                                    help="START+LENGTH[/PERIOD], e.g. 10s+20s or 5s+2s/30s."),
         mtu: str = typer.Option(None, "--mtu", help="MTU in bytes, e.g. 1500."),
+        delay: str = typer.Option(None, "--delay", help="One-way delay (emu), e.g. 30ms or "
+                                  "up=30ms,down=20ms."),
+        jitter: str = typer.Option(None, "--jitter", help="Delay variation (emu), e.g. 5ms."),
+        jitter_distribution: str = typer.Option(
+            None, "--jitter-distribution",
+            help="uniform (netem's default), normal, pareto or paretonormal."),
+        loss_model: str = typer.Option(None, "--loss-model",
+                                       help="Burst loss (emu): gemodel:p,r,1-h,1-k, e.g. "
+                                       "gemodel:1%,30%,100%,0%."),
+        trace: str = typer.Option(None, "--trace", help="Mahimahi traces (emu): "
+                                  "up.trace,down.trace (or one file for both)."),
         name: str = typer.Option("default", "--name", help=NAME_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
         """Build hosts and links; they stay up until `linklab link down`."""
+        from linklab.emu.link_options import emu_overrides
         from linklab.link.lifecycle import up
 
         bed = up(preset, topology=topology, hosts=hosts, name=name, loss=loss, rate=rate,
-                 outage=outage, mtu=mtu)
+                 outage=outage, mtu=mtu,
+                 **emu_overrides(delay=delay, jitter=jitter,
+                                 jitter_distribution=jitter_distribution,
+                                 loss_model=loss_model, trace=trace))
         status = bed.status()
         if as_json:
             print_json(status)

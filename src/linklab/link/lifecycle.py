@@ -181,10 +181,8 @@ class Testbed:
     def counters(self) -> dict[str, Any]:
         """Per-stage packets/bytes passed and dropped, and per-interface byte counters."""
         relay: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for wire_name in set(self.journal.state.get("wires", {}).values()):
-            wire_cls = _wire_by_name(wire_name)
-            if wire_cls is not None:
-                relay.update(wire_cls().counters(self.shell))
+        for wire in self._wires():
+            relay.update(wire.counters(self.shell))
         snap = Snapshot(self.journal, NetOps(self.journal, self.plan.tag).table, relay)
         stages = []
         for link in self.plan.links:
@@ -214,8 +212,21 @@ class Testbed:
         return {"stages": stages, "interfaces": interfaces,
                 "monotonic_ns": time.monotonic_ns()}
 
+    def _wires(self) -> list[Wire]:
+        wires = []
+        for wire_name in sorted(set(self.journal.state.get("wires", {}).values())):
+            wire_cls = _wire_by_name(wire_name)
+            if wire_cls is not None:
+                wire = wire_cls()
+                wire.journal = self.journal
+                wires.append(wire)
+        return wires
+
     def status(self) -> dict[str, Any]:
         state = self.journal.state
+        health: dict[str, str] = {}
+        for wire in self._wires():
+            health.update(wire.health(self.shell))
         return {
             "name": self.name,
             "topology": self.plan.kind,
@@ -226,6 +237,7 @@ class Testbed:
                                "addresses": [f"{i} {a}" for i, a in h.addresses]}
                       for h in self.hosts.values()},
             "links": [{"name": link.name, "wire": state.get("wires", {}).get(link.name),
+                       "state": health.get(link.name, "up"),
                        "robot_side": f"{link.a.host}/{link.a.ifname}",
                        "edge_side": f"{link.b.host}/{link.b.ifname}"}
                       for link in self.plan.links],

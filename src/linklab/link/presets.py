@@ -13,8 +13,13 @@ from linklab.errors import UsageError
 
 @cache
 def load_presets() -> dict[str, dict[str, Any]]:
-    text = resources.files("linklab.link").joinpath("presets.yaml").read_text()
-    data = yaml.safe_load(text) or {}
+    # presets.yaml, then any presets-*.yaml beside it (e.g. presets-emu.yaml)
+    folder = resources.files("linklab.link")
+    names = ["presets.yaml"] + sorted(p.name for p in folder.iterdir()
+                                      if p.name.startswith("presets-") and p.name.endswith(".yaml"))
+    data: dict[str, Any] = {}
+    for file_name in names:
+        data.update(yaml.safe_load(folder.joinpath(file_name).read_text()) or {})
     return {str(name): dict(fields or {}) for name, fields in data.items()}
 
 

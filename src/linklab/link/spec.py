@@ -110,6 +110,7 @@ class DirectionSpec:
     outage: Outage | None = None
     delay_s: float | None = None      # one-way delay     (userspace emulator)
     jitter_s: float | None = None     # delay variation    (userspace emulator)
+    jitter_distribution: str | None = None  # uniform | normal | pareto | paretonormal (emu)
     burst_loss: BurstLoss | None = None  # Gilbert-Elliott (userspace emulator)
     trace: str | None = None          # Mahimahi-style delivery trace file (userspace emulator)
 
@@ -123,6 +124,8 @@ class DirectionSpec:
             out["delay"] = format_duration(self.delay_s)
         if self.jitter_s is not None:
             out["jitter"] = format_duration(self.jitter_s)
+        if self.jitter_distribution is not None:
+            out["jitter_distribution"] = self.jitter_distribution
         if self.burst_loss is not None:
             out["burst_loss"] = vars(self.burst_loss)
         if self.trace is not None:
@@ -198,13 +201,24 @@ _FIELD_PARSERS: dict[str, tuple[str, Callable[[Any, str | None], Any]]] = {
     "outage": ("outage", parse_outage),
     "delay": ("delay_s", lambda v, a: parse_duration(v, a, allow_zero=True)),
     "jitter": ("jitter_s", lambda v, a: parse_duration(v, a, allow_zero=True)),
+    "jitter_distribution": ("jitter_distribution", lambda v, a: _parse_distribution(v, a)),
     "burst_loss": ("burst_loss", lambda v, a: _parse_burst(v, a)),
     "trace": ("trace", lambda v, a: str(v)),
 }
 STAGE_FIELDS = tuple(_FIELD_PARSERS)
 
 
+def _parse_distribution(value: Any, argument: str | None) -> str:
+    from linklab.emu.parse import parse_distribution
+
+    return parse_distribution(str(value), argument or "--jitter-distribution")
+
+
 def _parse_burst(value: Any, argument: str | None) -> BurstLoss:
+    if isinstance(value, str):  # netem's form, gemodel:p,r,1-h,1-k (linklab.emu.parse)
+        from linklab.emu.parse import gemodel_fields
+
+        value = gemodel_fields(value, argument or "--loss-model")
     if not isinstance(value, Mapping) or not {"p", "r"} <= set(value):
         raise UsageError("expected a mapping with p, r (and optionally loss_good, loss_bad)",
                          argument=argument)

@@ -202,11 +202,13 @@ class DelayStage(Stage):
 @dataclass
 class JitterStage(Stage):
     jitter_s: float
+    distribution: str | None = None   # None: uniform, as netem without a table
     kind: ClassVar[str] = "jitter"
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return {"jitter_s": self.jitter_s, "text": format_duration(self.jitter_s)}
+        return {"jitter_s": self.jitter_s, "distribution": self.distribution or "uniform",
+                "text": format_duration(self.jitter_s)}
 
 
 @dataclass
@@ -216,7 +218,10 @@ class BurstLossStage(Stage):
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return asdict(self.model)
+        m = self.model
+        text = "gemodel:" + ",".join(format_percent(v) for v in (m.p, m.r, m.loss_bad,
+                                                                  m.loss_good))
+        return {**asdict(m), "text": text.replace(" ", "")}
 
 
 @dataclass
@@ -226,7 +231,7 @@ class TraceStage(Stage):
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return {"trace": self.trace}
+        return {"trace": self.trace, "text": self.trace.rsplit("/", 1)[-1]}
 
 
 def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage]:
@@ -246,7 +251,7 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage
     if spec.delay_s is not None:
         stages.append(DelayStage(spec.delay_s))
     if spec.jitter_s is not None:
-        stages.append(JitterStage(spec.jitter_s))
+        stages.append(JitterStage(spec.jitter_s, spec.jitter_distribution))
     if spec.rate_bps is not None:
         stages.append(RateStage(spec.rate_bps))
     return [stage for stage in stages if stage.kind in carries]

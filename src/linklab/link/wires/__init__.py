@@ -65,6 +65,7 @@ class Wire:
     name: ClassVar[str] = ""
     executes: ClassVar[frozenset[str]] = frozenset()   # stage kinds the wire runs itself
     priority: ClassVar[int] = 0     # higher wins when several can run the stages
+    journal: Any = None   # the run's Journal, set by Testbed before counters()/health()
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -78,6 +79,10 @@ class Wire:
 
     def counters(self, shell: Shell) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Counters of the stages this wire runs: {(link, direction, kind): {...}}."""
+        return {}
+
+    def health(self, shell: Shell) -> dict[str, str]:
+        """{link: "up" | "down: why"} for links whose wire can fail (a relay process)."""
         return {}
 
 

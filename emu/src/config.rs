@@ -1,0 +1,223 @@
+//! The relay's configuration file: one directive per line, `#` starts a comment.
+//!
+//! ```text
+//! seed 42
+//! mtu 1500
+//! stats /run/linklab/x/emu-stats.json 100000000      # path, interval in ns
+//! epoch 123456789                                   # CLOCK_MONOTONIC ns; default: start
+//! spin 0                       # poll this long (ns) before a deadline instead of sleeping
+//!                              # (useful without real-time priority; costs CPU)
+//! priority 10                  # SCHED_FIFO priority (0: normal scheduling)
+//! tap a linklab-x-ea netns linklab-x-robot
+//! tap b linklab-x-eb netns linklab-x-server
+//! stage ab delay delay_ns=20000000 jitter_ns=5000000 dist=normal reorder=0
+//! stage ab loss model=gemodel p=0.01 r=0.3 1-h=1 1-k=0
+//! stage ba rate rate_bps=10000000 limit_packets=100 overhead=0
+//! ```
+//! The Python side (linklab.emu) writes this file with every quantity already in
+//! base units (ns, bit/s, bytes, probabilities), so the relay parses no units.
+
+use std::collections::HashMap;
+
+#[derive(Debug, Clone)]
+pub struct TapSpec {
+    pub name: String,
+    pub netns: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StageSpec {
+    pub kind: String,
+    pub params: HashMap<String, String>,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub seed: u64,
+    pub mtu: usize,
+    pub stats_path: Option<String>,
+    pub stats_interval_ns: u64,
+    pub epoch_ns: Option<u64>,
+    pub spin_ns: u64,
+    pub priority: i32,
+    pub tap_a: Option<TapSpec>,
+    pub tap_b: Option<TapSpec>,
+    pub ab: Vec<StageSpec>,
+    pub ba: Vec<StageSpec>,
+}
+
+pub fn parse(text: &str) -> Result<Config, String> {
+    let mut cfg = Config {
+        seed: 1,
+        mtu: 1500,
+        stats_path: None,
+        stats_interval_ns: 100_000_000,
+        epoch_ns: None,
+        spin_ns: 0,
+        priority: 0,
+        tap_a: None,
+        tap_b: None,
+        ab: Vec::new(),
+        ba: Vec::new(),
+    };
+    for (index, raw) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let bad = |what: &str| format!("config line {line_no}: {what}: {line}");
+        match words[0] {
+            "seed" if words.len() == 2 => {
+                cfg.seed = words[1].parse().map_err(|_| bad("seed must be an integer"))?
+            }
+            "mtu" if words.len() == 2 => {
+                cfg.mtu = words[1].parse().map_err(|_| bad("mtu must be an integer"))?
+            }
+            "spin" if words.len() == 2 => {
+                cfg.spin_ns = words[1].parse().map_err(|_| bad("spin must be integer ns"))?
+            }
+            "priority" if words.len() == 2 => {
+                cfg.priority = words[1].parse().map_err(|_| bad("priority must be 0..99"))?
+            }
+            "epoch" if words.len() == 2 => {
+                cfg.epoch_ns =
+                    Some(words[1].parse().map_err(|_| bad("epoch must be integer ns"))?)
+            }
+            "stats" if words.len() == 2 || words.len() == 3 => {
+                cfg.stats_path = Some(words[1].to_string());
+                if words.len() == 3 {
+                    cfg.stats_interval_ns =
+                        words[2].parse().map_err(|_| bad("stats interval must be ns"))?;
+                }
+            }
+            "tap" if words.len() == 3 || words.len() == 5 => {
+                let netns = if words.len() == 5 {
+                    if words[3] != "netns" {
+                        return Err(bad("expected `tap a|b NAME [netns NS]`"));
+                    }
+                    Some(words[4].to_string())
+                } else {
+                    None
+                };
+                if words[2].len() > 15 {
+                    return Err(bad("interface names have at most 15 characters"));
+                }
+                let spec = TapSpec { name: words[2].to_string(), netns };
+                match words[1] {
+                    "a" => cfg.tap_a = Some(spec),
+                    "b" => cfg.tap_b = Some(spec),
+                    _ => return Err(bad("tap side must be a or b")),
+                }
+            }
+            "stage" if words.len() >= 3 => {
+                let mut params = HashMap::new();
+                for word in &words[3..] {
+                    let (key, value) =
+                        word.split_once('=').ok_or_else(|| bad("expected key=value"))?;
+                    params.insert(key.to_string(), value.to_string());
+                }
+                let spec = StageSpec { kind: words[2].to_string(), params, line: line_no };
+                match words[1] {
+                    "ab" => cfg.ab.push(spec),
+                    "ba" => cfg.ba.push(spec),
+                    _ => return Err(bad("stage direction must be ab or ba")),
+                }
+            }
+            _ => return Err(bad("unknown or malformed directive")),
+        }
+    }
+    if cfg.tap_a.is_none() || cfg.tap_b.is_none() {
+        return Err("config: both `tap a` and `tap b` are required".to_string());
+    }
+    Ok(cfg)
+}
+
+/// Typed access to a stage's key=value parameters, with errors naming the line.
+pub struct Params<'a> {
+    spec: &'a StageSpec,
+}
+
+impl<'a> Params<'a> {
+    pub fn new(spec: &'a StageSpec) -> Params<'a> {
+        Params { spec }
+    }
+
+    fn err(&self, key: &str, what: &str) -> String {
+        format!("config line {}: stage {}: {key}: {what}", self.spec.line, self.spec.kind)
+    }
+
+    pub fn str_or(&self, key: &str, default: &'a str) -> &'a str {
+        self.spec.params.get(key).map(|s| s.as_str()).unwrap_or(default)
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.spec.params.contains_key(key)
+    }
+
+    pub fn f64_or(&self, key: &str, default: f64) -> Result<f64, String> {
+        match self.spec.params.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse::<f64>().map_err(|_| self.err(key, "must be a number")),
+        }
+    }
+
+    pub fn u64_or(&self, key: &str, default: u64) -> Result<u64, String> {
+        match self.spec.params.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse::<u64>().map_err(|_| self.err(key, "must be an integer")),
+        }
+    }
+
+    pub fn prob(&self, key: &str, default: f64) -> Result<f64, String> {
+        let v = self.f64_or(key, default)?;
+        if !(0.0..=1.0).contains(&v) {
+            return Err(self.err(key, "must be a probability in [0, 1]"));
+        }
+        Ok(v)
+    }
+
+    pub fn positive(&self, key: &str) -> Result<f64, String> {
+        let v = self.f64_or(key, f64::NAN)?;
+        if v.is_nan() {
+            return Err(self.err(key, "is required"));
+        }
+        if v <= 0.0 {
+            return Err(self.err(key, "must be > 0"));
+        }
+        Ok(v)
+    }
+
+    pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.spec.params.get(key).map(|s| s.as_str()) {
+            None => Ok(default),
+            Some("1") | Some("true") => Ok(true),
+            Some("0") | Some("false") => Ok(false),
+            Some(_) => Err(self.err(key, "must be 0 or 1")),
+        }
+    }
+
+    /// `a:b,c:d` -> [(a, b), (c, d)] as u64 pairs.
+    pub fn pairs(&self, key: &str) -> Result<Vec<(u64, u64)>, String> {
+        let mut out = Vec::new();
+        let text = self.str_or(key, "");
+        for item in text.split(',').filter(|s| !s.is_empty()) {
+            let (a, b) = item.split_once(':').ok_or_else(|| self.err(key, "expected start:length,..."))?;
+            let a = a.parse().map_err(|_| self.err(key, "start must be integer ns"))?;
+            let b = b.parse().map_err(|_| self.err(key, "length must be integer ns"))?;
+            out.push((a, b));
+        }
+        Ok(out)
+    }
+
+    pub fn unknown_keys(&self, known: &[&str]) -> Result<(), String> {
+        for key in self.spec.params.keys() {
+            if key != "name" && !known.contains(&key.as_str()) {
+                return Err(self.err(key, &format!("unknown parameter (known: {})", known.join(", "))));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,354 @@
+//! linklab-emu: a userspace link emulator. It creates one TAP device per side of a
+//! link, moves each into its host's network namespace, and forwards frames between
+//! them through a pipeline of impairment stages per direction (delay and jitter,
+//! loss models, rate, outages, Mahimahi trace replay, duplication, corruption).
+//!
+//! Usage: linklab-emu --config FILE [--cpu N] [--check]
+//! The configuration format is described in config.rs. Counters are rewritten to
+//! the `stats` file (JSON) every interval and once more at exit. SIGTERM/SIGINT
+//! stop the relay cleanly; when it stops, its TAP devices disappear and the link
+//! is down.
+
+mod config;
+mod packet;
+mod pipeline;
+mod rng;
+mod stages;
+mod tap;
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::os::fd::RawFd;
+
+use packet::{Packet, Pool};
+use pipeline::Pipeline;
+use stages::Stage;
+use tap::Tap;
+
+const BATCH: usize = 256;
+
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn die(message: &str) -> ! {
+    eprintln!("linklab-emu: error: {message}");
+    std::process::exit(1);
+}
+
+fn check(rc: libc::c_int, what: &str) -> libc::c_int {
+    if rc < 0 {
+        die(&format!("{what}: {}", std::io::Error::last_os_error()));
+    }
+    rc
+}
+
+struct Args {
+    config: String,
+    cpu: Option<usize>,
+    check_only: bool,
+}
+
+fn parse_args() -> Args {
+    let mut args = std::env::args().skip(1);
+    let mut config = None;
+    let mut cpu = None;
+    let mut check_only = false;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--config" => config = args.next(),
+            "--cpu" => cpu = args.next().and_then(|v| v.parse().ok()).or_else(|| die("--cpu needs a CPU number")),
+            "--check" => check_only = true,
+            "--version" => {
+                println!("linklab-emu {}", env!("CARGO_PKG_VERSION"));
+                std::process::exit(0);
+            }
+            "-h" | "--help" => {
+                println!("usage: linklab-emu --config FILE [--cpu N] [--check]");
+                std::process::exit(0);
+            }
+            other => die(&format!("unknown argument {other} (usage: linklab-emu --config FILE [--cpu N] [--check])")),
+        }
+    }
+    let config = config.unwrap_or_else(|| die("--config FILE is required"));
+    Args { config, cpu, check_only }
+}
+
+fn build_pipeline(specs: &[config::StageSpec], seed: u64, dir: u64, epoch: u64) -> Pipeline {
+    let stages: Vec<Stage> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| Stage::build(spec, seed, dir * 1000 + i as u64, epoch).unwrap_or_else(|e| die(&e)))
+        .collect();
+    Pipeline::new(stages)
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn pipeline_json(p: &Pipeline, now: u64) -> String {
+    let mut s = format!(
+        "{{\"rx_frames\":{},\"rx_bytes\":{},\"tx_frames\":{},\"tx_bytes\":{},\"tx_errors\":{},\"stages\":[",
+        p.rx_frames, p.rx_bytes, p.tx_frames, p.tx_bytes, p.tx_errors
+    );
+    for (i, st) in p.stages.iter().enumerate() {
+        let c = &st.counters;
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(
+            s,
+            "{{\"name\":{},\"kind\":{},\"packets_in\":{},\"bytes_in\":{},\"packets_out\":{},\"bytes_out\":{},\
+             \"dropped_packets\":{},\"dropped_bytes\":{},\"queue_packets\":{},\"queue_bytes\":{},\
+             \"queue_max_packets\":{},\"queue_max_bytes\":{}{}}}",
+            json_str(&st.name),
+            json_str(&st.kind),
+            c.packets_in,
+            c.bytes_in,
+            c.packets_out,
+            c.bytes_out,
+            c.dropped_packets,
+            c.dropped_bytes,
+            c.queue_packets,
+            c.queue_bytes,
+            c.queue_max_packets,
+            c.queue_max_bytes,
+            st.state_json(now)
+        );
+    }
+    s.push_str("]}");
+    s
+}
+
+struct StatsWriter {
+    path: Option<String>,
+    tmp: String,
+}
+
+impl StatsWriter {
+    fn write(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), ab: &Pipeline, ba: &Pipeline) {
+        let Some(path) = &self.path else { return };
+        let now = mono_ns();
+        let text = format!(
+            "{{\"version\":1,\"pid\":{},\"state\":\"{state}\",\"updated_ns\":{now},\"started_ns\":{started},\
+             \"epoch_ns\":{epoch},\"tap_a\":{},\"tap_b\":{},\"ab\":{},\"ba\":{}}}\n",
+            std::process::id(),
+            json_str(taps.0),
+            json_str(taps.1),
+            pipeline_json(ab, now),
+            pipeline_json(ba, now)
+        );
+        // write-then-rename so a reader never sees half a file
+        if std::fs::write(&self.tmp, text).is_ok() {
+            let _ = std::fs::rename(&self.tmp, path);
+        }
+    }
+}
+
+fn read_batch(tap: &Tap, pool: &mut Pool, into: &mut Vec<Packet>) {
+    for _ in 0..BATCH {
+        let mut buf = pool.get();
+        match tap.read(&mut buf) {
+            Ok(0) => {
+                pool.put(buf);
+                return;
+            }
+            Ok(n) => into.push(Packet { buf, len: n }),
+            Err(e) => {
+                pool.put(buf);
+                // EIO while the interface is still being brought up: try again later
+                if e.raw_os_error() != Some(libc::EIO) {
+                    eprintln!("linklab-emu: read {}: {e}", tap.name);
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn write_out(tap: &Tap, pipe: &mut Pipeline, out: &mut Vec<Packet>, pool: &mut Pool) {
+    for p in out.drain(..) {
+        if tap.write(p.bytes()) {
+            pipe.tx_frames += 1;
+            pipe.tx_bytes += p.len as u64;
+        } else {
+            pipe.tx_errors += 1;
+        }
+        pool.recycle(p);
+    }
+}
+
+fn main() {
+    let args = parse_args();
+    let text = std::fs::read_to_string(&args.config).unwrap_or_else(|e| die(&format!("{}: {e}", args.config)));
+    let cfg = config::parse(&text).unwrap_or_else(|e| die(&e));
+    let started = mono_ns();
+    let epoch = cfg.epoch_ns.unwrap_or(started);
+    let mut ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
+    let mut ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
+    if args.check_only {
+        println!("ok: {} stage(s) a->b, {} stage(s) b->a", ab.stages.len(), ba.stages.len());
+        return;
+    }
+
+    unsafe {
+        // timers fire when asked, not up to 50 us later (the default slack)
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        // Real-time scheduling: frames leave on time even when other processes keep
+        // the CPUs busy (netem runs in the kernel's softirq, ahead of every process).
+        if cfg.priority > 0 {
+            let param = libc::sched_param { sched_priority: cfg.priority.min(99) };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
+                eprintln!(
+                    "linklab-emu: warning: SCHED_FIFO priority {}: {} (running with normal scheduling)",
+                    cfg.priority,
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+        if let Some(cpu) = args.cpu {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            check(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), "sched_setaffinity");
+        }
+    }
+
+    // signals arrive through a signalfd so shutdown happens in the loop
+    let sfd: RawFd = unsafe {
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGTERM);
+        libc::sigaddset(&mut mask, libc::SIGINT);
+        libc::sigaddset(&mut mask, libc::SIGHUP);
+        check(libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut()), "sigprocmask");
+        check(libc::signalfd(-1, &mask, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC), "signalfd")
+    };
+
+    let spec_a = cfg.tap_a.as_ref().unwrap();
+    let spec_b = cfg.tap_b.as_ref().unwrap();
+    let tap_a = Tap::create(&spec_a.name).unwrap_or_else(|e| die(&e));
+    let tap_b = Tap::create(&spec_b.name).unwrap_or_else(|e| die(&e));
+    for (tap, spec) in [(&tap_a, spec_a), (&tap_b, spec_b)] {
+        if let Some(ns) = &spec.netns {
+            tap.move_to(ns).unwrap_or_else(|e| die(&e));
+        }
+    }
+
+    let tfd: RawFd = unsafe { check(libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC), "timerfd") };
+    let epfd: RawFd = unsafe { check(libc::epoll_create1(libc::EPOLL_CLOEXEC), "epoll") };
+    for (fd, token) in [(tap_a.fd, 0u64), (tap_b.fd, 1), (tfd, 2), (sfd, 3)] {
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        unsafe { check(libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev), "epoll_ctl") };
+    }
+
+    let stats = StatsWriter {
+        tmp: cfg.stats_path.as_ref().map(|p| format!("{p}.tmp")).unwrap_or_default(),
+        path: cfg.stats_path.clone(),
+    };
+    let names = (tap_a.name.clone(), tap_b.name.clone());
+    stats.write("running", started, epoch, (&names.0, &names.1), &ab, &ba);
+    println!("ready {} {}", tap_a.name, tap_b.name);
+    let _ = std::io::stdout().flush();
+
+    let mut pool = Pool::new(cfg.mtu.max(1500) + 64);
+    let mut in_ab: Vec<Packet> = Vec::with_capacity(BATCH);
+    let mut in_ba: Vec<Packet> = Vec::with_capacity(BATCH);
+    let mut out: Vec<Packet> = Vec::with_capacity(4 * BATCH);
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
+    let mut armed: u64 = 0;
+    let mut next_stats = started + cfg.stats_interval_ns;
+    let mut running = true;
+    // The timer wakes the relay `spin_ns` before a deadline; the last stretch is
+    // spent polling, so frames leave on time even when the kernel wakes us late.
+    let spin_ns = cfg.spin_ns;
+    let mut wait_ms: i32 = -1;
+
+    while running {
+        let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as i32, wait_ms) };
+        if n < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            die(&format!("epoll_wait: {err}"));
+        }
+        let mut readable = [false; 2];
+        for ev in events.iter().take(n as usize) {
+            match ev.u64 {
+                0 => readable[0] = true,
+                1 => readable[1] = true,
+                2 => {
+                    let mut buf = [0u8; 8];
+                    unsafe { libc::read(tfd, buf.as_mut_ptr() as *mut libc::c_void, 8) };
+                    armed = 0;
+                }
+                _ => {
+                    let mut info = [0u8; 128];
+                    unsafe { libc::read(sfd, info.as_mut_ptr() as *mut libc::c_void, info.len()) };
+                    running = false;
+                }
+            }
+        }
+        if readable[0] {
+            read_batch(&tap_a, &mut pool, &mut in_ab);
+        }
+        if readable[1] {
+            read_batch(&tap_b, &mut pool, &mut in_ba);
+        }
+        let now = mono_ns();
+        ab.run(now, &mut in_ab, &mut pool, &mut out);
+        write_out(&tap_b, &mut ab, &mut out, &mut pool);
+        ba.run(now, &mut in_ba, &mut pool, &mut out);
+        write_out(&tap_a, &mut ba, &mut out, &mut pool);
+
+        if now >= next_stats && stats.path.is_some() {
+            for st in ab.stages.iter_mut().chain(ba.stages.iter_mut()) {
+                st.flush_logs();
+            }
+            stats.write("running", started, epoch, (&names.0, &names.1), &ab, &ba);
+            next_stats = now + cfg.stats_interval_ns;
+        }
+
+        let mut deadline = if stats.path.is_some() { next_stats } else { u64::MAX };
+        for d in [ab.next_due(), ba.next_due()].into_iter().flatten() {
+            deadline = deadline.min(d);
+        }
+        let now = mono_ns();
+        wait_ms = if deadline != u64::MAX && deadline <= now + spin_ns { 0 } else { -1 };
+        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(spin_ns).max(1) };
+        if wait_ms < 0 && deadline != armed && deadline != u64::MAX {
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+                it_value: libc::timespec {
+                    tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+                    tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+                },
+            };
+            unsafe { libc::timerfd_settime(tfd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+            armed = deadline;
+        }
+    }
+
+    for st in ab.stages.iter_mut().chain(ba.stages.iter_mut()) {
+        st.flush_logs();
+    }
+    stats.write("stopped", started, epoch, (&names.0, &names.1), &ab, &ba);
+    drop(tap_a);
+    drop(tap_b);
+}

@@ -1,0 +1,120 @@
+"""Benchmark: frames/s and Gbit/s through the relay vs a plain veth pair.
+
+    python -m linklab.emu.bench [--frame 64|1500] [--seconds 5] [--wire relay|veth]
+
+Two namespaces ``linklab-emubench<pid>-a|b`` are joined by a relay (with a delay
+and a loss stage in each direction) or by a veth pair; iperf3 sends UDP at full
+speed from a to b; the result is the frame rate b's interface delivered (its rx
+counter, before any socket drop) and what iperf3's server received. The relay is
+pinned to CPU 1, both iperf3 ends to CPU 0, so the relay has one core to itself.
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from linklab.emu.config import RelayConfig
+from linklab.emu.stages import Delay, Loss
+from linklab.emu.wire import RelayWire, TapEnd
+
+ETH_IP_UDP = 14 + 20 + 8
+
+
+def _run(*args: str) -> str:
+    return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
+
+
+def _iperf(ns_a: str, ns_b: str, addr_b: str, payload: int, seconds: float) -> dict:
+    server = subprocess.Popen(["ip", "netns", "exec", ns_b, "taskset", "-c", "0", "iperf3", "-s",
+                               "-1", "-B", addr_b], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out = _run("ip", "netns", "exec", ns_a, "taskset", "-c", "0", "iperf3", "-c", addr_b,
+                   "-u", "-b", "0", "-l", str(payload), "-t", str(seconds), "-J")
+        return json.loads(out)
+    finally:
+        server.wait(timeout=30)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (includes the kernel work its writes trigger)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rx_packets(netns: str, ifname: str) -> int:
+    """Frames the receiving interface took in (before any socket could drop them)."""
+    info = json.loads(_run("ip", "-n", netns, "-s", "-j", "link", "show", "dev", ifname))
+    return int(info[0]["stats64"]["rx"]["packets"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frame", type=int, default=64, help="Ethernet frame size (bytes)")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--wire", choices=("relay", "veth"), default="relay")
+    args = parser.parse_args()
+    payload = args.frame - ETH_IP_UDP
+    pid = os.getpid()
+    ns_a, ns_b = f"linklab-emubench{pid}-a", f"linklab-emubench{pid}-b"
+    ifa, ifb = f"leb{pid % 100000}a", f"leb{pid % 100000}b"
+    made, wire = [], None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            for ns in (ns_a, ns_b):
+                _run("ip", "netns", "add", ns)
+                made.append(ns)
+                _run("ip", "-n", ns, "link", "set", "lo", "up")
+            if args.wire == "relay":
+                stages = (Delay(0.001), Loss(0.0001))
+                wire = RelayWire(TapEnd(ns_a, ifa, "10.214.0.1/24"),
+                                 TapEnd(ns_b, ifb, "10.214.0.2/24"),
+                                 RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1),
+                                 Path(tmp))
+                wire.up(cpu=1)
+            else:
+                _run("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
+                     "netns", ns_b)
+                for ns, dev, addr in ((ns_a, ifa, "10.214.0.1/24"), (ns_b, ifb, "10.214.0.2/24")):
+                    _run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+                    _run("ip", "-n", ns, "link", "set", dev, "up")
+                    _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso",
+                         "off", "gro", "off")
+            before = _rx_packets(ns_b, ifb)
+            cpu_before = _cpu_seconds(wire.relay.pid) if wire else 0.0
+            result = _iperf(ns_a, ns_b, "10.214.0.2", payload, args.seconds)
+            delivered = _rx_packets(ns_b, ifb) - before
+            relay_cpu = (_cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
+            end = result["end"]["sum"]
+            seconds = end["seconds"]
+            frames_per_s = delivered / seconds
+            app_per_s = (end["packets"] - end["lost_packets"]) / seconds
+            stats = wire.relay.fresh_stats() if wire else None
+            print(json.dumps({
+                "wire": args.wire, "frame_bytes": args.frame, "seconds": round(seconds, 2),
+                "offered_frames_per_s": round(end["packets"] / seconds),
+                "delivered_frames_per_s": round(frames_per_s),
+                "delivered_gbit_per_s": round(frames_per_s * args.frame * 8 / 1e9, 3),
+                "app_received_frames_per_s": round(app_per_s),
+                "relay_loss_stage_drops": stats.ab.stages[1].dropped_packets if stats else None,
+                "relay_cpu_percent": round(100 * relay_cpu / seconds) if wire else None,
+                "frames_per_relay_cpu_second": round(delivered / relay_cpu)
+                if wire and relay_cpu else None,
+            }))
+        finally:
+            if wire is not None:
+                wire.down()
+            for ns in made:
+                subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""The relay's configuration file, written from typed stage lists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linklab.emu.stages import Stage
+from linklab.errors import UsageError
+
+MAX_IFNAME = 15
+
+
+@dataclass(frozen=True)
+class RelayConfig:
+    """One emulated link: TAP ``tap_a`` (moved into ``netns_a``) and ``tap_b``;
+    ``ab`` are the stages frames from a to b pass, ``ba`` the other direction."""
+
+    tap_a: str
+    tap_b: str
+    netns_a: str | None = None
+    netns_b: str | None = None
+    ab: tuple[Stage, ...] = ()
+    ba: tuple[Stage, ...] = ()
+    seed: int = 1
+    stats_path: Path | None = None
+    stats_interval_s: float = 0.1
+    epoch_ns: int | None = None
+    mtu: int = 1500
+    # SCHED_FIFO priority of the relay (None: normal scheduling). A delay emulator must
+    # not be late because other processes are busy; netem runs in softirq context.
+    realtime_priority: int | None = 10
+    # Poll (instead of sleeping) this long before each deadline: sharper timing without
+    # real-time priority, at the cost of CPU. With SCHED_FIFO it adds nothing.
+    spin_s: float = 0.0
+    extra_comment: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        for name in (self.tap_a, self.tap_b):
+            if not name or len(name) > MAX_IFNAME or any(c.isspace() for c in name):
+                raise UsageError(
+                    f"interface name {name!r}: 1 to {MAX_IFNAME} characters, no spaces")
+
+    def text(self) -> str:
+        lines = ["# linklab-emu configuration (written by linklab.emu.config)"]
+        if self.extra_comment:
+            lines.append(f"# {self.extra_comment}")
+        lines.append(f"seed {self.seed}")
+        lines.append(f"mtu {self.mtu}")
+        if self.realtime_priority:
+            lines.append(f"priority {self.realtime_priority}")
+        if self.spin_s > 0:
+            lines.append(f"spin {round(self.spin_s * 1e9)}")
+        if self.stats_path is not None:
+            lines.append(f"stats {self.stats_path} {round(self.stats_interval_s * 1e9)}")
+        if self.epoch_ns is not None:
+            lines.append(f"epoch {self.epoch_ns}")
+        for side, name, netns in (("a", self.tap_a, self.netns_a), ("b", self.tap_b, self.netns_b)):
+            lines.append(f"tap {side} {name}" + (f" netns {netns}" if netns else ""))
+        for direction, stages in (("ab", self.ab), ("ba", self.ba)):
+            for stage in stages:
+                lines.append(f"stage {direction} {stage.directive()}")
+        return "\n".join(lines) + "\n"

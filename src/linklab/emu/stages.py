@@ -1,0 +1,185 @@
+"""Stages of the emulator's pipeline, one dataclass per impairment.
+
+Each stage knows its line in the relay's configuration file (``directive``), with
+every quantity in base units (ns, bit/s, bytes, probabilities). Quantities here are
+SI (seconds, bit/s, bytes, fractions), as ``linklab.units`` parses them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
+def _p(value: float) -> str:
+    return repr(float(value))
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Constant one-way delay plus jitter (netem ``delay D J distribution X``).
+
+    Frames keep their order unless ``reorder`` is set (then a frame may overtake
+    one that drew a longer delay)."""
+
+    delay_s: float
+    jitter_s: float = 0.0
+    distribution: str = "uniform"
+    reorder: bool = False
+    kind: str = field(default="delay", init=False)
+
+    def directive(self) -> str:
+        return (f"delay delay_ns={_ns(self.delay_s)} jitter_ns={_ns(self.jitter_s)} "
+                f"dist={self.distribution} reorder={int(self.reorder)}")
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Independent (Bernoulli) loss with probability ``p``."""
+
+    p: float
+    kind: str = field(default="loss", init=False)
+
+    def directive(self) -> str:
+        return f"loss model=bernoulli p={_p(self.p)}"
+
+
+@dataclass(frozen=True)
+class GilbertElliott:
+    """Burst loss as netem's ``loss gemodel p r 1-h 1-k``: Good -> Bad with ``p``,
+    Bad -> Good with ``r``; loss probability ``1-h`` in Bad, ``1-k`` in Good."""
+
+    p: float
+    r: float
+    one_minus_h: float = 1.0
+    one_minus_k: float = 0.0
+    kind: str = field(default="loss", init=False)
+
+    def directive(self) -> str:
+        return (f"loss model=gemodel p={_p(self.p)} r={_p(self.r)} "
+                f"1-h={_p(self.one_minus_h)} 1-k={_p(self.one_minus_k)}")
+
+
+@dataclass(frozen=True)
+class FourStateLoss:
+    """netem's ``loss state p13 p31 p32 p23 p14`` (4-state Markov chain)."""
+
+    p13: float
+    p31: float
+    p32: float = 0.0
+    p23: float = 1.0
+    p14: float = 0.0
+    kind: str = field(default="loss", init=False)
+
+    def directive(self) -> str:
+        return (f"loss model=state p13={_p(self.p13)} p31={_p(self.p31)} p32={_p(self.p32)} "
+                f"p23={_p(self.p23)} p14={_p(self.p14)}")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Rate limit with a drop-tail queue of ``limit_packets`` or ``limit_bytes``.
+
+    Without ``burst_bytes`` the link serializes frames at ``rate_bps`` (like netem's
+    ``rate``); with it, it is a token bucket of that depth. ``overhead_bytes`` are
+    charged per frame on top of its length."""
+
+    rate_bps: float
+    limit_packets: int | None = None
+    limit_bytes: int | None = None
+    overhead_bytes: int = 0
+    burst_bytes: int = 0
+    kind: str = field(default="rate", init=False)
+
+    def directive(self) -> str:
+        text = f"rate rate_bps={_p(self.rate_bps)} overhead={self.overhead_bytes}"
+        if self.burst_bytes:
+            text += f" burst={self.burst_bytes}"
+        if self.limit_packets:
+            text += f" limit_packets={self.limit_packets}"
+        if self.limit_bytes:
+            text += f" limit_bytes={self.limit_bytes}"
+        return text
+
+
+@dataclass(frozen=True)
+class Outage:
+    """Scheduled outages: ``windows`` of (start, length) seconds after the relay's
+    epoch, repeating every ``period_s`` when set. Frames in a window are dropped."""
+
+    windows: tuple[tuple[float, float], ...]
+    period_s: float = 0.0
+    kind: str = field(default="outage", init=False)
+
+    def directive(self) -> str:
+        windows = ",".join(f"{_ns(s)}:{_ns(length)}" for s, length in self.windows)
+        return f"outage windows={windows} period_ns={_ns(self.period_s)}"
+
+
+@dataclass(frozen=True)
+class OnOff:
+    """Stochastic on/off link (Mahimahi's ``mm-onoff``): exponential on and off
+    times with the given means; frames sent while off are dropped. With
+    ``log_path`` the relay writes each transition (``on|off <monotonic ns>``)."""
+
+    mean_on_s: float
+    mean_off_s: float
+    log_path: Path | None = None
+    kind: str = field(default="onoff", init=False)
+
+    def directive(self) -> str:
+        text = f"onoff mean_on_ns={_ns(self.mean_on_s)} mean_off_ns={_ns(self.mean_off_s)}"
+        if self.log_path is not None:
+            text += f" log={self.log_path}"
+        return text
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Mahimahi packet-delivery trace: one 1504-byte delivery opportunity per line
+    (millisecond timestamps), repeating with the period of the last line."""
+
+    path: Path
+    limit_packets: int | None = None
+    limit_bytes: int | None = None
+    kind: str = field(default="trace", init=False)
+
+    def directive(self) -> str:
+        text = f"trace file={Path(self.path).resolve()}"
+        if self.limit_packets:
+            text += f" limit_packets={self.limit_packets}"
+        if self.limit_bytes:
+            text += f" limit_bytes={self.limit_bytes}"
+        return text
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """Each frame is sent twice with probability ``p``."""
+
+    p: float
+    kind: str = field(default="duplicate", init=False)
+
+    def directive(self) -> str:
+        return f"duplicate p={_p(self.p)}"
+
+
+@dataclass(frozen=True)
+class Corrupt:
+    """One random bit of a frame's network-layer data flips with probability ``p``."""
+
+    p: float
+    kind: str = field(default="corrupt", init=False)
+
+    def directive(self) -> str:
+        return f"corrupt p={_p(self.p)}"
+
+
+Stage = (Delay | Loss | GilbertElliott | FourStateLoss | Rate | Outage | OnOff | Trace
+         | Duplicate | Corrupt)

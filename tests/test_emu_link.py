@@ -1,0 +1,113 @@
+"""The emulator as a wire of ``linklab link``: flags, presets, status, teardown."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import require_root
+from linklab.emu.link_options import emu_overrides
+from linklab.emu.relay import pid_is_relay, relay_binary
+from linklab.errors import UsageError
+from linklab.link import testbed as link_testbed
+from linklab.link.journal import state_dir
+from linklab.link.lifecycle import design
+from linklab.link.presets import load_presets
+
+
+def _linklab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "linklab.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_emu_presets_cite_sources_and_choose_the_emu_wire():
+    presets = load_presets()
+    for name in ("4g", "wifi", "wifi-far", "cloud"):
+        assert len(presets[name]["source"]) > 80, name
+        assert design(name, name="presetcheck").wires["robot-edge"].name == "emu"
+    # a preset without emulator fields keeps the kernel veth wire
+    assert design("wifi-mild", name="presetcheck").wires["robot-edge"].name == "veth"
+    spec = design("4g", name="presetcheck").spec
+    assert spec.up.rate_bps == 5.64e6 and spec.down.rate_bps == 12.74e6
+    assert spec.up.delay_s == 0.035 and spec.up.jitter_distribution == "normal"
+    assert design("wifi-far", name="presetcheck").spec.up.burst_loss.r == pytest.approx(0.333)
+
+
+def test_emu_flags_parse_per_direction(tmp_path):
+    trace = tmp_path / "up.trace"
+    trace.write_text("1\n")
+    got = emu_overrides(delay="up=30ms,down=20ms", jitter="5ms",
+                        loss_model="up=gemodel:1%,30%,down=gemodel:2%,20%",
+                        trace=f"{trace},{trace}")
+    assert got["delay"] == {"up": "30ms", "down": "20ms"}
+    assert got["burst_loss"] == {"up": "gemodel:1%,30%", "down": "gemodel:2%,20%"}
+    spec = design(None, name="flagcheck", **got).spec
+    assert spec.up.delay_s == 0.030 and spec.down.delay_s == 0.020
+    assert spec.down.burst_loss.p == 0.02 and spec.down.burst_loss.loss_bad == 1.0
+    assert spec.up.trace == str(trace.resolve())
+    with pytest.raises(UsageError, match="--loss-model"):
+        emu_overrides(loss_model="bernoulli:1%")
+
+
+def test_bad_emu_flag_is_one_line_exit_2_and_builds_nothing():
+    name = f"emubad{os.getpid()}"
+    result = _linklab("link", "up", "--name", name, "--loss-model", "gemodel:150%")
+    assert result.returncode == 2
+    assert result.stderr.startswith("linklab: error: --loss-model")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (state_dir() / f"{name}.json").exists()
+
+
+@pytest.mark.integration
+def test_link_with_delay_and_burst_loss_then_relay_death_means_down():
+    require_root()
+    relay_binary()
+    name = f"emulink{os.getpid()}"
+    with link_testbed(None, name=name, delay="20ms", jitter="up=0ms,down=2ms",
+                 burst_loss="gemodel:1%,50%,100%,0%") as bed:
+        edge = bed.hosts["edge"].address
+        out = bed.run("robot", ["ping", "-n", "-i", "0.005", "-c", "200", "-W", "1", edge]).stdout
+        rtts = np.array([float(x) for x in re.findall(r"time=([\d.]+) ms", out)])
+        assert 38.0 < np.median(rtts) < 44.0, out[-200:]
+        status = bed.status()
+        assert status["links"][0]["wire"] == "emu" and status["links"][0]["state"] == "up"
+        kinds = {(s["direction"], s["kind"]): s for s in status["counters"]["stages"]}
+        assert kinds[("up", "burst_loss")]["passed_packets"] >= len(rtts) - 5
+        # ~2 % Gilbert loss per direction: the relay counts what it dropped
+        for direction in ("up", "down"):
+            assert kinds[(direction, "burst_loss")]["dropped_packets"] >= 0
+            assert kinds[(direction, "delay")]["passed_packets"] > 0
+        # kill the relay: the link is down and status says so
+        pid = bed.journal.state["emu"]["robot-edge"]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):
+            if not pid_is_relay(pid):
+                break
+            time.sleep(0.02)
+        status = bed.status()
+        assert status["links"][0]["state"].startswith("down: the link emulator is not running")
+        assert bed.run("robot", ["ping", "-c", "2", "-W", "1", edge]).returncode != 0
+        cli = _linklab("link", "status", "--name", name)
+        assert "down: the link emulator is not running" in " ".join(cli.stdout.split())
+    assert not (state_dir() / f"{name}.json").exists()
+    assert not list(state_dir().glob(f"{name}.emu-*"))
+
+
+@pytest.mark.integration
+def test_4g_preset_round_trip_time():
+    require_root()
+    relay_binary()
+    with link_testbed("4g", name=f"emu4g{os.getpid()}") as bed:
+        edge = bed.hosts["edge"].address
+        out = bed.run("robot", ["ping", "-n", "-i", "0.01", "-c", "300", "-W", "1", edge]).stdout
+    rtts = np.array([float(x) for x in re.findall(r"time=([\d.]+) ms", out)])
+    # 35 ms each way plus normal jitter (sigma 5 ms) each way, order kept
+    assert len(rtts) >= 295
+    assert 68.0 < np.median(rtts) < 76.0
