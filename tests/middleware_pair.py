@@ -111,3 +111,11 @@ def read_records(path: Path) -> tuple[int, list[tuple[int, int, int, int]]]:
     assert record_size == RECORD.size
     return role, [RECORD.unpack_from(data, 16 + i * RECORD.size)
                   for i in range((len(data) - 16) // RECORD.size)]
+
+
+def link_rx_bytes(netns: str) -> int:
+    """Bytes received on the namespace's veth (not loopback): what crossed the link."""
+    out = subprocess.run(["ip", "-n", netns, "-s", "-j", "link", "show"], check=True,
+                         capture_output=True, text=True).stdout
+    return sum(dev["stats64"]["rx"]["bytes"] for dev in json.loads(out)
+               if dev["ifname"] != "lo")

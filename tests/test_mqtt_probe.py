@@ -11,6 +11,7 @@ from linklab.errors import UsageError
 from middleware_pair import (
     MQTT_PROBE,
     finish,
+    link_rx_bytes,
     namespace_pair,
     read_records,
     start,
@@ -80,8 +81,10 @@ def test_pub_to_sub_through_broker_on_edge(pair_with_broker, qos, mqtt_qos):
 @pytest.mark.integration
 def test_one_mebibyte_samples_are_delivered(pair_with_broker):
     pair, broker, workdir = pair_with_broker
+    before = link_rx_bytes(pair.edge)
     pub, sub, _, (_, received) = _run(pair, broker, workdir, qos="reliable", type_="Array1m",
                                       count=10, rate=10)
+    assert link_rx_bytes(pair.edge) - before > 10 * (1 << 20)  # through the link
     assert sub["errors"] == [], sub
     assert sub["applied"]["broker_maximum_packet_size"] == 16 * 1024 * 1024
     assert [r[0] for r in received] == list(range(10))

@@ -8,7 +8,15 @@ import pytest
 from conftest import require_root
 from linklab.brokers import ZenohRouterConfig, render_router_config, start_zenoh_router
 from linklab.probes.zenoh_probe import ProbeUsageError, parse_options
-from middleware_pair import ZENOH_PROBE, finish, namespace_pair, read_records, start, wait_for_line
+from middleware_pair import (
+    ZENOH_PROBE,
+    finish,
+    link_rx_bytes,
+    namespace_pair,
+    read_records,
+    start,
+    wait_for_line,
+)
 
 
 def test_command_line_matches_the_probe_protocol():
@@ -55,10 +63,14 @@ def test_peer_mode_over_tcp_across_the_pair(tmp_path):
         sub = start(pair.edge, [*ZENOH_PROBE, "sub", *common, "--listen", endpoint,
                                 "--count", 30, "--duration", 40, "--records", tmp_path / "s.bin"])
         wait_for_line(sub, "subscribed")
+        before = link_rx_bytes(pair.edge)
         pub = start(pair.robot, [*ZENOH_PROBE, "pub", *common, "--peer", endpoint,
                                  "--count", 30, "--rate", 30, "--records", tmp_path / "p.bin"])
         pub_summary, sub_summary = finish(pub), finish(sub)
+        crossed = link_rx_bytes(pair.edge) - before
     _check_delivery(pub_summary, sub_summary, tmp_path / "p.bin", tmp_path / "s.bin", 30, 65536)
+    # every sample crossed the link (zenoh's shared memory between the namespaces is off)
+    assert crossed > 30 * 65536 and pub_summary["applied"]["shared_memory"] is False
     applied = pub_summary["applied"]
     assert applied["mode"] == "peer" and applied["scouting_multicast"] is False
     assert applied["links"][0]["dst"] == endpoint  # the pub dialled the sub directly
@@ -80,10 +92,12 @@ def test_client_mode_through_a_router_on_the_edge_host(tmp_path):
                                     "--duration", 40, "--records", tmp_path / "s.bin"])
             wait_for_line(sub, "subscribed")
             router.mark_cpu()
+            before = link_rx_bytes(pair.edge)
             pub = start(pair.robot, [*ZENOH_PROBE, "pub", *common, "--count", 10,
                                      "--rate", 10, "--records", tmp_path / "p.bin"])
             pub_summary, sub_summary = finish(pub), finish(sub)
             usage = router.cpu_since_mark()
+            crossed = link_rx_bytes(pair.edge) - before
         finally:
             router.stop()
     _check_delivery(pub_summary, sub_summary, tmp_path / "p.bin", tmp_path / "s.bin", 10,
@@ -91,5 +105,5 @@ def test_client_mode_through_a_router_on_the_edge_host(tmp_path):
     applied = pub_summary["applied"]
     assert applied["mode"] == "client" and applied["routers"] == 1
     assert applied["congestion_control"] == "DROP" and applied["reliability"] == "BEST_EFFORT"
-    # 10 MiB were routed: the router process did measurable work
-    assert usage.cpu_seconds > 0
+    # 10 MiB were routed, across the link: the router process did measurable work
+    assert usage.cpu_seconds > 0 and crossed > 10 * (1 << 20)

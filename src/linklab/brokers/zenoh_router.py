@@ -41,16 +41,18 @@ def render_router_config(config: ZenohRouterConfig) -> dict:
         "listen": {"endpoints": list(config.listen)},
         "connect": {"endpoints": []},
         "scouting": {"multicast": {"enabled": False}, "gossip": {"enabled": False}},
+        # no shared memory between the host namespaces: data must cross the link
+        "transport": {"shared_memory": {"enabled": False}},
     }
     if config.root_ca_certificate:
-        document["transport"] = {"link": {"tls": {
+        document["transport"]["link"] = {"tls": {
             "root_ca_certificate": config.root_ca_certificate,
             "listen_certificate": config.listen_certificate,
             "listen_private_key": config.listen_private_key,
             "enable_mtls": config.enable_mtls,
             "connect_certificate": config.listen_certificate,
             "connect_private_key": config.listen_private_key,
-        }}}
+        }}
     return document
 
 
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = zenoh.Config.from_file(args.config) if args.config else zenoh.Config()
     config.insert_json5("mode", '"router"')
+    config.insert_json5("transport/shared_memory/enabled", "false")
     if args.listen:
         config.insert_json5("listen/endpoints", json.dumps(args.listen))
     stop = threading.Event()

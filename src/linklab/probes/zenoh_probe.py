@@ -260,6 +260,11 @@ def build_config(o: ProbeOptions):
     # explicit endpoints only: no multicast scouting, no gossip
     config.insert_json5("scouting/multicast/enabled", "false")
     config.insert_json5("scouting/gossip/enabled", "false")
+    # zenoh 1.x puts payloads >= 3 KiB into shared memory when both ends are on one
+    # machine -- as host namespaces are -- and sends only a reference: the samples would
+    # never cross the emulated link (the DDS probes turn data sharing off for the same
+    # reason)
+    config.insert_json5("transport/shared_memory/enabled", "false")
     return config
 
 
@@ -270,6 +275,7 @@ def config_readback(config) -> dict:
         "scouting_multicast": json.loads(config.get_json("scouting/multicast/enabled")),
         "connect": json.loads(config.get_json("connect/endpoints")),
         "listen": json.loads(config.get_json("listen/endpoints")),
+        "shared_memory": json.loads(config.get_json("transport/shared_memory/enabled")),
     }
 
 
