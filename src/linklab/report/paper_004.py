@@ -80,6 +80,11 @@ TABLE3: dict[str, tuple] = {
     "PointCloud2m": ((7.08, 8.40, 0.04), (0.84, 0.11, 0.19), (0.32, 0.03, 0.03), (0.30, 0.03, 0.04), (0.22, 0.22, 0.20)),
 }
 LINK_INDEX = {"ethernet": 0, "wifi": 1, "4g": 2}
+# seed 004 Table 4 (Array1k; the paper does not say which middleware or link -- its
+# "without security" latency equals Table 2's Zenoh-TCP over 4G, 72.11 ms)
+TABLE4 = {"with": (77.35, 9701, 0.06), "without": (72.11, 9804, 0.06)}
+SECURED_PAIRS = (("fastdds", "fastdds-secure"), ("zenoh-peer", "zenoh-peer-tls"),
+                 ("zenoh-router", "zenoh-router-tls"), ("mqtt", "mqtt-tls"))
 
 
 def load_rows(run_dirs: list[Path]) -> list[dict[str, Any]]:
@@ -175,7 +180,37 @@ def table3(rows: list[dict[str, Any]], link: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table4(rows: list[dict[str, Any]]) -> str:
+    """Security on/off per middleware and link: mean latency, throughput, CPU."""
+    cells = _index(rows)
+    lines = ["| link | middleware | security | mean latency (ms) | throughput (B/s) | "
+             "CPU % pub / sub / broker |", "|---|---|---|---|---|---|"]
+    for link in LINKS.values():
+        for plain, secured in SECURED_PAIRS:
+            for name, label in ((plain, "off"), (secured, "on")):
+                row = cells.get((link, "Array1k", name))
+                if row is None:
+                    continue
+                if not _ok(row):
+                    lines.append(f"| {link} | {plain} | {label} | — | — | — |")
+                    continue
+                broker = row.get("broker_cpu_s")
+                wall = (row.get("_sub") or {}).get("wall_s")
+                broker_pct = _fmt(100 * broker / wall) if isinstance(broker, (int, float)) \
+                    and not math.isnan(broker) and wall else "n/a"
+                goodput = row.get("goodput_bit_s") or math.nan
+                lines.append(f"| {link} | {plain} | {label} | {_fmt(row.get('latency_mean_ms'))} "
+                             f"| {_fmt(goodput / 8, 0)} | {_fmt(cpu_percent(row['_pub']))} / "
+                             f"{_fmt(cpu_percent(row['_sub']))} / {broker_pct} |")
+    w, wo = TABLE4["with"], TABLE4["without"]
+    lines.append(f"| paper | (Table 4) | on | {w[0]:.2f} | {w[1]} | {w[2]:.2f} |")
+    lines.append(f"| paper | (Table 4) | off | {wo[0]:.2f} | {wo[1]} | {wo[2]:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def render(rows: list[dict[str, Any]]) -> str:
+    if any(r["middleware"] in dict(SECURED_PAIRS).values() for r in rows):
+        return "#### Table 4: security on/off, Array1k at 10 Hz\n\n" + table4(rows)
     parts = []
     for link in LINKS.values():
         parts += [f"#### Table 2 ({link}): mean latency, ms — ours / paper\n", table2(rows, link),
