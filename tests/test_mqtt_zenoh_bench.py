@@ -72,7 +72,7 @@ def test_paper_004_report_marks_missing_links_pending_and_failed_cells():
           "_sub": {"cpu_s": 0.1, "wall_s": 10.0, "summary": {}}}
     failed = dict(ok, cell_id="b", middleware="fastdds", status="failed")
     text = paper_004.render([ok, failed])
-    assert "| Array1k | — / 13.63 | not run / 1.29 | not run / 1.98 | not run / 1.78 | " \
+    assert "| Array1k | — [0.50] / 13.63 | not run / 1.29 | not run / 1.98 | not run / 1.78 | " \
            "0.50 / 91.01 |" in text
     assert "_4g: pending — needs the `4g` preset" in text
     # the Python probe's start-up CPU is not counted against the middleware
