@@ -43,8 +43,13 @@ def _print_status(status: dict[str, Any]) -> None:
                       f"{_fmt(st.get('dropped_packets'))} pkt")
     if status.get("outage"):
         outage = status["outage"]
-        console.print(f"  outage {outage['schedule']}: t0 = {outage['t0_ns']} ns "
-                      f"(CLOCK_MONOTONIC), {len(outage['events'])} switches so far")
+        if outage["t0_ns"] is None:
+            console.print(f"  outage {outage['schedule']}: not armed yet")
+        else:
+            done = ", ".join(f"{e['edge']} at +{(e['after_ns'] - outage['t0_ns']) / 1e9:.3f} s"
+                             for e in outage["events"]) or "no switch yet"
+            console.print(f"  outage {outage['schedule']}: t0 = {outage['t0_ns']} ns "
+                          f"(CLOCK_MONOTONIC); {done}")
     sample = next(iter(status["socket_buffers"].values()), {})
     if sample:
         parts = [f"{k.split('.')[-1]}={v['effective']}" + ("" if v["applied"] else "*")

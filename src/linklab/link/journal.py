@@ -73,6 +73,11 @@ def signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def _unblock_signals() -> None:
+    """In a spawned child: the signals held back around the spawn must reach it."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 class Journal:
     """Ordered record of a run's changes, persisted after every change."""
 
@@ -126,12 +131,14 @@ class Journal:
 
     def change(self, what: str, argv: Sequence[str], undo: Sequence[str] | None,
                netns: str | None = None, *, input: str | None = None) -> str:
-        """Run ``argv`` (in ``netns``); on success record ``undo`` (run in the same place)."""
+        """Run ``argv`` (in ``netns``); on success record it with ``undo`` (run in the
+        same place). ``undo=None`` records a change that goes away with the object that
+        contains it (a rule inside an nft table, an MTU of a link) -- nothing to run."""
         with signals_held():
             result = self.shell.run(argv, netns, input=input)
-            if undo is not None:
-                self.steps.append({"what": what, "netns": netns, "undo": list(undo)})
-                self.save()
+            self.steps.append({"what": what, "netns": netns,
+                               "undo": list(undo) if undo is not None else None})
+            self.save()
         return result.stdout
 
     def record(self, what: str, undo: Sequence[str], netns: str | None = None) -> None:
@@ -154,7 +161,8 @@ class Journal:
             try:
                 child = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=out, start_new_session=True,
-                                         env={**os.environ, **(env or {})})
+                                         env={**os.environ, **(env or {})},
+                                         preexec_fn=_unblock_signals)
             finally:
                 if log:
                     out.close()  # type: ignore[union-attr]
@@ -184,7 +192,7 @@ class Journal:
                 step = self.steps[-1]
                 if "process" in step:
                     self._stop_process(step["process"], step.get("start"))
-                else:
+                elif step.get("undo"):
                     try:
                         self.shell.run(step["undo"], step.get("netns"))
                     except CommandFailed as error:

@@ -23,13 +23,12 @@ from typing import Any
 from linklab.errors import LinklabError, UsageError
 from linklab.link import userns
 from linklab.link.journal import (
-    DEFAULT_STATE_DIR,
     Journal,
     process_alive,
     process_start_time,
     state_dir,
 )
-from linklab.link.netops import NetOps, Snapshot
+from linklab.link.netops import ALIAS_PREFIX, NetOps, Snapshot
 from linklab.link.presets import get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
 from linklab.link.stages import (
@@ -46,7 +45,6 @@ from linklab.link.topology import (
     check_name,
     parse_netns_name,
     plan_topology,
-    run_tag,
 )
 from linklab.link.wires import Wire, choose_wire
 
@@ -161,7 +159,7 @@ class Testbed:
             raise UsageError("the outage schedule is already armed", argument="--outage")
         t0 = time.monotonic_ns() if t0_ns is None else int(t0_ns)
         config = {**{k: outage[k] for k in ("start_s", "length_s", "period_s", "switches")},
-                  "t0_ns": t0, "shell_prefix": list(self.shell.prefix),
+                  "t0_ns": t0, "shell_prefix": [],  # spawn() already runs it in place
                   "events": str(events_path(self.journal.path)), "state": str(self.journal.path)}
         self.journal.update(outage={**outage, "t0_ns": t0})
         self.journal.spawn("outage scheduler", [sys.executable, "-m", "linklab.link.outage",
@@ -358,21 +356,24 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.offloads_off(port.netns, port.ifname)
             if port.host in bridges:
                 net.ip(port.netns, ["link", "set", port.ifname, "master", bridges[port.host]],
-                       undo=None)
+                       undo=["link", "set", port.ifname, "nomaster"])
     for host in plan.hosts:
         if host.bridge:
             net.ip(host.netns, ["link", "set", host.bridge, "mtu", str(bed.spec.mtu)], undo=None)
             net.offloads_off(host.netns, host.bridge)
-            net.ip(host.netns, ["link", "set", host.bridge, "up"], undo=None)
+            net.ip(host.netns, ["link", "set", host.bridge, "up"],
+                   undo=["link", "set", host.bridge, "down"])
         for ifname, cidr in host.addresses:
-            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname], undo=None)
+            net.ip(host.netns, ["addr", "add", cidr, "dev", ifname],
+                   undo=["addr", "del", cidr, "dev", ifname])
     for link in plan.links:
         for port in (link.a, link.b):
-            net.ip(port.netns, ["link", "set", port.ifname, "up"], undo=None)
+            net.ip(port.netns, ["link", "set", port.ifname, "up"],
+                   undo=["link", "set", port.ifname, "down"])
     for host in plan.hosts:
         for destination, via, dev in host.routes:
-            args = ["route", "add", destination] + (["via", via] if via else []) + ["dev", dev]
-            net.ip(host.netns, args, undo=None)
+            route = [destination] + (["via", via] if via else []) + ["dev", dev]
+            net.ip(host.netns, ["route", "add", *route], undo=["route", "del", *route])
     _static_neighbours(bed, net)
     switches = []
     for link in plan.links:
@@ -418,8 +419,9 @@ def _static_neighbours(bed: Testbed, net: NetOps) -> None:
                      for other_ns, other_if, addr in members if other_ns != netns]
             if lines:
                 net.journal.change(f"static neighbours {netns}/{ifname}",
-                                   ["ip", "-n", netns, "-batch", "-"], None,
-                                   input="\n".join(lines) + "\n")
+                                   ["ip", "-n", netns, "-batch", "-"],
+                                   ["ip", "-n", netns, "neigh", "flush", "dev", ifname,
+                                    "nud", "permanent"], input="\n".join(lines) + "\n")
 
 
 # --- the context manager ------------------------------------------------------------------
@@ -490,7 +492,14 @@ def list_runs() -> list[str]:
 
 def down(name: str) -> list[str]:
     check_privileges()
-    return open_run(name).down()
+    try:
+        bed = open_run(name)
+    except LinklabError:
+        path = state_path(name)
+        if not path.exists() or Journal.open(path).state.get("holder"):
+            raise
+        return _journal_down(path)  # inputs no longer valid (preset gone): the journal knows
+    return bed.down()
 
 
 def _journal_down(path: Path) -> list[str]:
@@ -525,9 +534,10 @@ def clean(name: str | None = None, prefix: str | None = None,
 
     1. Every run in the state directory whose owner process is gone (or that has no
        owner: runs made by ``linklab link up``) is undone from its journal.
-    2. Namespaces named ``linklab-<run>-<host>`` with no state file anywhere, whose
-       interfaces all carry that run's tag (so linklab made them), are deleted
-       (``sweep=False`` skips this step).
+    2. Namespaces named ``linklab-<run>-<host>`` that carry linklab's mark (the alias
+       of their lo names the run's state file) but whose state file is gone are deleted
+       (``sweep=False`` skips this step). A run recorded in another state directory is
+       left alone.
     Runs whose owner process is alive are left alone and reported.
     """
     check_privileges()
@@ -564,19 +574,18 @@ def clean(name: str | None = None, prefix: str | None = None,
                 report["problems"].extend(f"{run}: {p}" for p in problems)
             else:
                 report["runs_removed"].append(run)
-    known_dirs = {directory, DEFAULT_STATE_DIR}
     shell = Shell()
     for netns in list_netns(shell) if sweep and userns.is_root() else []:
         parsed = parse_netns_name(netns)
         if parsed is None or not _in_scope(parsed[0], name, prefix):
             continue
-        run = parsed[0]
-        if any((d / f"{run}.json").exists() for d in known_dirs):
+        mark = _state_mark(shell, netns)
+        if mark is None:
+            report["skipped"].append(f"{netns}: no linklab mark on its lo (not made by "
+                                     "linklab, or killed while being made: ip netns delete)")
             continue
-        if not _made_by_linklab(shell, netns, run_tag(run)):
-            report["skipped"].append(f"{netns}: not made by linklab (no {run_tag(run)}-* "
-                                     "interfaces)")
-            continue
+        if Path(mark).exists():
+            continue  # a run that is recorded (its own state directory handles it)
         result = shell.run(["ip", "netns", "delete", netns], check=False)
         if result.returncode == 0:
             report["namespaces_removed"].append(netns)
@@ -585,13 +594,13 @@ def clean(name: str | None = None, prefix: str | None = None,
     return report
 
 
-def _made_by_linklab(shell: Shell, netns: str, tag: str) -> bool:
-    result = shell.run(["ip", "-n", netns, "-j", "link", "show"], check=False)
-    if result.returncode != 0:
-        return False
-    names = [entry["ifname"] for entry in json.loads(result.stdout or "[]")]
-    ours = [n for n in names if n != "lo"]
-    return bool(ours) and all(n.startswith(tag + "-") for n in ours)
+def _state_mark(shell: Shell, netns: str) -> str | None:
+    """The state file a linklab namespace belongs to (the alias of its lo), or None."""
+    result = shell.run(["ip", "-n", netns, "-j", "link", "show", "dev", "lo"], check=False)
+    if result.returncode != 0 or not result.stdout.strip():
+        return None
+    alias = json.loads(result.stdout)[0].get("ifalias", "")
+    return alias[len(ALIAS_PREFIX):] if alias.startswith(ALIAS_PREFIX) else None
 
 
 def residue(name: str) -> list[str]:

@@ -7,6 +7,8 @@ so every change of a run is in its journal and ``down`` can undo it.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 from linklab.link.journal import Journal
@@ -14,6 +16,7 @@ from linklab.link.system import CommandFailed
 from linklab.link.topology import Port
 
 OFFLOADS = ("gso", "tso", "gro")
+ALIAS_PREFIX = "linklab:"
 
 
 def nft_name(text: str) -> str:
@@ -41,12 +44,17 @@ class NetOps:
             # `ip netns add` can fail after making /run/netns/<name>; it is ours, remove it
             self.journal.shell.run(["ip", "netns", "delete", netns], check=False)
             raise
-        self.ip(netns, ["link", "set", "lo", "up"], undo=None)
+        self.ip(netns, ["link", "set", "lo", "up"], undo=["link", "set", "lo", "down"])
+        # A mark inside the namespace saying which state file it belongs to, so `clean`
+        # can tell a live run (state file present, in any state directory) from one left
+        # behind, and never mistakes someone else's namespace for linklab's.
+        self.ip(netns, ["link", "set", "dev", "lo", "alias", f"{ALIAS_PREFIX}{self.journal.path}"],
+                undo=None)
 
     def ip(self, netns: str, args: list[str], undo: list[str] | None,
            what: str | None = None) -> str:
         return self.journal.change(what or f"ip {' '.join(args)}", ["ip", "-n", netns, *args],
-                                   ["ip", "-n", netns, *undo] if undo else None)
+                                   ["ip", "-n", netns, *undo] if undo else None, None)
 
     def tc(self, netns: str, args: list[str], undo: list[str] | None) -> str:
         return self.journal.change(f"tc {' '.join(args)}", ["tc", "-n", netns, *args],
@@ -139,14 +147,19 @@ class NetOps:
         """
         if (port.netns, ifb) in self._ifbs:
             return
+        if not Path("/sys/module/ifb").exists() and shutil.which("modprobe"):
+            # Loaded on demand, the ifb module would make ifb0 and ifb1 in the root
+            # namespace; load it without them so the root namespace stays as it was.
+            self.journal.shell.run(["modprobe", "ifb", "numifbs=0"], check=False)
         self.ip(port.netns, ["link", "add", ifb, "type", "ifb"], undo=["link", "del", ifb])
         self.offloads_off(port.netns, ifb)
-        self.ip(port.netns, ["link", "set", ifb, "up"], undo=None)
+        self.ip(port.netns, ["link", "set", ifb, "up"], undo=["link", "set", ifb, "down"])
         self.tc(port.netns, ["qdisc", "add", "dev", port.ifname, "handle", "ffff:", "ingress"],
                 undo=["qdisc", "del", "dev", port.ifname, "handle", "ffff:", "ingress"])
         self.tc(port.netns, ["filter", "add", "dev", port.ifname, "parent", "ffff:",
                              "protocol", "all", "u32", "match", "u32", "0", "0",
-                             "action", "mirred", "egress", "redirect", "dev", ifb], undo=None)
+                             "action", "mirred", "egress", "redirect", "dev", ifb],
+                undo=["filter", "del", "dev", port.ifname, "parent", "ffff:"])
         self._ifbs.add((port.netns, ifb))
 
 

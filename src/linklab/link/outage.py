@@ -3,15 +3,19 @@
 ``up`` starts it (through the journal, so ``down`` stops it) with the schedule, the
 run's t0 (CLOCK_MONOTONIC ns) and the nft chains to switch. At ``t0 + start`` it adds
 one drop rule to each outage chain (100 % loss), at ``t0 + start + length`` it flushes
-them, and repeats every period if there is one. Each switch is one ``nft`` call per
-namespace, run in parallel; the measured times (before and after the switch) are
-appended to ``<state dir>/<run>.outage.jsonl`` so a benchmark can align with them.
+them, and repeats every period if there is one. A switch is one nft transaction per
+namespace, sent through libnftables handles opened inside each namespace beforehand
+(about 1 ms; no process to start at switch time -- on a busy machine spawning ``nft``
+took 5-25 ms), with the ``nft`` command as fallback. The measured times (before and
+after each switch) are appended to ``<state dir>/<run>.outage.jsonl`` so a benchmark can
+align with them.
 
 Run as ``python -m linklab.link.outage '<json>'``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -41,6 +45,49 @@ def _commands(shell: Shell, switches: list[dict[str, Any]], edge: str) -> list[l
                                       "tidy": f"flush chain {where}"}[edge])
     return [shell.argv_in(netns, ["nft", "-f", "-"]) + ["\n".join(lines) + "\n"]
             for netns, lines in by_netns.items()]
+
+
+CLONE_NEWNET = 0x40000000
+
+
+class NftInNetns:
+    """A libnftables context whose netlink socket lives in one network namespace."""
+
+    def __init__(self, netns_path: Path):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.lib = ctypes.CDLL("libnftables.so.1")
+        self.lib.nft_ctx_new.restype = ctypes.c_void_p
+        self.lib.nft_ctx_new.argtypes = [ctypes.c_uint32]
+        self.lib.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        self.lib.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
+        self.lib.nft_ctx_buffer_error.argtypes = [ctypes.c_void_p]
+        # This process moves into the namespace for good: its netlink socket is made
+        # there. (The scheduler needs no other namespace; the next handle moves again.)
+        target = os.open(netns_path, os.O_RDONLY)
+        try:
+            if libc.setns(target, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), f"setns {netns_path}")
+            self.ctx = self.lib.nft_ctx_new(0)  # opens its netlink socket here
+        finally:
+            os.close(target)
+        self.lib.nft_ctx_buffer_output(self.ctx)
+        self.lib.nft_ctx_buffer_error(self.ctx)
+        self.run("list tables")  # warm the cache: the first command is the slow one
+
+    def run(self, script: str) -> bool:
+        return self.lib.nft_run_cmd_from_buffer(self.ctx, script.encode()) == 0
+
+
+def _switch_fast(handles: dict[str, NftInNetns], scripts: dict[str, str]) -> bool:
+    return all([handles[netns].run(script) for netns, script in scripts.items()])
+
+
+def _scripts(switches: list[dict[str, Any]], edge: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for argv in _commands(Shell(), switches, edge):
+        netns = argv[1].split("/")[-1]  # nsenter --net=/run/netns/<name>
+        out[netns] = argv[-1]
+    return out
 
 
 def _switch(commands: list[list[str]]) -> bool:
@@ -78,6 +125,14 @@ def run(config: dict[str, Any]) -> int:
     tidy_cmds = _commands(shell, switches, "tidy")
     netns = {sw["netns"] for sw in switches}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    handles: dict[str, NftInNetns] | None
+    try:
+        handles = {n: NftInNetns(NETNS_DIR / n) for n in netns}
+        scripts = {edge: _scripts(switches, edge) for edge in ("on", "off", "tidy")}
+    except OSError as error:
+        print(f"outage: libnftables unusable ({error}); using the nft command",
+              file=sys.stderr, flush=True)
+        handles = None
     k = 0
     while True:
         begin = schedule.start_s + (k * schedule.period_s if schedule.period_s else 0.0)
@@ -87,20 +142,23 @@ def run(config: dict[str, Any]) -> int:
             if not state.exists() or not all((NETNS_DIR / n).exists() for n in netns):
                 return 0  # the run is gone (taken down or cleaned): nothing left to switch
             before = time.monotonic_ns()
-            ok = _switch(commands)
+            ok = (_switch_fast(handles, scripts[edge]) if handles is not None
+                  else _switch(commands))
             after = time.monotonic_ns()
             with events.open("a") as out:
                 out.write(json.dumps({"window": k, "edge": edge, "planned_ns": t0_ns + int(
                     when * 1e9), "before_ns": before, "after_ns": after, "ok": ok}) + "\n")
             if edge == "off":
-                _switch(tidy_cmds)
+                if handles is not None:
+                    _switch_fast(handles, scripts["tidy"])
+                else:
+                    _switch(tidy_cmds)
         if schedule.period_s is None:
             return 0
         k += 1
 
 
 def main() -> int:
-    os.nice(0)
     return run(json.loads(sys.argv[1]))
 
 

@@ -235,9 +235,10 @@ class TraceStage(Stage):
 
 
 def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage]:
-    """The pipeline of one direction, in the order packets meet the stages.
-
-    Only the kinds this link carries (see topology.py) are included.
+    """The pipeline of one direction of one link, in the order packets meet the kernel
+    stages: the rate (sender's egress, or the ifb at the receiver's ingress, which runs
+    before any nft hook), then outage and loss at the receiver. Relay stages run in
+    between, inside the wire. Only the kinds this link carries (topology.py) are kept.
     """
     stages: list[Stage] = []
     if spec.outage is not None:
@@ -254,6 +255,7 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage
         stages.append(JitterStage(spec.jitter_s, spec.jitter_distribution))
     if spec.rate_bps is not None:
         stages.append(RateStage(spec.rate_bps))
+    stages.sort(key=lambda stage: stage.kind != "rate")  # the rate first (stable sort)
     return [stage for stage in stages if stage.kind in carries]
 
 

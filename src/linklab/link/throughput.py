@@ -4,8 +4,9 @@
 
 For each condition (no stages, loss only, rate only) it brings a ``pair`` up and runs
 iperf3 from robot to edge (``up``) and back (``-R``, ``down``): TCP, UDP as fast as the
-sender can (``-b 0``), and UDP offered at 1 Gbit/s. Prints a Markdown table (the one in
-docs/RESULTS.md). Needs root and iperf3.
+sender can (``-b 0``), and UDP offered at 1 Gbit/s (UDP with 1472-byte datagrams and
+4 MiB socket buffers, ``-w 4M``, so iperf3's socket is not what drops). Prints a
+Markdown table (the one in docs/RESULTS.md). Needs root and iperf3.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ Used by the link's evidence tests and benchmark (``linklab link exec`` / ``bed.p
 Each datagram carries its sequence number and CLOCK_MONOTONIC send time (ns). The
 receiver prints ``ready`` on stderr once bound, and at the end one JSON line on stdout:
 packets, bytes (UDP payload), first/last arrival (ns), goodput (bit/s between the first
-and last arrival). ``--records`` writes (seq u64, t_send i64, t_recv i64) per packet.
+and last arrival). ``--records`` writes (seq u64, t_send i64, t_recv i64) per packet
+(the sender's file has t_recv 0).
 """
 
 from __future__ import annotations
@@ -35,19 +36,25 @@ def send(args: argparse.Namespace) -> int:
     interval_ns = 1e9 / args.pps
     seq = 0
     errors = 0
+    log = open(args.records, "wb") if args.records else None  # noqa: SIM115
     while (args.count is None or seq < args.count) and (end is None or
                                                          time.monotonic_ns() < end):
         due = start + int(seq * interval_ns)
         now = time.monotonic_ns()
         if due > now + 200_000:
             time.sleep((due - now) / 1e9)
-        HEADER.pack_into(payload, 0, seq, time.monotonic_ns())
+        t_send = time.monotonic_ns()
+        HEADER.pack_into(payload, 0, seq, t_send)
         try:
             sock.sendto(payload, target)
         except OSError:
             errors += 1  # e.g. ENOBUFS from a full local queue: that packet is not sent
             continue
+        if log is not None:
+            log.write(RECORD.pack(seq, t_send, 0))
         seq += 1
+    if log is not None:
+        log.close()
     print(json.dumps({"sent": seq, "errors": errors, "bytes": seq * len(payload),
                       "start_ns": start, "end_ns": time.monotonic_ns()}), flush=True)
     return 0
@@ -102,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--count", type=int)
     s.add_argument("--seconds", type=float)
     s.add_argument("--size", type=int, default=200)
+    s.add_argument("--records", help="write (seq, t_send, 0) per packet sent")
     r = sub.add_parser("recv")
     r.add_argument("--port", type=int, required=True)
     r.add_argument("--records")
