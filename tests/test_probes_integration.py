@@ -8,6 +8,7 @@ says what the middleware applied, and loss breaks the default profile but not a 
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -18,9 +19,9 @@ import numpy as np
 import pytest
 
 from conftest import require_root, require_tool
-from linklab.probes import ProbeCommand, ProbeProcess, binary_path, read_records
+from linklab.probes import ProbeCommand, ProbeProcess, binary_path, parse_summary, read_records
 from linklab.profiles import profile_path
-from probes_netns import Pair, sh, veth_pair
+from probes_netns import Pair, link_pair
 
 pytestmark = pytest.mark.integration
 
@@ -61,9 +62,16 @@ def pair(request):
     require_tool("nft")
     for mw in ("fastdds", "cyclonedds"):
         binary_path(mw)  # fails naming scripts/setup.sh when not built
-    tag = f"{os.getpid() % 100000}{request.node.name[-2:].replace('_', 'x')}"
-    with veth_pair(tag) as p:
+    with link_pair(run_name(request)) as p:
         yield p
+
+
+_RUNS = itertools.count()
+
+
+def run_name(request) -> str:
+    """Unique per test and process: tests of several engineers run at the same time."""
+    return f"pr{os.getpid() % 100000}x{next(_RUNS)}"
 
 
 def run(pair: Pair, tmp: Path, pub: dict, sub: dict, topic: str = "probe_test",
@@ -71,9 +79,9 @@ def run(pair: Pair, tmp: Path, pub: dict, sub: dict, topic: str = "probe_test",
     """Subscriber on edge, then publisher on robot; both results."""
     sub_cmd = ProbeCommand(sub.pop("middleware"), "sub", topic, tmp / "sub.bin", **sub)
     pub_cmd = ProbeCommand(pub.pop("middleware"), "pub", topic, tmp / "pub.bin", **pub)
-    with ProbeProcess(sub_cmd, netns=pair.edge.netns) as s:
+    with ProbeProcess(sub_cmd, prefix=pair.prefix(pair.edge)) as s:
         time.sleep(settle_s)
-        with ProbeProcess(pub_cmd, netns=pair.robot.netns) as p:
+        with ProbeProcess(pub_cmd, prefix=pair.prefix(pair.robot)) as p:
             rp = p.wait(timeout_s)
         rs = s.wait(timeout_s)
     return rp, rs
@@ -117,13 +125,28 @@ def test_fastdds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> None:
 def test_cyclonedds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> None:
     rp, rs = run(pair, tmp_path,
                  pub={"middleware": "cyclonedds", "type": "Array64k", "rate_hz": 100,
-                      "count": 100, "history": "keep_all"},
+                      "count": 100, "history": "keep_all", "domain": 7},
                  sub={"middleware": "cyclonedds", "type": "Array64k", "count": 100,
-                      "history": "keep_all"})
+                      "history": "keep_all", "domain": 7})
     assert_all_delivered(tmp_path, rp, rs, 100, 65536)
+    assert rp.summary.applied["participant"]["domain"] == 7
     assert rs.summary.raw["type"] == "performance_test_msgs::msg::dds_::Array64k_"
     w = rp.summary.applied["writer"]
     assert (w["reliability"], w["history"]) == ("RELIABLE", "KEEP_ALL")
+
+
+@pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
+def test_best_effort_keep_last_is_applied_and_delivers_on_a_clean_link(
+        pair: Pair, tmp_path: Path, middleware: str) -> None:
+    qos = {"reliable": False, "history": "keep_last:5"}
+    rp, rs = run(pair, tmp_path,
+                 pub={"middleware": middleware, "type": "Array16k", "rate_hz": 100, "count": 50,
+                      "warmup_s": 0.3, **qos},
+                 sub={"middleware": middleware, "type": "Array16k", "count": 50, **qos})
+    assert_all_delivered(tmp_path, rp, rs, 50, 16384)
+    for applied in (rp.summary.applied.get("writer"), rs.summary.applied.get("reader")):
+        assert (applied["reliability"], applied["history"], applied["depth"]) == (
+            "BEST_EFFORT", "KEEP_LAST", 5)
 
 
 @pytest.mark.parametrize("pub_mw, sub_mw, type_name, size", [
@@ -133,12 +156,14 @@ def test_cyclonedds_pub_to_sub_across_the_pair(pair: Pair, tmp_path: Path) -> No
 def test_fastdds_and_cyclonedds_interoperate_with_ros2_names(
         pair: Pair, tmp_path: Path, pub_mw: str, sub_mw: str, type_name: str, size: int) -> None:
     rp, rs = run(pair, tmp_path,
-                 pub={"middleware": pub_mw, "type": type_name, "rate_hz": 20, "count": 40,
-                      "warmup_s": 0.5},
-                 sub={"middleware": sub_mw, "type": type_name, "count": 40})
+                 pub={"middleware": pub_mw, "type": type_name, "rate_hz": 10, "count": 30,
+                      "warmup_s": 0.5, "history": "keep_all"},
+                 sub={"middleware": sub_mw, "type": type_name, "count": 30,
+                      "history": "keep_all"})
     # Cyclone's writer throttles 512 KiB samples on its write-history watermark (500 kB)
-    # until the Fast DDS reader acknowledges: latency is higher there, still bounded
-    assert_all_delivered(tmp_path, rp, rs, 40, size, max_median_ms=250)
+    # until the Fast DDS reader acknowledges (and a write blocked longer than 100 ms
+    # fails): a modest rate, and latency is higher there, still bounded
+    assert_all_delivered(tmp_path, rp, rs, 30, size, max_median_ms=250)
     assert rp.summary.raw["type"] == rs.summary.raw["type"] == (
         f"performance_test_msgs::msg::dds_::{type_name}_")
     assert rs.summary.raw["warmup_samples"] > 0  # seen, not counted
@@ -148,7 +173,8 @@ def test_fastdds_and_cyclonedds_interoperate_with_ros2_names(
 def test_unicast_peers_discover_without_multicast(pair: Pair, tmp_path: Path,
                                                   middleware: str) -> None:
     for host in (pair.robot, pair.edge):  # multicast gone: only the peers can work
-        sh("ip", "-n", host.netns, "route", "del", "224.0.0.0/4")
+        pair.run(host, "ip", "route", "del", "224.0.0.0/4")
+        assert "224.0.0.0" not in pair.run(host, "ip", "route").stdout
     rp, rs = run(pair, tmp_path,
                  pub={"middleware": middleware, "type": "Array1k", "rate_hz": 100, "count": 30,
                       "peers": (pair.edge.address,), "interface": pair.robot.ifname},
@@ -168,7 +194,7 @@ def test_unicast_peers_discover_without_multicast(pair: Pair, tmp_path: Path,
 
 
 def tcp_in_segments(pair: Pair) -> int:
-    lines = sh("ip", "netns", "exec", pair.edge.netns, "cat", "/proc/net/snmp").stdout.splitlines()
+    lines = pair.run(pair.edge, "cat", "/proc/net/snmp").stdout.splitlines()
     tcp = [line.split() for line in lines if line.startswith("Tcp:")]
     return int(tcp[1][tcp[0].index("InSegs")])
 
@@ -191,12 +217,24 @@ def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
     assert rs.summary.applied["reader"]["history"] == "KEEP_ALL"
 
     (tmp_path / "large").mkdir()
-    tcp0 = tcp_in_segments(pair)
-    rp, rs = run(pair, tmp_path / "large",
-                 pub={"middleware": "fastdds", "type": "Bytes", "size": 100000, "rate_hz": 50,
-                      "count": 20, "profile": profile_path("large_data")},
-                 sub={"middleware": "fastdds", "type": "Bytes", "count": 20,
-                      "profile": profile_path("large_data")})
+    # Fast DDS 2.9's TCP transport sometimes loses its logical-port negotiation when
+    # both sides connect at once ("add_logical_port_response, but the transaction id
+    # wasn't registered"): then nothing arrives although the writer reports every
+    # sample acknowledged (6 % of runs; docs/RESULTS.md). One retry when the subscriber
+    # came up short; the second attempt must deliver everything.
+    attempts = []
+    for attempt in range(2):
+        tcp0 = tcp_in_segments(pair)
+        rp, rs = run(pair, tmp_path / "large", topic=f"large{attempt}",
+                     pub={"middleware": "fastdds", "type": "Bytes", "size": 100000,
+                          "rate_hz": 50, "count": 20, "profile": profile_path("large_data")},
+                     sub={"middleware": "fastdds", "type": "Bytes", "count": 20,
+                          "profile": profile_path("large_data"), "idle_timeout_s": 5})
+        attempts.append((rp.returncode, rs.returncode, rp.stdout[-300:], rs.stdout[-300:],
+                         rs.stderr[-1500:]))
+        if rs.returncode == 0 and rs.stdout and rs.summary.samples == 20:
+            break
+    assert rs.returncode == 0 and rs.summary.samples == 20, attempts
     assert_all_delivered(tmp_path / "large", rp, rs, 20, 100000)
     part = rp.summary.applied["participant"]
     assert [t["kind"] for t in part["transports"]] == ["UDPv4", "TCPv4"]
@@ -206,26 +244,38 @@ def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
 
 
 def test_default_profile_fails_and_a_tuned_one_delivers_under_20_percent_loss(
-        pair: Pair, tmp_path: Path) -> None:
+        request, tmp_path: Path) -> None:
     """256 KiB at 30 Hz, RELIABLE, PER 20 % both ways (seed 000, Table IIc's condition)."""
+    require_root()
     tuned = tmp_path / "tuned.xml"
     tuned.write_text(TUNED_XML)
-    pair.set_ingress_loss(pair.edge, 0.20)
-    pair.set_ingress_loss(pair.robot, 0.20)
+    with link_pair(run_name(request), loss="20%") as pair:
+        loss_default_vs_tuned(pair, tmp_path, tuned)
+
+
+def loss_default_vs_tuned(pair: Pair, tmp_path: Path, tuned: Path) -> None:
     n = 60
-    delivered = {}
+    delivered: dict[str, int] = {}
+    outcome: dict[str, dict] = {}
     for name, profile in (("default", profile_path("default")), ("tuned", tuned)):
         (tmp_path / name).mkdir()
         rp, rs = run(pair, tmp_path / name, topic=f"loss_{name}",
                      pub={"middleware": "fastdds", "type": "Bytes", "size": 262144,
                           "rate_hz": 30, "count": n, "profile": profile,
+                          # discovery itself crosses the 20 % loss: give it time
+                          "match_timeout_s": 90,
                           # waits only until all is acknowledged; the default never is
-                          "linger_s": 10 if name == "tuned" else 2},
+                          "linger_s": 20 if name == "tuned" else 2},
                      sub={"middleware": "fastdds", "type": "Bytes", "count": n,
-                          "profile": profile, "idle_timeout_s": 4})
+                          "profile": profile, "idle_timeout_s": 8 if name == "tuned" else 4,
+                          "match_timeout_s": 90},
+                     timeout_s=150)
         assert rp.returncode == 0 and rs.returncode == 0, (rp.stderr[-1000:], rs.stderr[-1000:])
         assert rp.summary.samples == n
         delivered[name] = rs.summary.samples
+        outcome[name] = {k: rp.summary.raw.get(k) for k in (
+            "write_failures", "skipped_deadlines", "acknowledged", "wall_s")} | {
+            "sub_end": rs.summary.end_reason}
         applied = rp.summary.applied
         if name == "tuned":
             assert applied["participant"]["max_message_size"] == 1472
@@ -235,8 +285,8 @@ def test_default_profile_fails_and_a_tuned_one_delivers_under_20_percent_loss(
             assert applied["participant"]["max_message_size"] == 65500
     # a 256 KiB sample in 64 KB datagrams is ~180 IP fragments: at 20 % loss none arrives
     # whole; 1472-byte messages are retransmitted one by one
-    assert delivered["default"] <= n // 4, delivered
-    assert delivered["tuned"] == n, delivered
+    assert delivered["default"] <= n // 4, (delivered, outcome)
+    assert delivered["tuned"] == n, (delivered, outcome)
 
 
 def probe(middleware: str, *args: str) -> subprocess.CompletedProcess:
@@ -283,20 +333,48 @@ def test_bad_arguments_give_one_line_and_status_2(middleware: str, args: list[st
     assert message in lines[0]
 
 
+def failed_summary(result: subprocess.CompletedProcess):
+    assert result.returncode == 1, result.stderr[-1000:]
+    assert len([line for line in result.stdout.splitlines() if line.startswith("{")]) == 1
+    summary = parse_summary(result.stdout)
+    assert summary.end_reason == "error"
+    return summary
+
+
 def test_a_profile_fast_dds_rejects_is_an_error_not_silent_defaults(tmp_path: Path) -> None:
     bad = tmp_path / "bad.xml"
     # one unknown element: Fast DDS's parser rejects the whole file
     bad.write_text(profile_path("default").read_text().replace(
         "<maxMessageSize>65500</maxMessageSize>",
         "<maxMessageSize>65500</maxMessageSize><maxMessageSizes>1</maxMessageSizes>"))
-    result = probe("fastdds", "sub", "--topic", "t", "--type", "Bytes", "--records",
-                   str(tmp_path / "s.bin"), "--profile", str(bad))
-    assert result.returncode == 1
-    summary = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    assert len(summary) == 1
-    from linklab.probes import parse_summary
-    s = parse_summary(result.stdout)
-    assert s.end_reason == "error" and "rejected the XML profile file" in s.errors[0]
+    args = ["sub", "--topic", "t", "--type", "Bytes", "--records", str(tmp_path / "s.bin")]
+    s = failed_summary(probe("fastdds", *args, "--profile", str(bad)))
+    assert "rejected the XML profile file" in s.errors[0]
+    s = failed_summary(probe("fastdds", *args, "--profile", str(profile_path("default")),
+                             "--profile-name", "nope"))
+    assert "no participant profile named 'nope'" in s.errors[0]
+    # the shipped profiles name all three parts alike, so --profile-name selects them
+    ok = probe("fastdds", *args, "--profile", str(profile_path("large_data")),
+               "--profile-name", "linklab_large_data", "--match-timeout", "0.2")
+    applied = parse_summary(ok.stdout).applied
+    assert [t["kind"] for t in applied["participant"]["transports"]] == ["UDPv4", "TCPv4"]
+    assert applied["reader"]["history"] == "KEEP_ALL"
+
+
+def test_cyclone_configuration_file_is_applied_or_rejected(tmp_path: Path) -> None:
+    args = ["sub", "--topic", "t", "--type", "Bytes", "--records", str(tmp_path / "s.bin"),
+            "--match-timeout", "0.2"]
+    good = tmp_path / "cyclone.xml"
+    good.write_text('<CycloneDDS><Domain id="any"><General><MaxMessageSize>1472B'
+                    "</MaxMessageSize></General></Domain></CycloneDDS>")
+    applied = parse_summary(probe("cyclonedds", *args, "--profile", str(good)).stdout).applied
+    config = applied["participant"]["config"]
+    assert config["uri"] == f"file://{good}" and config["source"] == "probe"
+    assert config["settings"] == {"MaxMessageSize": "1472B"}
+    bad = tmp_path / "bad.xml"
+    bad.write_text(good.read_text().replace("MaxMessageSize", "MaxMessageSizes"))
+    s = failed_summary(probe("cyclonedds", *args, "--profile", str(bad)))
+    assert "Cyclone DDS rejected the configuration" in s.errors[0]
 
 
 @pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
@@ -305,8 +383,8 @@ def test_sigint_ends_a_probe_with_its_summary_and_records(pair: Pair, tmp_path: 
     sub = ProbeCommand(middleware, "sub", "sig", tmp_path / "sub.bin", type="Array1k")
     pub = ProbeCommand(middleware, "pub", "sig", tmp_path / "pub.bin", type="Array1k",
                        rate_hz=100, count=100000)
-    with ProbeProcess(sub, netns=pair.edge.netns) as s, \
-            ProbeProcess(pub, netns=pair.robot.netns) as p:
+    with ProbeProcess(sub, prefix=pair.prefix(pair.edge)) as s, \
+            ProbeProcess(pub, prefix=pair.prefix(pair.robot)) as p:
         deadline = time.monotonic() + 20
         records = tmp_path / "sub.bin"
         while time.monotonic() < deadline and (

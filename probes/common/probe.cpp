@@ -6,7 +6,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <execinfo.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -315,7 +317,34 @@ Options parse_options(int argc, char** argv, const char* prog) {
 static std::atomic<int> g_signal{0};
 static void on_signal(int sig) { g_signal.store(sig); }
 
+// A crash inside a middleware leaves a backtrace on stderr (the run's log) before the
+// default action (core / exit status) happens.
+// Set once the summary is out: a crash while the middleware tears down after that does
+// not change the run's result (records and summary are complete), so the process exits
+// with the status it was going to have.
+static std::atomic<int> g_exit_status{-1};
+
+static void on_crash(int sig) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  const char msg[] = "linklab probe: fatal signal; backtrace:\n";
+  ssize_t ignored = write(2, msg, sizeof msg - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  int status = g_exit_status.load();
+  if (status >= 0) {
+    const char note[] = "linklab probe: the crash happened in middleware teardown, after the summary\n";
+    ignored = write(2, note, sizeof note - 1);
+    _exit(status);
+  }
+  (void)ignored;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 void install_signal_handlers() {
+  signal(SIGSEGV, on_crash);
+  signal(SIGABRT, on_crash);
+  signal(SIGBUS, on_crash);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;  // no SA_RESTART: sleeps return early
@@ -516,12 +545,17 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
   // Tell the subscribers we are done, then give reliable delivery time to finish.
   bool acked = true;
   if (!stop_requested()) {
-    for (int i = 0; i < 3; ++i) {
-      pub.write(END_OF_STREAM, now_ns());
-      if (o.reliable.value_or(true)) break;
-      sleep_ns(20000000);
+    // The marker may meet a full history (a write blocked past max_blocking_time
+    // fails): retry within the linger time. Best effort: send it three times.
+    int64_t linger_end = now_ns() + int64_t(o.linger_s * 1e9);
+    int sent_marks = 0;
+    while (sent_marks < (o.reliable.value_or(true) ? 1 : 3) && now_ns() < linger_end && !stop_requested()) {
+      if (pub.write(END_OF_STREAM, now_ns())) ++sent_marks;
+      else sleep_ns(10000000);
+      if (sent_marks && !o.reliable.value_or(true)) sleep_ns(20000000);
     }
-    acked = pub.wait_acknowledged(o.linger_s);
+    double left = double(linger_end - now_ns()) / 1e9;
+    acked = pub.wait_acknowledged(left > 0 ? left : 0.0);
   }
   out.summary.set("warmup_samples", warm);
   out.summary.set("write_failures", failures);
@@ -605,8 +639,10 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
   out.summary.set("samples", 0ULL);
   std::string error;
   int64_t t_begin = now_ns();
+  std::unique_ptr<Publisher> pub;
+  std::unique_ptr<Subscriber> sub;
   if (o.role == Role::Pub) {
-    std::unique_ptr<Publisher> pub = mw.make_publisher(o, error);
+    pub = mw.make_publisher(o, error);
     if (!pub) {
       out.errors.push(error);
       out.end_reason = "error";
@@ -615,7 +651,7 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
       run_pub(o, *pub, out);
     }
   } else {
-    std::unique_ptr<Subscriber> sub = mw.make_subscriber(o, error);
+    sub = mw.make_subscriber(o, error);
     if (!sub) {
       out.errors.push(error);
       out.end_reason = "error";
@@ -624,7 +660,8 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
       run_sub(o, *sub, out);
     }
   }
-  // (the endpoints are destroyed here: participants leave before the summary)
+  // Records are closed (run_* flushed them); the summary goes out before the
+  // middleware tears down, so a teardown problem cannot lose it.
   out.summary.set("errors", out.errors);
   out.summary.set("end_reason", out.end_reason);
   if (stop_requested()) out.summary.set("signal", stop_signal());
@@ -634,6 +671,9 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
   std::printf("%s\n", out.summary.dump().c_str());
   std::fflush(stdout);
   bool failed = !out.errors.empty() && out.end_reason != "signal";
+  g_exit_status.store(failed ? 1 : 0);
+  pub.reset();  // participants leave: peers see them go at once
+  sub.reset();
   return failed ? 1 : 0;
 }
 

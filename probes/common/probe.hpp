@@ -74,7 +74,7 @@ struct Options {
   std::string interface;        // name or IPv4 address as given
   std::string interface_addr;   // resolved IPv4 address
   std::string records;
-  double match_timeout_s = 30;  // wait for the other side
+  double match_timeout_s = 60;  // wait for the other side (discovery may cross a lossy link)
   double idle_timeout_s = 30;   // sub: exit when nothing arrives for this long
   double linger_s = 5;          // pub: wait this long for acknowledgements at the end
   int subscribers = 1;          // pub: matched readers to wait for

@@ -25,11 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from linklab.probes import ProbeCommand, ProbeProcess, read_records  # noqa: E402
-from probes_netns import veth_pair  # noqa: E402
-
-
-def in_ns(netns: str, *argv: str) -> list[str]:
-    return ["ip", "netns", "exec", netns, *argv]
+from probes_netns import link_pair  # noqa: E402
 
 
 def ddsperf_run(pair, seconds: int, rate_hz: float, size: int) -> tuple[float, float, list[str]]:
@@ -38,10 +34,10 @@ def ddsperf_run(pair, seconds: int, rate_hz: float, size: int) -> tuple[float, f
     sub_cmd = ["ddsperf", "-l", "-k", "all", "-D", str(seconds + 2), "sub"]
     pub_cmd = ["ddsperf", "-k", "all", "-D", str(seconds), "pub", f"{rate_hz:g}Hz", "size",
                str(size)]
-    sub = subprocess.Popen(in_ns(pair.edge.netns, *sub_cmd), stdout=subprocess.PIPE,
+    sub = subprocess.Popen([*pair.prefix(pair.edge), *sub_cmd], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True)
     time.sleep(0.5)
-    subprocess.run(in_ns(pair.robot.netns, *pub_cmd), capture_output=True)
+    subprocess.run([*pair.prefix(pair.robot), *pub_cmd], capture_output=True)
     out, _ = sub.communicate()
     # one line per second each: "... rate 0.03 kS/s 62.91 Mb/s (...)" and
     # "... sublat ... size 262144 mean 769us min 587us 50% 751.162us 90% ..."
@@ -59,9 +55,9 @@ def probe_run(pair, tmp: Path, type_name: str, size: int, rate: float, seconds: 
                        count=n, idle_timeout_s=10, history="keep_all")
     pub = ProbeCommand("cyclonedds", "pub", "overhead", tmp / "pub.bin", type=type_name,
                        size=size, rate_hz=rate, count=n, warmup_s=0.5, history="keep_all")
-    with ProbeProcess(sub, netns=pair.edge.netns) as s:
+    with ProbeProcess(sub, prefix=pair.prefix(pair.edge)) as s:
         time.sleep(0.5)
-        with ProbeProcess(pub, netns=pair.robot.netns) as p:
+        with ProbeProcess(pub, prefix=pair.prefix(pair.robot)) as p:
             rp = p.wait(seconds + 60)
         rs = s.wait(60)
     rec = read_records(tmp / "sub.bin")
@@ -84,7 +80,7 @@ def main() -> None:
     tmp = Path(f"/tmp/linklab-overhead-{os.getpid()}")
     tmp.mkdir(exist_ok=True)
     results: dict = {}
-    with veth_pair(f"ov{os.getpid() % 100000}") as pair:
+    with link_pair(f"ov{os.getpid() % 100000}") as pair:
         for size, rate in CASES:
             key = f"{size}B_{rate:g}Hz"
             runs = results.setdefault(key, {"runs": []})["runs"]

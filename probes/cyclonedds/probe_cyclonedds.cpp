@@ -14,7 +14,9 @@
 #include <atomic>
 #include <climits>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <regex>
 #include <string>
 
 #include "linklab_types.h"
@@ -161,6 +163,34 @@ Json qos_json(dds_entity_t e) {
   return j;
 }
 
+// The leaf settings (<Element>value</Element>) of the configuration handed to the domain:
+// the domain was created from exactly these sources, later ones overriding earlier ones,
+// so this is what is in effect where it differs from the library defaults below.
+Json config_settings(const std::string& profile_path, const std::string& inline_xml) {
+  std::string text;
+  if (!profile_path.empty()) {
+    if (FILE* f = std::fopen(profile_path.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+  }
+  text += inline_xml;
+  // drop comments, then pick leaves
+  text = std::regex_replace(text, std::regex("<!--[\\s\\S]*?-->"), "");
+  Json j = Json::object();
+  std::regex leaf("<([A-Za-z][\\w]*)(?:\\s[^>]*)?>([^<]*)</\\1>");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), leaf); it != std::sregex_iterator(); ++it)
+    j.set((*it)[1].str(), (*it)[2].str());
+  std::regex attr("<(NetworkInterface|Peer)\\s[^>]*address=\"([^\"]*)\"");
+  Json addrs = Json::array();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), attr); it != std::sregex_iterator(); ++it)
+    addrs.push((*it)[1].str() + " " + (*it)[2].str());
+  if (!addrs.empty()) j.set("addresses", addrs);
+  return j;
+}
+
 Json config_defaults() {
   // Cyclone's built-in defaults for the settings that matter for large samples over
   // lossy links (the configuration file overrides them; Cyclone 0.10 has no public
@@ -217,6 +247,8 @@ class Endpoint {
       free(abs);
     }
     if (!inline_xml.empty()) config_ += (config_.empty() ? "" : ",") + inline_xml;
+    profile_ = o.profile;
+    inline_xml_ = inline_xml;
     if (!config_.empty()) {
       domain_ = dds_create_domain(dds_domainid_t(o.domain), config_.c_str());
       if (domain_ < 0) {
@@ -260,6 +292,7 @@ class Endpoint {
     Json c = Json::object();
     c.set("uri", config_);
     c.set("source", config_.empty() ? "defaults" : from_env_ ? "CYCLONEDDS_URI" : "probe");
+    c.set("settings", config_settings(profile_, inline_xml_));
     c.set("library_defaults", config_defaults());
     j.set("config", c);
     j.set("multicast_discovery", o.peers.empty());
@@ -274,7 +307,7 @@ class Endpoint {
   dds_entity_t domain_ = 0, participant_ = 0, topic_ = 0;
   void* sample_ = nullptr;
   Codec codec_{};
-  std::string config_;
+  std::string config_, profile_, inline_xml_;
   bool from_env_ = false;
 };
 

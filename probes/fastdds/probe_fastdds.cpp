@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 
 #include "linklab_typesPubSubTypes.h"
 #include "probe.hpp"
@@ -487,9 +488,20 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   }
   bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
     queue_.wait_take(timeout_ns, out);
+    if (out.empty()) {  // a sample the listener was not told about (should not happen)
+      on_data_available(reader_);
+      queue_.wait_take(0, out);
+      if (!out.empty()) {
+        ++polled_;
+        linklab::log("linklab-probe-fastdds: %zu sample(s) found by polling, not by the listener", out.size());
+      }
+    }
     return true;
   }
   void on_data_available(fdds::DataReader* reader) override {
+    // Fast DDS may call this from several receive threads at once (TCP: one per
+    // connection); the one sample buffer is taken into under a lock.
+    std::lock_guard<std::mutex> lock(take_mutex_);
     fdds::SampleInfo info;
     while (reader->take_next_sample(ep_.sample_, &info) == ReturnCode_t::RETCODE_OK) {
       if (!info.valid_data) continue;
@@ -508,6 +520,8 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
 
  private:
   linklab::ReceiveQueue queue_;
+  std::mutex take_mutex_;
+  uint64_t polled_ = 0;
   Endpoint ep_;
   fdds::Subscriber* sub_ = nullptr;
   fdds::DataReader* reader_ = nullptr;

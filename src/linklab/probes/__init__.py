@@ -23,7 +23,7 @@ Command line::
 * ``--peer`` gives unicast discovery peers and turns multicast discovery off;
   ``--interface`` binds the transports to one interface.
 * The publisher waits until ``--subscribers`` readers matched (``--match-timeout``,
-  default 30 s), settles 1 s, publishes ``--warmup`` seconds of warm-up samples (seq
+  default 60 s), settles 1 s, publishes ``--warmup`` seconds of warm-up samples (seq
   has bit 63 set; never counted), then ``--count`` samples seq 0..N-1 at ``--rate`` on
   absolute CLOCK_MONOTONIC deadlines (a late tick skips missed deadlines, like an rcl
   timer, and is counted in ``skipped_deadlines``), stops early at ``--duration``, sends
@@ -38,8 +38,10 @@ Record file (little-endian): a 16-byte header, magic ``b"LLREC1\\0\\0"``, u32
 record_size (28), u32 role (0 subscriber, 1 publisher); then records ``<QqqI``: seq,
 t_send_ns, t_recv_ns (0 in publisher files), bytes (payload bytes of the sample). Times
 are CLOCK_MONOTONIC ns; all hosts are namespaces of one kernel, so
-``t_recv_ns - t_send_ns`` is the one-way latency. The subscriber writes one record per
-sample taken, the publisher one per successful write.
+``t_recv_ns - t_send_ns`` is the one-way latency. t_send is taken just before the
+write; t_recv in the middleware's data-available listener, on its receive thread, when
+the sample is taken (as ddsperf does). The subscriber writes one record per sample
+taken, the publisher one per successful write.
 
 Output: exactly one JSON line on stdout at exit::
 
