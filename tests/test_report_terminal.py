@@ -114,3 +114,21 @@ def test_markdown_export_puts_the_papers_value_in_parentheses(run_dir):
     assert "| Reception rate (Hz) | — (—) | — (—) | 30.03 (30.04) | 11.50 (12.91) |" \
         in result.stdout
     assert "| Delivered | 15/300 | 0/3 | 300/300 | 300/300 |" in result.stdout
+
+
+def test_outage_recovery_is_computed_from_the_one_second_bins():
+    from linklab.report.export import outage_markdown, recovery
+
+    bins = [30] * 5 + [3] + [0] * 9 + [60, 45, 20, 30, 30] + [30] * 6
+    row = {"cell_id": "h-last10", "payload_bytes": 231000, "history_applied": "keep_last:10",
+           "outage_at_s": 5.4, "outage_s": 10.0, "rate_hz": 30.0, "rate_bins_hz": bins,
+           "received": 500, "published": 780}
+    rec = recovery(row)
+    # whole seconds before the outage: bins 0..4; the link is back from second 16
+    assert rec["before_hz"] == 30.0 and rec["back_at_s"] == 16
+    assert rec["after10_hz"] == (45 + 20 + 30 + 30 + 30 * 6) / 10
+    assert rec["recover_s"] == 0  # bin 16 already at >= 27 Hz
+    text = "\n".join(outage_markdown([row]))
+    assert "| h-last10 | 231KB | keep_last:10 | 5.4 s + 10 s | 30.0 | 30.5 | 0 | 500/780 |" \
+        in text
+    assert "| 15 | 60 |" in text

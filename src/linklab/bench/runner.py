@@ -253,7 +253,10 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
                   match_timeout_s=MATCH_TIMEOUT_S)
     sub_args = ProbeArgs(role="sub", warmup_s=0.0, records=out_dir / "sub.bin",
                          peers=peers["sub"], interface=bed.interface("sub"),
-                         idle_timeout_s=grace + outage_s, extra=extra["sub"], **common)
+                         # never leave before the runner's deadline: a stream that
+                         # stalls may still recover within it
+                         idle_timeout_s=MATCH_ALLOWANCE_S + cell.warmup_s
+                         + deadline_s(cell, outage_s), extra=extra["sub"], **common)
     pub_args = ProbeArgs(role="pub", warmup_s=cell.warmup_s, records=out_dir / "pub.bin",
                          peers=peers["pub"], interface=bed.interface("pub"),
                          linger_s=grace, extra=extra["pub"], **common)

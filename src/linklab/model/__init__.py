@@ -9,6 +9,7 @@ Pure functions, one module per idea, each citing its source:
 * ``delivery``       best-effort sample delivery vs Table I    000 IV-B
 * ``overhead``       RTPS/UDP/IP/overlay bytes, efficiency     001_20e21b052d053958.txt V-A
 * ``fanout``         unicast to k subscribers                  002_d18906a16de1bd6a.txt Table III
+* ``reassembly``     kernel IP reassembly memory under loss    measured (docs/RESULTS.md)
 * ``scenario``       ModelInput -> ModelResult (everything at once)
 
 Units: bytes, bytes per second, Hz, seconds; probabilities in [0, 1].

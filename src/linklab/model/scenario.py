@@ -23,6 +23,11 @@ from linklab.model.fragmentation import (
 from linklab.model.history import history_cache_size
 from linklab.model.overhead import wire_cost
 from linklab.model.rates import bits_to_bytes, dds_budget, max_throughput, publish_rate_bytes
+from linklab.model.reassembly import (
+    LINUX_IPFRAG_HIGH_THRESH,
+    held_reassembly_bytes,
+    reassembly_overflows,
+)
 from linklab.model.retransmission import (
     amplification,
     burst_bytes,
@@ -79,6 +84,7 @@ class ModelResult:
     fanout_time_s: float  # 002 Table III model
     repair_delay_s: float  # mean time to repair one lost message (derived, see below)
     burst_drain_s: float  # B_DDS / (T * omega)
+    reassembly_held_bytes: float  # incomplete IP datagrams the kernel holds (reassembly.py)
     verdict: str = field(default="")
     reasons: list[str] = field(default_factory=list)
 
@@ -104,7 +110,7 @@ def repair_delay(heartbeat_hz: float, p: float, q: float) -> float:
 
 
 def judge(m: ModelInput, r_pub: float, budget: float, wire_rate_bits: float,
-          repair_s: float, drain_s: float) -> tuple[str, list[str]]:
+          repair_s: float, drain_s: float, held_bytes: float = 0.0) -> tuple[str, list[str]]:
     """Verdict: infeasible (R_pub > T*omega), fails, marginal or feasible, with reasons."""
     reasons: list[str] = []
     interval = 1.0 / m.rate_hz
@@ -114,6 +120,11 @@ def judge(m: ModelInput, r_pub: float, budget: float, wire_rate_bits: float,
     if m.per > 0 and repair_s > FAILURE_INTERVALS * interval:
         reasons.append(f"a lost message takes {repair_s:.3g} s to repair, more than "
                        f"{FAILURE_INTERVALS} publish intervals (Table II's failure mark)")
+    if reassembly_overflows(held_bytes):
+        reasons.append(f"incomplete IP datagrams ({held_bytes / 2**20:.3g} MiB held for "
+                       f"reassembly) overflow the kernel's {LINUX_IPFRAG_HIGH_THRESH >> 20} MiB "
+                       "net.ipv4.ipfrag_high_thresh: fragmented messages are dropped wholesale")
+    if reasons:
         return "fails", reasons
     if wire_rate_bits / 8.0 > budget:
         reasons.append("R_DDS with headers exceeds T*omega: retransmissions overrun the budget")
@@ -143,7 +154,10 @@ def evaluate(m: ModelInput) -> ModelResult:
     load = wire_rate / m.link_bits_per_s
     repair = repair_delay(m.heartbeat_hz, p, q)
     drain = burst / budget
-    verdict, reasons = judge(m, r_pub, budget, wire_rate, repair, drain)
+    # every RTPS message of every sample is one UDP datagram of up to min(u, M) bytes
+    held = held_reassembly_bytes(m.rate_hz * n_rt, min(m.payload_bytes, m.max_message_size),
+                                 nip, p)
+    verdict, reasons = judge(m, r_pub, budget, wire_rate, repair, drain, held)
     return ModelResult(
         inputs=m,
         r_pub_bytes_per_s=r_pub,
@@ -170,6 +184,7 @@ def evaluate(m: ModelInput) -> ModelResult:
         fanout_time_s=fanout_time(m.subscribers, cost.wire_bytes, m.link_bits_per_s),
         repair_delay_s=repair,
         burst_drain_s=drain,
+        reassembly_held_bytes=held,
         verdict=verdict,
         reasons=reasons,
     )

@@ -12,10 +12,11 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
+from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
 from linklab.tune.inputs import TuningInput
 from linklab.tune.settings import TunedSettings
-from linklab.units import format_bitrate, format_duration, format_size
+from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
 CAUSES = {
     1: "cause 1, IP fragmentation (000 IV-C)",
@@ -105,6 +106,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     max_rate = budget / (t.payload_bytes * k)
     max_payload = int(budget / (t.rate_hz * k))
     worst = max((c.after for c in conditions), key=lambda r: VERDICT_ORDER.index(r.verdict))
+    messages_per_sample = wire_cost(t.payload_bytes, s.max_message_size, mtu=t.mtu,
+                                    qos="reliable", overlay=t.overlay, mode="ip").rtps_messages
     verdict = worst.verdict
     first = conditions[0]
     settings = [
@@ -112,15 +115,20 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
             f"MTU {t.mtu} - IPv4 20 - UDP 8 - overlay {t.overlay}: every RTPS message is one "
             f"IP packet, N_IP {first.before.n_ip} -> {first.after.n_ip}, so q = p^N_IP rises "
-            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {first.per:.3g}"),
+            f"from {first.before.q:.3g} to {first.after.q:.3g} at PER {format_percent(first.per)}"
+            + (f"; and the kernel no longer holds "
+               f"{format_size(first.before.reassembly_held_bytes)} of incomplete datagrams "
+               f"(limit 4 MiB, above it all fragmented messages drop)"
+               if first.before.reassembly_held_bytes > 0 else "")),
         SettingReason(
             "useBuiltinTransports", "false", CAUSES[1],
             "the builtin UDP transport (65500 B messages) and shared memory are off, so all "
-            "traffic takes the tuned transport"),
+            "traffic takes the tuned transport (nodes on one host then also talk over UDP)"),
         SettingReason(
             "heartbeatPeriod", format_duration(s.heartbeat_period_s), CAUSES[2],
             f"n = 2r = {s.heartbeat_hz:g} Hz instead of 1/3 Hz: lost fragments are repaired "
-            f"within a publish interval and the per-round burst B_DDS shrinks (Eq. 5)"),
+            f"within a publish interval and the per-round burst B_DDS shrinks (Eq. 5); Cyclone: "
+            f"HeartbeatInterval and the reader's NackDelay (default 100 ms) get the same value"),
         SettingReason(
             "history KEEP_LAST depth / resource limits", f"{s.history_depth} samples",
             CAUSES[3],
@@ -135,7 +143,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         SettingReason(
             "publishMode", s.publish_mode, CAUSES[2],
             "publish() returns at once; a background thread sends the "
-            f"{worst.ip_packets_per_sample} packets of each sample and their repairs"),
+            f"{messages_per_sample} RTPS messages of each sample and their repairs"),
         SettingReason(
             "socket buffers", format_size(s.socket_buffer_bytes), CAUSES[3],
             "room for two worst-case bursts after tuning; the kernel clamps larger requests to "
@@ -219,7 +227,7 @@ def render_text(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
     lines += ["", "Before (Fast DDS defaults: 65500 B messages, heartbeat 3 s) -> after:"]
     for c in e.conditions:
         b, a = c.before, c.after
-        lines.append(f"  PER {c.per:.3g}:")
+        lines.append(f"  PER {format_percent(c.per)}:")
         lines.append(f"    R_DDS (Eq. 4)        {format_bitrate(b.r_dds_bytes_per_s * 8):>14} -> "
                      f"{format_bitrate(a.r_dds_bytes_per_s * 8)}  "
                      f"(x{b.amplification:.3g} -> x{a.amplification:.3g} of R_pub)")
