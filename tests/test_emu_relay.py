@@ -113,7 +113,7 @@ def test_delay_20ms_gives_40ms_median_rtt(tmp_path):
     assert abs(median - 40.0) <= 0.3
 
 
-@pytest.mark.parametrize("distribution", ["uniform", "normal", "paretonormal"])
+@pytest.mark.parametrize("distribution", ["uniform", "normal", "pareto", "paretonormal"])
 def test_jitter_matches_its_distribution(tmp_path, distribution):
     delay_s, jitter_s = 0.030, 0.010
     stage = Delay(delay_s, jitter_s, distribution, reorder=True)
@@ -188,11 +188,13 @@ def _iperf(wire: RelayWire, *client_args: str) -> dict:
 def test_rate_goodput_tcp_udp_and_queue_limit(tmp_path):
     require_tool("iperf3")
     rate = 20e6
-    limit = 60
+    # 200 frames = 120 ms at 20 Mbit/s: enough to ride out a sender that the busy
+    # machine stalls for a moment (an empty queue would waste link time)
+    limit = 200
     with relay_link(tmp_path, ab=[Rate(rate, limit_packets=limit), Delay(0.005)],
                     ba=[Delay(0.005)]) as wire:
         tcp = _iperf(wire, "-t", "4", "-O", "1")
-        udp = _iperf(wire, "-u", "-b", "30M", "-l", "1472", "-t", "3")
+        udp = _iperf(wire, "-u", "-b", "40M", "-l", "1472", "-t", "3")
         stats = wire.relay.fresh_stats()
     # the rate applies to Ethernet frames: a full TCP segment is 1448 B of data in a
     # 1514 B frame (timestamps on), a 1472 B UDP datagram a 1514 B frame
@@ -205,7 +207,8 @@ def test_rate_goodput_tcp_udp_and_queue_limit(tmp_path):
     assert abs(udp_goodput - udp_expected) <= 0.05 * udp_expected
     stage = stats.ab.stages[0]
     assert stage.queue_max_packets <= limit
-    assert stage.dropped_packets > 0  # 30 Mbit/s into 20 Mbit/s overflowed the queue
+    assert stage.queue_max_packets == limit  # 40 Mbit/s into 20 Mbit/s filled it...
+    assert stage.dropped_packets > 0        # ...and overflowed it (drop-tail)
 
 
 # ---------------------------------------------------------------- trace -------
@@ -344,3 +347,12 @@ def test_four_state_loss_duplication_and_corruption(tmp_path):
     survivors = loss.packets_out
     missing_after_loss = survivors - (run.received[run.left].sum())
     assert 0.03 * survivors < missing_after_loss < 0.07 * survivors
+
+
+def test_relay_stops_when_a_side_disappears(tmp_path):
+    with relay_link(tmp_path, ab=[Delay(0.001)]) as wire:
+        subprocess.run(["ip", "netns", "del", wire.b.netns], check=True)
+        assert wire.relay.process.wait(5) == 1  # no busy loop on a dead device
+        status = relay_status(wire.relay.pid, wire.relay.stats_path)
+        assert status.link == "down" and "failed" in status.reason
+        subprocess.run(["ip", "netns", "add", wire.b.netns], check=True)  # for the cleanup

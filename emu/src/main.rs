@@ -161,25 +161,28 @@ impl StatsWriter {
     }
 }
 
-fn read_batch(tap: &Tap, pool: &mut Pool, into: &mut Vec<Packet>) {
+/// Read up to BATCH frames. Err when the device is gone (e.g. its namespace was
+/// deleted): the relay then stops, and with it the link.
+fn read_batch(tap: &Tap, pool: &mut Pool, into: &mut Vec<Packet>) -> Result<(), String> {
     for _ in 0..BATCH {
         let mut buf = pool.get();
         match tap.read(&mut buf) {
             Ok(0) => {
                 pool.put(buf);
-                return;
+                return Ok(());
             }
             Ok(n) => into.push(Packet { buf, len: n }),
             Err(e) => {
                 pool.put(buf);
-                // EIO while the interface is still being brought up: try again later
-                if e.raw_os_error() != Some(libc::EIO) {
-                    eprintln!("linklab-emu: read {}: {e}", tap.name);
-                }
-                return;
+                return match e.raw_os_error() {
+                    // the interface is down (EIO) or a signal came: try again later
+                    Some(libc::EIO) | Some(libc::EINTR) => Ok(()),
+                    _ => Err(format!("read {}: {e}", tap.name)),
+                };
             }
         }
     }
+    Ok(())
 }
 
 fn write_out(tap: &Tap, pipe: &mut Pipeline, out: &mut Vec<Packet>, pool: &mut Pool) {
@@ -266,7 +269,8 @@ fn main() {
     println!("ready {} {}", tap_a.name, tap_b.name);
     let _ = std::io::stdout().flush();
 
-    let mut pool = Pool::new(cfg.mtu.max(1500) + 64);
+    // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
+    let mut pool = Pool::new(cfg.mtu.max(9000) + 64);
     let mut in_ab: Vec<Packet> = Vec::with_capacity(BATCH);
     let mut in_ba: Vec<Packet> = Vec::with_capacity(BATCH);
     let mut out: Vec<Packet> = Vec::with_capacity(4 * BATCH);
@@ -274,6 +278,7 @@ fn main() {
     let mut armed: u64 = 0;
     let mut next_stats = started + cfg.stats_interval_ns;
     let mut running = true;
+    let mut failure: Option<String> = None;
     // The timer wakes the relay `spin_ns` before a deadline; the last stretch is
     // spent polling, so frames leave on time even when the kernel wakes us late.
     let spin_ns = cfg.spin_ns;
@@ -306,10 +311,16 @@ fn main() {
             }
         }
         if readable[0] {
-            read_batch(&tap_a, &mut pool, &mut in_ab);
+            if let Err(e) = read_batch(&tap_a, &mut pool, &mut in_ab) {
+                failure = Some(e);
+                break;
+            }
         }
         if readable[1] {
-            read_batch(&tap_b, &mut pool, &mut in_ba);
+            if let Err(e) = read_batch(&tap_b, &mut pool, &mut in_ba) {
+                failure = Some(e);
+                break;
+            }
         }
         let now = mono_ns();
         ab.run(now, &mut in_ab, &mut pool, &mut out);
@@ -348,7 +359,11 @@ fn main() {
     for st in ab.stages.iter_mut().chain(ba.stages.iter_mut()) {
         st.flush_logs();
     }
-    stats.write("stopped", started, epoch, (&names.0, &names.1), &ab, &ba);
+    let state = if failure.is_some() { "failed" } else { "stopped" };
+    stats.write(state, started, epoch, (&names.0, &names.1), &ab, &ba);
     drop(tap_a);
     drop(tap_b);
+    if let Some(e) = failure {
+        die(&format!("{e}; stopping (the link is down)"));
+    }
 }

@@ -22,7 +22,7 @@ pub struct Pool {
 impl Pool {
     pub fn new(buf_size: usize) -> Pool {
         let mut pool = Pool { free: Vec::new(), buf_size, max_free: 1 << 16 };
-        for _ in 0..1024 {
+        for _ in 0..512 {
             pool.free.push(vec![0u8; buf_size]);
         }
         pool

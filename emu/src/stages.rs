@@ -794,3 +794,120 @@ impl Stage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::StageSpec;
+    use std::collections::HashMap;
+
+    const MS: u64 = 1_000_000;
+
+    fn stage(kind: &str, params: &[(&str, &str)]) -> Stage {
+        let params: HashMap<String, String> =
+            params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Stage::build(&StageSpec { kind: kind.into(), params, line: 1 }, 7, 1, 0).unwrap()
+    }
+
+    fn frame(len: usize, tag: u8) -> Packet {
+        let mut buf = vec![0u8; 2048];
+        buf[0] = tag;
+        Packet { buf, len }
+    }
+
+    /// Push `frames` at t = 0, then step time in 0.1 ms ticks: (tag, release time).
+    fn run(mut st: Stage, frames: Vec<Packet>, until: u64) -> Vec<(u8, u64)> {
+        let mut pool = Pool::new(2048);
+        let mut out = Vec::new();
+        let mut seen = Vec::new();
+        for p in frames {
+            st.push(p, 0, &mut pool, &mut out);
+        }
+        let mut now = 0;
+        while now <= until {
+            st.release(now, &mut out);
+            for p in out.drain(..) {
+                seen.push((p.buf[0], now));
+            }
+            now += MS / 10;
+        }
+        seen
+    }
+
+    #[test]
+    fn serializer_sends_one_frame_per_transmission_time() {
+        // 1000-byte frames at 8 Mbit/s: 1 ms each
+        let st = stage("rate", &[("rate_bps", "8000000"), ("limit_packets", "5")]);
+        let got = run(st, (0..7).map(|i| frame(1000, i)).collect(), 10 * MS);
+        let times: Vec<u64> = got.iter().map(|&(_, t)| t).collect();
+        assert_eq!(times, vec![MS, 2 * MS, 3 * MS, 4 * MS, 5 * MS]); // 2 dropped (limit 5)
+    }
+
+    #[test]
+    fn token_bucket_lets_a_burst_through_then_paces() {
+        let st = stage("rate", &[("rate_bps", "8000000"), ("burst", "3000")]);
+        let got = run(st, (0..5).map(|i| frame(1000, i)).collect(), 10 * MS);
+        let times: Vec<u64> = got.iter().map(|&(_, t)| t).collect();
+        assert_eq!(times, vec![0, 0, 0, MS, 2 * MS]);
+    }
+
+    #[test]
+    fn trace_delivers_1504_bytes_per_line_and_carries_the_rest_over() {
+        let path = std::env::temp_dir().join(format!("emu-test-{}.trace", std::process::id()));
+        std::fs::write(&path, "1\n2\n").unwrap();
+        let st = stage("trace", &[("file", path.to_str().unwrap())]);
+        // 1514-byte frames are charged 1500 IP bytes
+        let got = run(st, (0..3).map(|i| frame(1514, i)).collect(), 5 * MS);
+        std::fs::remove_file(path).unwrap();
+        assert_eq!(got, vec![(0, MS), (1, 2 * MS), (2, 3 * MS)]);
+    }
+
+    #[test]
+    fn delay_keeps_order_unless_reordering_is_allowed() {
+        for (reorder, expect_sorted) in [("0", true), ("1", false)] {
+            let st = stage("delay", &[("delay_ns", "5000000"), ("jitter_ns", "4000000"),
+                                      ("dist", "normal"), ("reorder", reorder)]);
+            let mut pool = Pool::new(2048);
+            let (mut st, mut out, mut tags) = (st, Vec::new(), Vec::new());
+            for i in 0..200u64 {
+                st.push(frame(100, i as u8), i * MS / 10, &mut pool, &mut out);
+                st.release(i * MS / 10, &mut out);
+                tags.extend(out.drain(..).map(|p| p.buf[0]));
+            }
+            st.release(100 * MS, &mut out);
+            tags.extend(out.drain(..).map(|p| p.buf[0]));
+            assert_eq!(tags.len(), 200);
+            let sorted = tags.windows(2).all(|w| w[1] == w[0].wrapping_add(1));
+            assert_eq!(sorted, expect_sorted, "reorder={reorder}");
+        }
+    }
+
+    #[test]
+    fn gilbert_elliott_long_run_loss_matches_the_chain() {
+        let mut st = stage("loss", &[("model", "gemodel"), ("p", "0.02"), ("r", "0.25"),
+                                     ("1-h", "0.8"), ("1-k", "0.005")]);
+        let mut pool = Pool::new(2048);
+        let mut out = Vec::new();
+        let n = 1_000_000;
+        for _ in 0..n {
+            st.push(frame(64, 0), 0, &mut pool, &mut out);
+            out.clear();
+        }
+        // pi_B = p / (p + r); loss = pi_G (1-k) + pi_B (1-h)
+        let pi_b = 0.02 / 0.27;
+        let want = (1.0 - pi_b) * 0.005 + pi_b * 0.8;
+        let got = st.counters.dropped_packets as f64 / n as f64;
+        assert!((got - want).abs() < 0.03 * want, "{got} vs {want}");
+    }
+
+    #[test]
+    fn outage_windows_repeat_with_their_period() {
+        let st = stage("outage", &[("windows", "1000000:2000000"), ("period_ns", "10000000")]);
+        if let Behaviour::Outage(o) = &st.behaviour {
+            let down: Vec<bool> = [0, 1, 2, 3, 10, 11, 13].iter().map(|ms| o.down(ms * MS)).collect();
+            assert_eq!(down, vec![false, true, true, false, false, true, false]);
+        } else {
+            panic!("not an outage stage");
+        }
+    }
+}

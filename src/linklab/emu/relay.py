@@ -66,7 +66,7 @@ class DirectionCounters:
 @dataclass(frozen=True)
 class RelayStats:
     pid: int
-    state: str          # running | stopped (as the relay last wrote it)
+    state: str          # running | stopped | failed (as the relay last wrote it)
     updated_ns: int     # CLOCK_MONOTONIC of the last rewrite
     started_ns: int
     epoch_ns: int
@@ -132,8 +132,12 @@ def relay_status(pid: int, stats_path: Path) -> RelayStatus:
     stats = read_stats(stats_path)
     if pid_is_relay(pid):
         return RelayStatus(True, "up", "relay running", stats)
-    why = ("the link emulator stopped" if stats is not None and stats.state == "stopped"
-           else "the link emulator is not running (it died or was killed)")
+    if stats is not None and stats.state == "stopped":
+        why = "the link emulator stopped"
+    elif stats is not None and stats.state == "failed":
+        why = "the link emulator failed (one of its TAP devices went away)"
+    else:
+        why = "the link emulator is not running (it died or was killed)"
     return RelayStatus(False, "down", f"{why}: pid {pid}", stats)
 
 

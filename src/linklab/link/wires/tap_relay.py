@@ -12,6 +12,7 @@ and ``linklab link status`` says so (``health``).
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +30,7 @@ from linklab.link.topology import LinkPlan
 from linklab.link.wires import Wire
 
 START_TIMEOUT_S = 10.0
+TUN_DEVICE = "/dev/net/tun"
 # relay stage kind -> which stage of the relay counts it
 _EMU_KIND = {"delay": "delay", "jitter": "delay", "burst_loss": "loss", "trace": "trace"}
 _DIRECTION_KEY = {"up": "ab", "down": "ba"}
@@ -84,6 +86,11 @@ class TapRelayWire(Wire):
             relay_binary()
         except EnvironmentProblem as error:
             return str(error)
+        if not os.access(TUN_DEVICE, os.R_OK | os.W_OK):
+            mode = oct(os.stat(TUN_DEVICE).st_mode & 0o777) if os.path.exists(TUN_DEVICE) \
+                else "missing"
+            return (f"{TUN_DEVICE} is not readable and writable for this user ({mode}); "
+                    "run as root, or make it 0666 as most distributions ship it")
         return None
 
     def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
