@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,18 +67,37 @@ def namespace_pair(tag: str = ""):
 
 
 def start(netns: str, argv: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", netns, *map(str, argv)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO)
+    """Start a probe in ``netns``. stderr goes to a file, not a pipe: Fast DDS with
+    security logs a lot, and a full pipe nobody reads would block the probe."""
+    log = tempfile.NamedTemporaryFile(prefix="linklab-probe-", suffix=".log", delete=False)
+    process = subprocess.Popen(["ip", "netns", "exec", netns, *map(str, argv)],
+                               stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO)
+    process.stderr_path = Path(log.name)  # type: ignore[attr-defined]
+    log.close()
+    return process
+
+
+def _stderr(process: subprocess.Popen) -> str:
+    path: Path = process.stderr_path  # type: ignore[attr-defined]
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def finish(process: subprocess.Popen, timeout: float = 60.0) -> dict:
     """Wait for a probe, return its JSON summary (SIGINT first if it overstays)."""
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=15)
+        try:
+            out, _ = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, _ = process.communicate()
+    err = _stderr(process)
+    process.stderr_path.unlink(missing_ok=True)  # type: ignore[attr-defined]
     lines = [line for line in out.splitlines() if line.startswith("{")]
     assert lines, f"probe printed no summary (exit {process.returncode}): {err[-2000:]}"
     summary = json.loads(lines[-1])
@@ -88,20 +107,17 @@ def finish(process: subprocess.Popen, timeout: float = 60.0) -> dict:
 
 
 def wait_for_line(process: subprocess.Popen, needle: str, timeout: float = 15.0) -> None:
-    """Read stderr until ``needle`` appears (the subscriber says it is subscribed)."""
+    """Wait until ``needle`` appears in the probe's log (the subscriber is subscribed)."""
     deadline = time.monotonic() + timeout
-    fd = process.stderr.fileno()
-    seen = b""
-    while time.monotonic() < deadline and needle.encode() not in seen:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            seen += chunk
-    if needle.encode() not in seen:
-        process.kill()
-        raise AssertionError(f"no {needle!r} from the probe: {seen.decode(errors='replace')}")
+    while time.monotonic() < deadline:
+        if needle in _stderr(process):
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    text = _stderr(process)
+    process.kill()
+    raise AssertionError(f"no {needle!r} from the probe: {text[-2000:]}")
 
 
 def read_records(path: Path) -> tuple[int, list[tuple[int, int, int, int]]]:
