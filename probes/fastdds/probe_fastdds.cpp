@@ -462,6 +462,7 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
  public:
   ~FastSubscriber() override {
     if (reader_) reader_->set_listener(nullptr);
+    if (poll_sample_) ep_.type_.delete_data(poll_sample_);
     ep_.close();  // deletes the reader before the queue goes
   }
   bool open(const Options& o, std::string& error) {
@@ -489,7 +490,7 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
     queue_.wait_take(timeout_ns, out);
     if (out.empty()) {  // a sample the listener was not told about (should not happen)
-      on_data_available(reader_);
+      poll_reader();
       queue_.wait_take(0, out);
       if (!out.empty()) {
         ++polled_;
@@ -511,6 +512,21 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
       queue_.push(r);
     }
   }
+  // The main thread's poll must not hold take_mutex_ while it calls into the reader:
+  // Fast DDS calls on_data_available with the reader's own lock held, and that thread then
+  // waits for take_mutex_ -- the opposite order, a deadlock (seen with DDS-Security, where
+  // the key exchange keeps the listener busy). The poll takes into its own buffer instead.
+  void poll_reader() {
+    if (!poll_sample_) poll_sample_ = ep_.type_.create_data();
+    fdds::SampleInfo info;
+    while (reader_->take_next_sample(poll_sample_, &info) == ReturnCode_t::RETCODE_OK) {
+      if (!info.valid_data) continue;
+      linklab::Received r;
+      ep_.codec_.read(poll_sample_, r);
+      r.t_recv_ns = linklab::now_ns();
+      queue_.push(r);
+    }
+  }
   Json applied() override {
     Json j = Json::object();
     j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
@@ -521,6 +537,7 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
  private:
   linklab::ReceiveQueue queue_;
   std::mutex take_mutex_;
+  void* poll_sample_ = nullptr;
   uint64_t polled_ = 0;
   Endpoint ep_;
   fdds::Subscriber* sub_ = nullptr;

@@ -228,6 +228,10 @@ class LinkBed:
     def interface(self, role: str) -> str | None:
         return None
 
+    def host(self, role: str) -> Any:
+        """The testbed Host (netns, address) a role runs on (brokers need the edge's)."""
+        return self.bed.hosts[self.HOSTS[role]]
+
     def snapshot(self) -> dict[str, Any]:
         """Link counters (stages, interfaces) and each host's UDP counters, right now."""
         data = {"link": self.bed.counters(), "udp": {}}

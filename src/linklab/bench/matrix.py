@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from linklab.bench.spec import Scenario
+from linklab.probes.types import FIXED_TYPE_BYTES
 
 # Outer to inner. Keys not listed here cannot be axes (spec.FIELDS holds the same set).
 LOOP_ORDER = ("link", "middleware", "profile", "history", "type", "rate", "qos",
@@ -113,7 +114,8 @@ def expand(scenario: Scenario) -> list[Cell]:
         cells.append(Cell(
             index=len(cells), cell_id=cell_id,
             middleware=values["middleware"], profile=values["profile"], link=values["link"],
-            payload_bytes=values["payload"], rate_hz=values["rate"], qos=values["qos"],
+            payload_bytes=values["payload"] or FIXED_TYPE_BYTES[values["type"]],
+            rate_hz=values["rate"], qos=values["qos"],
             history=values["history"], type=values["type"], count=values.get("count"),
             duration_s=values.get("duration"), warmup_s=values["warmup"],
             outage_start_s=values["outage_start"], outage_length_s=values.get("outage_length"),

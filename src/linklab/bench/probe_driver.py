@@ -24,6 +24,11 @@ REPO = Path(__file__).resolve().parents[3]
 
 def probe_binary(middleware: str) -> Path:
     """The built probe for a middleware (scripts/setup.sh builds them under build/probes)."""
+    from linklab.brokers.bench_adapter import adapter_for
+
+    adapter = adapter_for(middleware)
+    if adapter is not None and adapter.probe != middleware:
+        return adapter.binary(probe_binary)
     name = f"linklab-probe-{middleware}"
     try:  # the probes package knows where it puts its binaries
         from linklab.probes import binary_path  # type: ignore[attr-defined]
@@ -62,6 +67,7 @@ class ProbeArgs:
     linger_s: float | None = None  # pub: how long to wait for acknowledgements at the end
     idle_timeout_s: float | None = None  # sub: leave when nothing arrived for this long
     match_timeout_s: float | None = None
+    extra: tuple[str, ...] = ()  # middleware-specific flags (zenoh --mode/--listen)
 
     def argv(self, binary: Path) -> list[str]:
         argv = [str(binary), self.role, "--topic", self.topic, "--type", self.type,
@@ -87,7 +93,7 @@ class ProbeArgs:
                             ("--match-timeout", self.match_timeout_s)):
             if value is not None:
                 argv += [flag, f"{value:g}"]
-        return argv
+        return argv + list(self.extra)
 
 
 @dataclass

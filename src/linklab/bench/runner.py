@@ -34,6 +34,7 @@ from linklab.bench.probe_driver import (
     start_probe,
 )
 from linklab.bench.store import RunStore, now_utc
+from linklab.brokers.bench_adapter import adapter_for, edge_of
 
 POLL_S = 0.1
 # When one probe has ended on its own, how long the other one gets to end too.
@@ -232,6 +233,15 @@ def _safe_float(fn: Callable[[], float]) -> float:
 def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Path | None,
                 out_dir: Path, probes: list[ProbeProcess]) -> dict[str, Any]:
     binary = probe_binary(cell.middleware)
+    # MQTT / Zenoh: endpoints and a broker/router on the edge host (linklab.brokers)
+    adapter = adapter_for(cell.middleware)
+    edge_netns, edge_address = edge_of(bed) if adapter else (None, "")
+    if adapter:
+        adapter.prepare(edge_address, out_dir)
+    peers = {role: adapter.peers(role, edge_address, bed.peers(role)) if adapter
+             else bed.peers(role) for role in ("pub", "sub")}
+    extra = {role: adapter.extra_args(role, edge_address) if adapter else ()
+             for role in ("pub", "sub")}
     topic = f"linklab_{os.getpid()}_{cell.index}"
     outage_s = bed.outage_s
     # The publisher keeps retransmitting (lingers) and the subscriber keeps listening
@@ -242,16 +252,19 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
                   history=profile.history, profile=profile_path,
                   match_timeout_s=MATCH_TIMEOUT_S)
     sub_args = ProbeArgs(role="sub", warmup_s=0.0, records=out_dir / "sub.bin",
-                         peers=bed.peers("sub"), interface=bed.interface("sub"),
+                         peers=peers["sub"], interface=bed.interface("sub"),
                          # never leave before the runner's deadline: a stream that
                          # stalls may still recover within it
                          idle_timeout_s=MATCH_ALLOWANCE_S + cell.warmup_s
-                         + deadline_s(cell, outage_s), **common)
+                         + deadline_s(cell, outage_s), extra=extra["sub"], **common)
     pub_args = ProbeArgs(role="pub", warmup_s=cell.warmup_s, records=out_dir / "pub.bin",
-                         peers=bed.peers("pub"), interface=bed.interface("pub"),
-                         linger_s=grace, **common)
+                         peers=peers["pub"], interface=bed.interface("pub"),
+                         linger_s=grace, extra=extra["pub"], **common)
     for path in (out_dir / "sub.bin", out_dir / "pub.bin"):
         path.unlink(missing_ok=True)
+    broker = adapter.start_broker(edge_netns, edge_address, out_dir) if adapter else None
+    if broker is not None:
+        probes.append(broker)  # stopped with the probes if the cell fails
 
     sub = start_probe(lambda a, o, e: bed.spawn("sub", a, o, e), sub_args, binary, out_dir)
     probes.append(sub)
@@ -260,6 +273,8 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
     probes.append(pub)
     pub_started = time.monotonic()
+    if broker is not None:
+        broker.mark_cpu()
     bed.start_traffic(cell.warmup_s)
 
     # discovery (a few seconds at most) + warm-up + publishing + grace
@@ -288,9 +303,10 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
     ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
     pub.stop()
     sub.stop()
+    broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
     after = bed.snapshot()
 
-    reports = {p.role: p.report() for p in probes}
+    reports = {p.role: p.report() for p in probes if isinstance(p, ProbeProcess)}
     for role, report in reports.items():
         (out_dir / f"{role}.json").write_text(json.dumps(report, indent=2) + "\n")
     (out_dir / "counters.json").write_text(json.dumps(
@@ -334,6 +350,7 @@ def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Pa
         "write_failures": pub_summary.get("write_failures"),
         **deltas,
         "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
+        "broker_cpu_s": broker_cpu_s,
         "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
         "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
     })
@@ -400,7 +417,8 @@ ROW_DEFAULTS: dict[str, Any] = dict(
     status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
     warmup_samples=0, write_failures=None, exit_note=None, outage_at_s=math.nan,
     **dict.fromkeys(COUNTER_COLUMNS),
-    profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, pub_rss_peak_bytes=None,
+    profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, broker_cpu_s=math.nan,
+    pub_rss_peak_bytes=None,
     sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
 )
 

@@ -38,7 +38,9 @@ import yaml
 from linklab.errors import UsageError
 from linklab.units import parse_duration, parse_frequency, parse_size
 
-MIDDLEWARES = ("fastdds", "cyclonedds")
+MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router",
+               # secured variants (linklab.brokers.bench_adapter): security on/off
+               "fastdds-secure", "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
 QOS_VALUES = ("reliable", "best_effort")
 # The probe protocol's message types (DESIGN.md "Probes"): a Bytes type of any size and
 # the performance_test family.
@@ -316,6 +318,9 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
         trials = repeat
 
     fixed_line = items["fixed"][1].line if "fixed" in items else 1
+    types = axes.get("type") or [fixed.get("type", DEFAULTS["type"])]
+    if "payload" not in fixed and "payload" not in axes and "Bytes" not in types:
+        fixed["payload"] = None  # performance_test types carry their own size (matrix)
     for key in REQUIRED:
         if key not in fixed and key not in axes:
             raise Located(path, fixed_line, key).error(

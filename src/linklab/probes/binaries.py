@@ -9,7 +9,7 @@ from linklab.errors import EnvironmentProblem, UsageError
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD_DIR = REPO / "build" / "probes"
-MIDDLEWARES = ("fastdds", "cyclonedds")
+MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt")
 
 
 def binary_path(middleware: str, build_dir: Path | None = None) -> Path:

@@ -1,0 +1,139 @@
+"""A broker/router process in a host namespace: start, wait until it listens, CPU, stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from linklab.errors import EnvironmentProblem
+
+TCP_LISTEN = "0A"  # /proc/net/tcp state code for LISTEN
+
+
+def in_namespace(netns: str | None, argv: list[str]) -> list[str]:
+    """The command line that runs ``argv`` inside network namespace ``netns`` (None: here)."""
+    return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
+
+
+def listening_ports(pid: int) -> set[int]:
+    """TCP ports in LISTEN state in the network namespace of process ``pid``.
+
+    /proc/<pid>/net/tcp{,6} shows that process's namespace, so no tool has to enter it.
+    """
+    ports: set[int] = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == TCP_LISTEN:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+@dataclass(frozen=True)
+class CpuUsage:
+    """CPU used by a process over a wall-clock interval (percent of one core)."""
+
+    cpu_seconds: float
+    wall_seconds: float
+
+    @property
+    def percent_of_one_core(self) -> float:
+        return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+
+@dataclass
+class BrokerProcess:
+    """A running broker or router; ``stop()`` ends it and returns its CPU usage."""
+
+    name: str
+    popen: subprocess.Popen
+    port: int
+    log_path: Path
+    started_monotonic: float = field(default_factory=time.monotonic)
+    _cpu_mark: tuple[float, float] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the process (and threads) so far."""
+        try:
+            times = psutil.Process(self.pid).cpu_times()
+        except psutil.NoSuchProcess:
+            return 0.0
+        return times.user + times.system
+
+    def mark_cpu(self) -> None:
+        """Start a CPU measurement interval (e.g. when the publisher starts)."""
+        self._cpu_mark = (self.cpu_seconds(), time.monotonic())
+
+    def cpu_since_mark(self) -> CpuUsage:
+        start_cpu, start_wall = self._cpu_mark or (0.0, self.started_monotonic)
+        return CpuUsage(self.cpu_seconds() - start_cpu, time.monotonic() - start_wall)
+
+    def wait_listening(self, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.popen.poll() is not None:
+                raise EnvironmentProblem(
+                    f"{self.name} exited with status {self.popen.returncode} before listening "
+                    f"on port {self.port}: {self.log_tail()}")
+            if self.port in listening_ports(self.pid):
+                return
+            time.sleep(0.05)
+        self.stop()
+        raise EnvironmentProblem(
+            f"{self.name} did not listen on port {self.port} within {timeout_s:.0f} s: "
+            f"{self.log_tail()}")
+
+    def log_tail(self, lines: int = 5) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "(no log)"
+        return " | ".join(text[-lines:]) or "(empty log)"
+
+    def stop(self, timeout_s: float = 5.0) -> CpuUsage:
+        usage = self.cpu_since_mark()
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        return usage
+
+    def __enter__(self) -> BrokerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def spawn(name: str, argv: list[str], netns: str | None, port: int, log_path: Path,
+          env: dict[str, str] | None = None) -> BrokerProcess:
+    """Start ``argv`` in ``netns`` with output to ``log_path``; wait until it listens."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        try:
+            popen = subprocess.Popen(in_namespace(netns, argv), stdout=log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env={**os.environ, **(env or {})})
+        except FileNotFoundError as error:
+            raise EnvironmentProblem(f"{name}: {error.filename} not found "
+                                     "(run scripts/setup.sh)") from None
+    broker = BrokerProcess(name=name, popen=popen, port=port, log_path=log_path)
+    broker.wait_listening()
+    return broker

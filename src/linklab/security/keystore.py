@@ -1,0 +1,140 @@
+"""``linklab keystore create DIR``: a DDS-Security keystore laid out like SROS 2's
+(``ros2 security create_keystore`` + ``create_enclave``), plus TLS material for MQTT and
+Zenoh signed by the same CA.
+
+    DIR/public/{ca,identity_ca,permissions_ca}.cert.pem
+    DIR/private/{ca,identity_ca,permissions_ca}.key.pem            (mode 0600)
+    DIR/enclaves/governance.xml, governance.p7s
+    DIR/enclaves/<enclave>/cert.pem key.pem(0600) identity_ca.cert.pem
+        permissions_ca.cert.pem governance.p7s permissions.xml permissions.p7s
+        fastdds_security.xml       Fast DDS profile: PKI-DH + Permissions + AES-GCM-GMAC
+        tls/cert.pem tls/key.pem(0600) tls/ca.cert.pem
+        mqtt_tls.conf              linklab-probe-mqtt --profile (MQTT over TLS)
+        zenoh_tls.json5            linklab zenoh probe --profile (Zenoh over TLS)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from linklab.errors import UsageError
+from linklab.security import documents, pki, profiles
+
+ENCLAVE_NAME = re.compile(r"^(/[A-Za-z0-9_]+)+$")
+DEFAULT_ENCLAVES = ("/linklab/robot", "/linklab/edge")
+CA_NAME = "linklab keystore CA"
+
+
+@dataclass(frozen=True)
+class Enclave:
+    name: str
+    directory: Path
+
+    @property
+    def fastdds_profile(self) -> Path:
+        return self.directory / "fastdds_security.xml"
+
+    @property
+    def mqtt_profile(self) -> Path:
+        return self.directory / "mqtt_tls.conf"
+
+    @property
+    def zenoh_profile(self) -> Path:
+        return self.directory / "zenoh_tls.json5"
+
+    @property
+    def tls_cert(self) -> Path:
+        return self.directory / "tls" / "cert.pem"
+
+    @property
+    def tls_key(self) -> Path:
+        return self.directory / "tls" / "key.pem"
+
+    @property
+    def tls_ca(self) -> Path:
+        return self.directory / "tls" / "ca.cert.pem"
+
+
+@dataclass(frozen=True)
+class Keystore:
+    root: Path
+    enclaves: tuple[Enclave, ...]
+
+    @property
+    def ca_cert(self) -> Path:
+        return self.root / "public" / "ca.cert.pem"
+
+    def enclave(self, name: str) -> Enclave:
+        for enclave in self.enclaves:
+            if enclave.name == name:
+                return enclave
+        raise UsageError(f"no enclave {name!r} in {self.root}", argument="--enclave")
+
+    def private_files(self) -> list[Path]:
+        return sorted(p for p in self.root.rglob("*key.pem"))
+
+
+def check_enclave_name(name: str) -> str:
+    if not ENCLAVE_NAME.match(name):
+        raise UsageError(f"expected a path like /linklab/robot (letters, digits, _), got {name!r}",
+                         argument="--enclave")
+    return name
+
+
+def create_keystore(root: Path, enclaves: tuple[str, ...] = DEFAULT_ENCLAVES,
+                    tls_names: tuple[str, ...] = ("127.0.0.1", "localhost"),
+                    domains: documents.DomainRange = documents.DomainRange()) -> Keystore:
+    """Create a keystore in ``root`` (which must not hold one yet) with ``enclaves``."""
+    for name in enclaves:
+        check_enclave_name(name)
+    if not enclaves:
+        raise UsageError("at least one enclave is needed", argument="--enclave")
+    if len(set(enclaves)) != len(enclaves):
+        raise UsageError("enclave names must be distinct", argument="--enclave")
+    if (root / "public" / "ca.cert.pem").exists():
+        raise UsageError(f"{root} already holds a keystore (remove it or choose another)",
+                         argument="DIR")
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} exists and is not a directory", argument="DIR")
+    start = pki.now_utc()
+    ca = pki.make_ca(CA_NAME, start)
+    ca_cert, ca_key = pki.certificate_pem(ca), pki.private_key_pem(ca)
+    # One CA serves as identity CA and permissions CA, as in SROS 2's default keystore.
+    for stem in ("ca", "identity_ca", "permissions_ca"):
+        pki.write_public(root / "public" / f"{stem}.cert.pem", ca_cert)
+        pki.write_private(root / "private" / f"{stem}.key.pem", ca_key)
+    governance = documents.governance_xml(domains).encode()
+    pki.write_public(root / "enclaves" / "governance.xml", governance)
+    governance_p7s = pki.sign_smime(governance, ca)
+    pki.write_public(root / "enclaves" / "governance.p7s", governance_p7s)
+    made = tuple(_create_enclave(root, ca, name, start, tls_names, domains, governance_p7s)
+                 for name in enclaves)
+    return Keystore(root=root, enclaves=made)
+
+
+def _create_enclave(root: Path, ca: pki.Identity, name: str, start, tls_names, domains,
+                    governance_p7s: bytes) -> Enclave:
+    directory = root / "enclaves" / name.strip("/")
+    identity = pki.issue(ca, name, start)
+    pki.write_public(directory / "cert.pem", pki.certificate_pem(identity))
+    pki.write_private(directory / "key.pem", pki.private_key_pem(identity))
+    ca_cert = pki.certificate_pem(ca)
+    pki.write_public(directory / "identity_ca.cert.pem", ca_cert)
+    pki.write_public(directory / "permissions_ca.cert.pem", ca_cert)
+    pki.write_public(directory / "governance.p7s", governance_p7s)
+    permissions = documents.permissions_xml(
+        subject_name=identity.subject, grant_name=name, not_before=start,
+        not_after=start + pki.VALIDITY, domains=domains).encode()
+    pki.write_public(directory / "permissions.xml", permissions)
+    pki.write_public(directory / "permissions.p7s", pki.sign_smime(permissions, ca))
+    tls = pki.issue(ca, f"{name} tls", start, tls_names=tuple(tls_names))
+    pki.write_public(directory / "tls" / "cert.pem", pki.certificate_pem(tls))
+    pki.write_private(directory / "tls" / "key.pem", pki.private_key_pem(tls))
+    pki.write_public(directory / "tls" / "ca.cert.pem", ca_cert)
+    enclave = Enclave(name=name, directory=directory.resolve())
+    pki.write_public(enclave.fastdds_profile, profiles.fastdds_security_xml(enclave).encode())
+    pki.write_public(enclave.mqtt_profile, profiles.mqtt_client_profile(enclave).encode())
+    pki.write_public(enclave.zenoh_profile, profiles.zenoh_tls_json5(enclave).encode())
+    return enclave
