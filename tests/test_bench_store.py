@@ -84,3 +84,17 @@ def test_a_directory_with_a_run_is_not_overwritten(store):
 def test_opening_something_that_is_not_a_run_names_it(tmp_path):
     with pytest.raises(UsageError, match="not a run directory"):
         RunStore.open(tmp_path)
+
+
+def test_a_damaged_parquet_falls_back_to_the_jsonl_rows_and_without_it_is_a_clear_error(store):
+    from linklab.bench.store import read_rows
+
+    run, cells = store
+    for cell in cells[:2]:
+        run.append(make_row(cell, received=30))
+    (run.root / CELLS_PARQUET).write_bytes(b"PAR1 not really parquet")
+    rows = read_rows(run.root)
+    assert [r["cell_id"] for r in rows] == [c.cell_id for c in cells[:2]]
+    (run.root / CELLS_JSONL).unlink()
+    with pytest.raises(UsageError, match="unreadable"):
+        read_rows(run.root)

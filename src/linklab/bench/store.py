@@ -264,10 +264,16 @@ def read_rows(root: Path) -> list[dict[str, Any]]:
     between the two writes) are added from there."""
     rows: list[dict[str, Any]] = []
     parquet = root / CELLS_PARQUET
-    if parquet.exists():
-        rows = pq.read_table(parquet).to_pylist()
-    have = {r["cell_id"] for r in rows}
     jsonl = root / CELLS_JSONL
+    if parquet.exists():
+        try:
+            rows = pq.read_table(parquet).to_pylist()
+        except (pa.ArrowException, OSError) as error:
+            if not jsonl.exists():
+                raise UsageError(f"{parquet} is unreadable ({error}) and there is no "
+                                 f"{CELLS_JSONL} to fall back on", argument="RUN_DIR") from None
+            rows = []  # damaged: cells.jsonl holds the same rows
+    have = {r["cell_id"] for r in rows}
     if jsonl.exists():
         for line in jsonl.read_text().splitlines():
             try:
