@@ -84,7 +84,7 @@ def test_a_file_that_is_not_a_record_file_is_refused(tmp_path):
         M.read_records(bad)
     short = tmp_path / "short.bin"
     short.write_bytes(b"LL")
-    with pytest.raises(M.RecordFileError, match="shorter than the 16-byte header"):
+    with pytest.raises(M.RecordFileError, match="shorter than its header of 16 bytes"):
         M.read_records(short)
 
 

@@ -16,28 +16,24 @@ Definitions (seed 000 = ../shared/seeds/000_10b8b18b6f5db8a8.txt, §V-B):
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from linklab.errors import LinklabError
-
-MAGIC = b"LLREC1\0\0"
-HEADER = struct.Struct("<8sII")
-ROLE_SUBSCRIBER = 0
-ROLE_PUBLISHER = 1
-RECORD_DTYPE = np.dtype([("seq", "<u8"), ("t_send_ns", "<i8"), ("t_recv_ns", "<i8"),
-                         ("bytes", "<u4")])
-assert RECORD_DTYPE.itemsize == 28
+# The record format has one definition: linklab.probes.records (re-exported here).
+from linklab.probes.records import (  # noqa: F401
+    HEADER,
+    MAGIC,
+    RECORD_DTYPE,
+    ROLE_PUBLISHER,
+    ROLE_SUBSCRIBER,
+    RecordFileError,
+)
+from linklab.probes.records import read_records as _read_record_file
 
 # Table II caption: latency above 100 transmission intervals is "—".
 LATENCY_LIMIT_INTERVALS = 100
-
-
-class RecordFileError(LinklabError):
-    """A record file that is not in the probe format."""
 
 
 def empty_records() -> np.ndarray:
@@ -46,17 +42,9 @@ def empty_records() -> np.ndarray:
 
 def read_records(path: str | Path) -> tuple[int, np.ndarray]:
     """(role, records) of a record file. A file cut mid-record keeps the whole records."""
-    data = Path(path).read_bytes()
-    if len(data) < HEADER.size:
-        raise RecordFileError(f"{path}: {len(data)} bytes, shorter than the 16-byte header")
-    magic, size, role = HEADER.unpack_from(data)
-    if magic != MAGIC:
-        raise RecordFileError(f"{path}: not a linklab record file (magic {magic!r})")
-    if size != RECORD_DTYPE.itemsize:
-        raise RecordFileError(f"{path}: record size {size}, expected {RECORD_DTYPE.itemsize}")
-    body = data[HEADER.size:]
-    whole = len(body) // size * size
-    return role, np.frombuffer(body[:whole], dtype=RECORD_DTYPE).copy()
+    record_file = _read_record_file(path)
+    role = ROLE_PUBLISHER if record_file.role == "pub" else ROLE_SUBSCRIBER
+    return role, record_file.records.copy()
 
 
 def write_records(path: str | Path, role: int, records: np.ndarray) -> None:

@@ -15,6 +15,12 @@ HEADER = struct.Struct("<8sII")  # magic, record_size, role
 RECORD_DTYPE = np.dtype([("seq", "<u8"), ("t_send_ns", "<i8"), ("t_recv_ns", "<i8"),
                          ("bytes", "<u4")])
 ROLES = {0: "sub", 1: "pub"}
+ROLE_SUBSCRIBER = 0
+ROLE_PUBLISHER = 1
+
+
+class RecordFileError(LinklabError):
+    """A file that is not in the probe record format (or is cut inside its header)."""
 
 
 @dataclass(frozen=True)
@@ -35,14 +41,16 @@ def read_records(path: Path | str) -> RecordFile:
     """Header checked; a trailing partial record (a killed probe) is ignored."""
     data = Path(path).read_bytes()
     if len(data) < HEADER.size:
-        raise LinklabError(f"{path}: not a probe record file (shorter than its header)")
+        raise RecordFileError(f"{path}: {len(data)} bytes, not a linklab record file "
+                              f"(shorter than its header of {HEADER.size} bytes)")
     magic, record_size, role = HEADER.unpack_from(data)
     if magic != MAGIC:
-        raise LinklabError(f"{path}: not a probe record file (magic {magic!r})")
+        raise RecordFileError(f"{path}: not a linklab record file (magic {magic!r})")
     if record_size != RECORD_DTYPE.itemsize:
-        raise LinklabError(f"{path}: record size {record_size}, expected {RECORD_DTYPE.itemsize}")
+        raise RecordFileError(
+            f"{path}: record size {record_size}, expected {RECORD_DTYPE.itemsize}")
     if role not in ROLES:
-        raise LinklabError(f"{path}: unknown role {role}")
+        raise RecordFileError(f"{path}: unknown role {role}")
     body = len(data) - HEADER.size
     whole = body - body % record_size
     records = np.frombuffer(data, dtype=RECORD_DTYPE, count=whole // record_size,
