@@ -101,11 +101,17 @@ class Rate:
         text = f"rate rate_bps={_p(self.rate_bps)} overhead={self.overhead_bytes}"
         if self.burst_bytes:
             text += f" burst={self.burst_bytes}"
-        if self.limit_packets:
-            text += f" limit_packets={self.limit_packets}"
-        if self.limit_bytes:
-            text += f" limit_bytes={self.limit_bytes}"
-        return text
+        return text + _queue_limits(self.limit_packets, self.limit_bytes)
+
+
+def _queue_limits(limit_packets: int | None, limit_bytes: int | None) -> str:
+    """The queue-limit part of a directive (rate and trace stages queue the same way)."""
+    text = ""
+    if limit_packets:
+        text += f" limit_packets={limit_packets}"
+    if limit_bytes:
+        text += f" limit_bytes={limit_bytes}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -152,11 +158,7 @@ class Trace:
 
     def directive(self) -> str:
         text = f"trace file={Path(self.path).resolve()}"
-        if self.limit_packets:
-            text += f" limit_packets={self.limit_packets}"
-        if self.limit_bytes:
-            text += f" limit_bytes={self.limit_bytes}"
-        return text
+        return text + _queue_limits(self.limit_packets, self.limit_bytes)
 
 
 @dataclass(frozen=True)
