@@ -226,6 +226,15 @@ struct Middleware {
   std::unique_ptr<Subscriber> (*make_subscriber)(const Options&, std::string& error);
 };
 
+// The one way a probe makes its endpoints: construct T (a Publisher or Subscriber of
+// the middleware) and open() it with the options; nullptr and a reason on failure.
+template <class T, class Endpoint>
+std::unique_ptr<Endpoint> open_endpoint(const Options& o, std::string& error) {
+  auto endpoint = std::make_unique<T>();
+  if (!endpoint->open(o, error)) return nullptr;
+  return endpoint;
+}
+
 // Parses arguments, runs the role, writes records, prints the JSON summary. Returns
 // the process exit status (0 ok, 1 run failed, 2 usage).
 int probe_main(int argc, char** argv, const Middleware& mw);

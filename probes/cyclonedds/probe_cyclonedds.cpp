@@ -412,21 +412,10 @@ class CycloneSubscriber final : public linklab::Subscriber {
   const Options* opts_ = nullptr;
 };
 
-std::unique_ptr<linklab::Publisher> make_publisher(const Options& o, std::string& error) {
-  auto p = std::make_unique<CyclonePublisher>();
-  if (!p->open(o, error)) return nullptr;
-  return p;
-}
-
-std::unique_ptr<linklab::Subscriber> make_subscriber(const Options& o, std::string& error) {
-  auto s = std::make_unique<CycloneSubscriber>();
-  if (!s->open(o, error)) return nullptr;
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  linklab::Middleware mw{"cyclonedds", DDS_VERSION, make_publisher, make_subscriber};
+  linklab::Middleware mw{"cyclonedds", DDS_VERSION, linklab::open_endpoint<CyclonePublisher, linklab::Publisher>,
+                         linklab::open_endpoint<CycloneSubscriber, linklab::Subscriber>};
   return linklab::probe_main(argc, argv, mw);
 }

@@ -544,18 +544,6 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   fdds::DataReader* reader_ = nullptr;
 };
 
-std::unique_ptr<linklab::Publisher> make_publisher(const Options& o, std::string& error) {
-  auto p = std::make_unique<FastPublisher>();
-  if (!p->open(o, error)) return nullptr;
-  return p;
-}
-
-std::unique_ptr<linklab::Subscriber> make_subscriber(const Options& o, std::string& error) {
-  auto s = std::make_unique<FastSubscriber>();
-  if (!s->open(o, error)) return nullptr;
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -571,7 +559,8 @@ int main(int argc, char** argv) {
   linklab::Middleware mw{"fastdds",
                          std::to_string(FASTRTPS_VERSION_MAJOR) + "." + std::to_string(FASTRTPS_VERSION_MINOR) + "." +
                              std::to_string(FASTRTPS_VERSION_MICRO),
-                         make_publisher, make_subscriber};
+                         linklab::open_endpoint<FastPublisher, linklab::Publisher>,
+                         linklab::open_endpoint<FastSubscriber, linklab::Subscriber>};
   int rc = linklab::probe_main(argc, argv, mw);
   eprosima::fastdds::dds::Log::Flush();
   // Entities are gone, records closed, summary printed. Skip static destructors: Fast

@@ -310,24 +310,13 @@ class MqttSubscriber final : public linklab::Subscriber {
   Client client_;
 };
 
-std::unique_ptr<linklab::Publisher> make_publisher(const Options& o, std::string& error) {
-  auto p = std::make_unique<MqttPublisher>();
-  if (!p->open(o, error)) return nullptr;
-  return p;
-}
-
-std::unique_ptr<linklab::Subscriber> make_subscriber(const Options& o, std::string& error) {
-  auto s = std::make_unique<MqttSubscriber>();
-  if (!s->open(o, error)) return nullptr;
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   int major = 0, minor = 0, revision = 0;
   mosquitto_lib_version(&major, &minor, &revision);
   std::string version = "libmosquitto " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(revision);
-  linklab::Middleware mw{"mqtt", version, make_publisher, make_subscriber};
+  linklab::Middleware mw{"mqtt", version, linklab::open_endpoint<MqttPublisher, linklab::Publisher>,
+                         linklab::open_endpoint<MqttSubscriber, linklab::Subscriber>};
   return linklab::probe_main(argc, argv, mw);
 }
