@@ -166,8 +166,8 @@ def test_record_layout_is_the_probe_protocol():
 # --- link and UDP counters of a cell --------------------------------------------------
 
 def test_counter_deltas_from_two_snapshots():
+    from linklab.bench.cellrun import counter_deltas
     from linklab.bench.environment import parse_udp_counters
-    from linklab.bench.runner import counter_deltas
 
     snmp = ("Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\n"
             "Udp: 100 0 7 50 {rcv} 0\n")
@@ -177,10 +177,11 @@ def test_counter_deltas_from_two_snapshots():
                          "stages": [{"kind": "loss", "dropped_packets": dropped,
                                      "passed_packets": passed},
                                     {"kind": "rate", "dropped_packets": tbf}]},
-                "udp": {"sub": parse_udp_counters(snmp.format(rcv=rcv)),
-                        "pub": parse_udp_counters(snmp.format(rcv=0))}}
+                "udp": {"edge": parse_udp_counters(snmp.format(rcv=rcv)),
+                        "robot": parse_udp_counters(snmp.format(rcv=0))}}
 
-    deltas = counter_deltas(snap(1000, 5000, 3, 40, 0, 2), snap(1500, 95000, 23, 120, 4, 9))
+    deltas = counter_deltas(snap(1000, 5000, 3, 40, 0, 2), snap(1500, 95000, 23, 120, 4, 9),
+                            pub_hosts=("robot",), sub_hosts=("edge",))
     assert deltas["wire_bytes"] == 500 + 90000
     assert deltas["link_dropped_packets"] == 20 and deltas["link_passed_packets"] == 80
     assert deltas["rate_dropped_packets"] == 4

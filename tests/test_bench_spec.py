@@ -67,26 +67,26 @@ def test_estimated_duration_counts_publishing_and_setup():
 
 
 @pytest.mark.parametrize("text, where", [
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 1\naxes:\n  payload: [32KiB, 12]\n",
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 1\naxes:\n  payload: [32KiB, 12]\n",
      "s.yaml:7: axes.payload[1]: '12' has no unit"),
-    ("name: x\nfixed:\n  rate: 30\n  link: a\n  payload: 1KiB\n  count: 1\n",
+    ("name: x\nfixed:\n  rate: 30\n  link: lan-2.5g\n  payload: 1KiB\n  count: 1\n",
      "s.yaml:3: fixed.rate: '30' has no unit"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  payload: 1KiB\n  count: 1\n  qos: maybe\n",
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  payload: 1KiB\n  count: 1\n  qos: maybe\n",
      "s.yaml:7: fixed.qos: 'maybe' is not one of reliable, best_effort"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  payload: 1KiB\n  colour: red\n",
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  payload: 1KiB\n  colour: red\n",
      "s.yaml:6: fixed.colour: unknown field"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  payload: 1KiB\n  count: 1\n"
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  payload: 1KiB\n  count: 1\n"
      "  history: keep_some\n", "s.yaml:7: fixed.history: 'keep_some' is not a history"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 0\n  payload: 1KiB\n",
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 0\n  payload: 1KiB\n",
      "s.yaml:5: fixed.count: 0 must be a whole number greater than zero"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\naxes:\n  payload: 1KiB\n",
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 3\naxes:\n  payload: 1KiB\n",
      "s.yaml:7: axes.payload: an axis is a list"),
     ("name: x\nfixed:\n  rate: 30Hz\n  count: 3\n  payload: 1KiB\n",
      "s.yaml:2: link: missing"),
     ("name: x\nfixed: [1, 2\n", "s.yaml:3: not valid YAML"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\nextra: 1\n",
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 3\n  payload: 1KiB\nextra: 1\n",
      "s.yaml:7: extra: unknown key"),
-    ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\naxes:\n"
+    ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 3\n  payload: 1KiB\naxes:\n"
      "  type: [Bytes, Array7k]\n", "s.yaml:8: axes.type[1]: 'Array7k' is not one of"),
 ])
 def test_validation_errors_name_file_line_and_field(text, where):
@@ -119,7 +119,7 @@ def test_table2_scenario_is_the_papers_matrix():
 
 def test_a_profile_file_is_found_next_to_the_scenario(tmp_path):
     (tmp_path / "mine.xml").write_text("<dds/>")
-    text = ("name: x\nfixed:\n  rate: 30Hz\n  link: a\n  count: 3\n  payload: 1KiB\n"
+    text = ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 3\n  payload: 1KiB\n"
             "axes:\n  profile: [default, mine.xml]\n")
     path = tmp_path / "s.yaml"
     path.write_text(text)

@@ -1,7 +1,14 @@
-"""``linklab bench SCENARIO.yaml``: run a scenario's matrix into a run directory."""
+"""``linklab bench SCENARIO.yaml``: run a scenario's matrix into a run directory.
+
+Exit status: 0 every cell ran (failed cells included: a link that loses everything is a
+result); 1 a gate was missed (each miss is printed, one line each); 2 bad input; 70 a cell
+could not be measured because of a linklab error or bug ("error" rows), whatever else
+happened; 130 interrupted.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from datetime import UTC, datetime
@@ -18,45 +25,47 @@ from linklab.errors import UsageError
 from linklab.output import console, err_console, print_json
 from linklab.units import format_duration
 
+EXIT_GATES_MISSED = 1
+EXIT_LINKLAB_ERROR = 70
+
 
 def _fmt_eta(seconds: float) -> str:
     seconds = max(0, int(seconds))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def _outage_of(preset: str) -> float:
-    try:
-        from linklab.bench.environment import preset_outage_s
+def _cell_value(cell, key: str) -> str:
+    if key == "payload":
+        return size_label(cell.payload_bytes)
+    if key == "rate":
+        return f"{cell.rate_hz:g} Hz" if cell.rate_hz else str(cell.rate)
+    if key == "trial":
+        return str(cell.trial)
+    if key == "link" or key.startswith("link."):
+        return cell.link
+    attr = {"duration": "duration_s", "warmup": "warmup_s", "outage_start": "outage_start_s",
+            "outage_length": "outage_length_s", "grace": "grace_s"}.get(key, key)
+    return str(getattr(cell, attr, ""))
 
-        return preset_outage_s(preset)
-    except Exception:  # unknown preset: the run itself will say so
-        return 0.0
 
+def _matrix_table(scenario: Scenario, cells, env) -> Table:
+    from linklab.bench.runner import search_budget_s
 
-def _matrix_table(scenario: Scenario, cells) -> Table:
     table = Table(title=f"{scenario.name}: {len(cells)} cells", title_justify="left")
-    keys = list(scenario.axes) + (["trial"] if scenario.trials > 1 else [])
+    keys = [k for k in scenario.axes if not k.startswith("link.")] + (
+        ["link"] if any(k.startswith("link.") for k in scenario.axes)
+        and "link" not in scenario.axes else []) + (["trial"] if scenario.trials > 1 else [])
     table.add_column("#", justify="right")
     table.add_column("cell id", no_wrap=True)
     for key in keys:
         table.add_column(key)
+    table.add_column("endpoints")
     table.add_column("estimate", justify="right")
+    budget = search_budget_s(scenario.search)
     for cell in cells:
-        values = []
-        for key in keys:
-            if key == "payload":
-                values.append(size_label(cell.payload_bytes))
-            elif key == "rate":
-                values.append(f"{cell.rate_hz:g} Hz")
-            elif key == "trial":
-                values.append(str(cell.trial))
-            else:
-                values.append(str(getattr(cell, {"duration": "duration_s", "warmup": "warmup_s",
-                                                  "outage_start": "outage_start_s",
-                                                  "outage_length": "outage_length_s",
-                                                  "grace": "grace_s"}.get(key, key))))
-        table.add_row(str(cell.index), cell.cell_id, *values,
-                      format_duration(estimate_s(cell, _outage_of(cell.link))))
+        table.add_row(str(cell.index), cell.cell_id, *(_cell_value(cell, k) for k in keys),
+                      f"{len(cell.topics)} topic(s), {cell.streams} sub(s)",
+                      format_duration(estimate_s(cell, env.outage_s(cell), budget)))
     return table
 
 
@@ -80,57 +89,76 @@ def register(app: typer.Typer) -> None:
         repeat: int | None = typer.Option(None, "--repeat", metavar="N",
                                           help="Trials of every cell (overrides the "
                                                "scenario's trials)."),
+        presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
+                                           help="Link presets of your own (YAML like "
+                                                "linklab's presets.yaml); repeatable."),
+        gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
+                                       help="A pass/fail target on every cell (or one "
+                                            "topic), e.g. 'reception_rate>=29Hz'; "
+                                            "repeatable. Missed: exit 1."),
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the matrix (--dry-run) or the finished "
                                           "cells as JSON."),
     ) -> None:
         """Run a scenario: every cell of its matrix across an emulated link, into a run
-        directory (run.json, cells.parquet, records/). Ctrl-C keeps finished cells."""
+        directory (run.json, cells.parquet, streams.parquet, records/). Ctrl-C keeps
+        finished cells. Exit 1 when a gate is missed, 70 when a cell hit a linklab error."""
+        from linklab.bench.gates import evaluate, parse_cli_gate
+
         if repeat is not None and repeat < 1:
             raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
+        cli_gates = [parse_cli_gate(g) for g in gate]
         store = None
         if resume is not None:
             store = RunStore.open(resume)
-            saved = store.info["scenario"]
+            saved = store.info.get("scenario") or {}
+            if not isinstance(saved.get("text"), str) or not saved.get("path"):
+                raise UsageError(f"{resume}/run.json does not hold its scenario (text and "
+                                 "path); it cannot be resumed", argument="--resume")
             options = store.info.get("options", {})
-            if scenario_path is not None and Path(scenario_path).stem != saved["name"] and \
-                    load_scenario(scenario_path).name != saved["name"]:
-                raise UsageError(f"{resume} is a run of {saved['name']!r}, not of "
+            if scenario_path is not None and Path(scenario_path).stem != saved.get("name") \
+                    and load_scenario(scenario_path).name != saved.get("name"):
+                raise UsageError(f"{resume} is a run of {saved.get('name')!r}, not of "
                                  f"{scenario_path}", argument="--resume")
             scenario = parse_scenario(saved["text"], saved["path"],
                                       quick=options.get("quick", False),
-                                      repeat=options.get("repeat"))
+                                      repeat=options.get("repeat"),
+                                      saved_presets=saved.get("presets") or {})
+            cli_gates += [parse_cli_gate(g) for g in options.get("gates", [])
+                          if isinstance(g, str)]
         else:
             if scenario_path is None:
                 raise UsageError("give a scenario file (e.g. scenarios/demo.yaml) or "
                                  "--resume RUN_DIR", argument="SCENARIO.yaml")
-            scenario = load_scenario(scenario_path, quick=quick, repeat=repeat)
+            scenario = load_scenario(scenario_path, quick=quick, repeat=repeat,
+                                     preset_files=presets)
         cells = expand(scenario)
-        total = sum(estimate_s(c, _outage_of(c.link)) for c in cells)
 
+        from linklab.bench.environment import LinklabEnvironment
+        from linklab.bench.runner import run_cells, search_budget_s
+
+        env = LinklabEnvironment(scenario.presets)
+        budget = search_budget_s(scenario.search)
+        total = sum(estimate_s(c, env.outage_s(c), budget) for c in cells)
         if dry_run:
             if as_json:
                 print_json({"scenario": scenario.to_dict(), "estimated_s": total,
                             "cells": [dict(c.axes(), index=c.index) for c in cells]})
             else:
-                console.print(_matrix_table(scenario, cells))
+                console.print(_matrix_table(scenario, cells, env))
                 console.print(f"{len(cells)} cells, estimated {_fmt_eta(total)} "
                               "(h:mm:ss)")
             return
 
-        from linklab.bench.environment import LinklabEnvironment, check_ready
-        from linklab.bench.runner import run_cells
-
-        check_ready(cells)
+        env.check_ready(cells)
         if store is None:
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
             root = out / f"{scenario.name}-{stamp}"
             store = RunStore.create(root, scenario=dict(scenario.to_dict(), text=scenario.text),
-                                    options={"quick": quick, "repeat": repeat},
+                                    options={"quick": quick, "repeat": repeat, "gates": gate},
                                     planned=[c.cell_id for c in cells], estimated_s=total)
         err_console.print(f"run directory: {store.root}")
         run_tag = f"b{os.getpid() % 100000}{secrets.token_hex(1)}"
-        env = LinklabEnvironment()
 
         columns = (TextColumn("[bold]{task.fields[done]}/{task.fields[cells]} cells"),
                    BarColumn(), TextColumn("ETA {task.fields[eta]}"), TimeElapsedColumn(),
@@ -140,23 +168,40 @@ def register(app: typer.Typer) -> None:
                                 eta=_fmt_eta(total), current="")
 
             def on_progress(p) -> None:
+                current = p.current.cell_id if p.current else "done"
+                if p.detail:
+                    current += f" ({p.detail})"
                 bar.update(task, completed=p.done_cells, done=p.done_cells,
-                           eta=_fmt_eta(p.remaining_s),
-                           current=p.current.cell_id if p.current else "done")
+                           eta=_fmt_eta(p.remaining_s), current=current)
 
             try:
                 rows = run_cells(store, cells, env, run_tag=run_tag,
-                                 on_progress=on_progress)
+                                 on_progress=on_progress, search_settings=scenario.search)
             except (KeyboardInterrupt, SystemExit):
                 bar.stop()
                 err_console.print(
                     f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
                     f"{store.root}; continue with: linklab bench --resume {store.root}")
                 raise typer.Exit(130) from None
+        misses = evaluate(list(scenario.gates) + cli_gates, store.rows, store.streams)
+        (store.root / "gates.json").write_text(json.dumps(
+            {"gates": [g.to_dict() for g in list(scenario.gates) + cli_gates],
+             "missed": [m.to_dict() for m in misses]}, indent=1) + "\n")
+        errors = [r for r in store.rows if r.get("status") == "error"]
         if as_json:
-            print_json({"run_dir": str(store.root), "cells": rows})
-            return
-        from linklab.report.table import render_run
+            print_json({"run_dir": str(store.root), "cells": rows,
+                        "gates_missed": [m.to_dict() for m in misses]})
+        else:
+            from linklab.report.table import render_run
 
-        console.print(render_run(store.info, store.rows, console))
-        console.print(f"run directory: {store.root}  (linklab report {store.root})")
+            console.print(render_run(store.info, store.rows, console, store.streams))
+            console.print(f"run directory: {store.root}  (linklab report {store.root})")
+        for miss in misses:
+            err_console.print(miss.line(), highlight=False)
+        for row in errors:
+            err_console.print(f"linklab error in cell {row['cell_id']}: "
+                              f"{row.get('failure_reason')}", highlight=False)
+        if errors:
+            raise typer.Exit(EXIT_LINKLAB_ERROR)
+        if misses:
+            raise typer.Exit(EXIT_GATES_MISSED)

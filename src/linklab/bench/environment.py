@@ -1,22 +1,32 @@
 """The real side effects of a bench run: linklab.link testbeds, profiles, the model.
 
-- links: ``linklab.link.testbed(preset=..., topology="pair")``; the publisher runs on the
-  first host (robot), the subscriber on the second (edge); wire bytes are the interface
-  byte counters of the link (both directions: data, retransmissions, heartbeats, acks).
-- profiles: ``default`` and ``large_data`` are the files shipped in linklab/profiles/
-  (Fast DDS as ROS 2 Humble configures it, and the paper's LARGE_DATA baseline: UDP for
-  discovery, TCPv4 for data); ``optimized`` is ``linklab.tune`` for the cell's rate,
-  payload and link (the preset's rate as T_OS->Link, its loss as PER);
-  ``optimized-paced`` is that profile with the writer paced at T*omega (see with_pacing);
-  any other name is a file ``<name>.xml`` in linklab/profiles/, a name ending in .xml a
-  file of the scenario's own.
-- model: the seed-000 model's R_DDS / R_pub for the cell (NaN for TCP transports).
+- links: ``linklab.link.testbed(preset=..., topology=..., hosts=...)`` with the cell's link
+  fields written over the preset; every endpoint runs on the host its topic names; wire
+  bytes are the interface byte counters of the publishers' hosts (both directions:
+  data, retransmissions, heartbeats, acks).
+- profiles (``profile:``), per middleware — a profile a middleware cannot take is an error
+  before anything runs, never a silent default:
+  * Fast DDS: ``default`` and ``large_data`` are the files shipped in linklab/profiles/
+    (Fast DDS as ROS 2 Humble configures it, and the paper's LARGE_DATA baseline: UDP for
+    discovery, TCPv4 for data); ``optimized`` is ``linklab.tune`` for the cell's rate,
+    payload and link (the link's rate as T_OS->Link, its loss as PER);
+    ``optimized-paced`` is that profile with the writer paced at T*omega (see
+    with_pacing); any other name is a file ``<name>.xml`` in linklab/profiles/, a name
+    ending in .xml a Fast DDS XML file of the scenario's own.
+  * Cyclone DDS: ``default`` is Cyclone's own configuration (no CYCLONEDDS_URI, as
+    rmw_cyclonedds without one); ``optimized`` the tuner's Cyclone file; a .xml file of
+    the scenario's own must be a Cyclone configuration (<CycloneDDS>).
+  * Zenoh: ``default``, or a .json5 configuration of the scenario's own.
+  * MQTT: ``default`` only (mosquitto's and libmosquitto's defaults).
+- model: the seed-000 model's R_DDS / R_pub for the cell (NaN where it does not apply:
+  not Fast DDS over UDP).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import re
 import time
 from collections.abc import Iterator
 from functools import cache
@@ -24,56 +34,65 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
 from linklab.bench.runner import ResolvedProfile
 from linklab.errors import EnvironmentProblem, UsageError
 
 TCP_PROFILES = ("large_data",)
 TUNED_PROFILES = ("optimized", "optimized-paced")
+DDS_BASES = {"fastdds": "fastdds", "fastdds-secure": "fastdds", "cyclonedds": "cyclonedds"}
 
 
-# --- link presets ---------------------------------------------------------------------
-
-def preset(name: str) -> dict[str, Any]:
-    from linklab.link.presets import get_preset
-
-    return get_preset(name)
-
-
-def preset_outage(name: str):
-    from linklab.link.spec import parse_outage
-
-    text = preset(name).get("outage")
-    return None if not text else parse_outage(str(text), argument=f"preset {name}")
+def base_middleware(middleware: str) -> str:
+    """fastdds-secure -> fastdds, mqtt-tls -> mqtt, zenoh-peer-tls -> zenoh, ..."""
+    if middleware in DDS_BASES:
+        return DDS_BASES[middleware]
+    return "zenoh" if middleware.startswith("zenoh") else "mqtt"
 
 
-def preset_outage_s(name: str) -> float:
-    outage = preset_outage(name)
-    return 0.0 if outage is None else float(outage.length_s)
+# --- links ----------------------------------------------------------------------------
 
+class Links:
+    """The presets a run may use (shipped + the scenario's own) and each link's spec."""
 
-def preset_rate_bits(name: str) -> float:
-    from linklab.units import parse_bitrate
+    def __init__(self, user_presets: dict[str, dict[str, Any]] | None = None):
+        self.user = dict(user_presets or {})
 
-    rate = preset(name).get("rate")
-    if isinstance(rate, dict):
-        rate = rate.get("up")
-    return parse_bitrate(str(rate)) if rate else 1e9
+    def fields(self, preset: str | None) -> dict[str, Any] | None:
+        if preset is None:
+            return None
+        if preset in self.user:
+            return self.user[preset]
+        from linklab.link.presets import get_preset
 
+        return get_preset(preset)
 
-def preset_loss(name: str) -> float:
-    from linklab.units import parse_fraction
+    def spec(self, choice: LinkChoice):
+        from linklab.link.spec import build_spec
 
-    loss = preset(name).get("loss")
-    if isinstance(loss, dict):
-        loss = loss.get("up")
-    return parse_fraction(loss) if loss is not None else 0.0
+        return build_spec(choice.preset, self.fields(choice.preset), choice.overrides_dict())
+
+    def outage(self, choice: LinkChoice):
+        return self.spec(choice).up.outage
+
+    def outage_s(self, choice: LinkChoice) -> float:
+        outage = self.outage(choice)
+        return 0.0 if outage is None else float(outage.length_s)
+
+    def rate_bits(self, choice: LinkChoice) -> float:
+        """T_OS->Link for the model and the tuner: the link's robot -> edge rate."""
+        rate = self.spec(choice).up.rate_bps
+        return float(rate) if rate else 1e9
+
+    def loss(self, choice: LinkChoice) -> float:
+        return float(self.spec(choice).up.loss)
 
 
 # --- profiles -------------------------------------------------------------------------
 
 def shipped_profile(name: str) -> str:
-    """The XML of a profile file shipped in linklab/profiles/."""
+    """The XML of a Fast DDS profile file shipped in linklab/profiles/."""
     try:
         base = resources.files("linklab.profiles")
     except ModuleNotFoundError:
@@ -83,9 +102,10 @@ def shipped_profile(name: str) -> str:
         path = base.joinpath(candidate)
         if path.is_file():
             return path.read_text()
-    known = sorted(p.name for p in base.iterdir() if p.name.endswith(".xml"))
-    raise UsageError(f"unknown profile {name!r}; shipped: {', '.join(known)} or optimized",
-                     argument="profile")
+    known = sorted(p.name.removesuffix(".xml") for p in base.iterdir()
+                   if p.name.endswith(".xml"))
+    raise UsageError(f"unknown profile {name!r}; shipped Fast DDS profiles: "
+                     f"{', '.join(known)}, or optimized, optimized-paced", argument="profile")
 
 
 @cache
@@ -96,49 +116,126 @@ def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float):
                             link_bits_per_s=link_bits, per=per))
 
 
-def _tuned_for(cell: Cell):
-    return tuned(cell.rate_hz, cell.payload_bytes, preset_rate_bits(cell.link),
-                 preset_loss(cell.link))
+def _xml_root(text: str) -> str | None:
+    match = re.search(r"<\s*([A-Za-z_][\w:.-]*)", re.sub(r"<\?.*?\?>|<!--.*?-->", "", text,
+                                                         flags=re.S))
+    return match[1].split(":")[-1] if match else None
 
 
-def history_for(cell: Cell) -> str:
-    """What the probe's --history gets (spec.parse_history documents the choices)."""
-    tuned_profile = cell.profile in ("optimized", "optimized-paced")
-    if cell.history == "tuned" or (cell.history == "profile" and tuned_profile):
-        return f"keep_last:{_tuned_for(cell).settings.history_depth}"
-    if cell.history == "profile":
-        return "keep_all"
-    return cell.history
+class Profiles:
+    """What each cell's ``profile`` and ``history`` mean for its middleware."""
 
+    def __init__(self, links: Links):
+        self.links = links
 
-def resolve_profile(cell: Cell) -> ResolvedProfile:
-    history = history_for(cell)
-    if cell.middleware != "fastdds":
-        return ResolvedProfile(None, None, history, {"profile": cell.profile})
-    if cell.profile in ("optimized", "optimized-paced"):
-        result = _tuned_for(cell)
-        xml = result.fastdds_xml
+    def tuned_for(self, cell: Cell):
+        choice = cell.link_choice or LinkChoice(cell.link)
+        return tuned(cell.rate_hz, cell.payload_bytes, self.links.rate_bits(choice),
+                     self.links.loss(choice))
+
+    def history_for(self, cell: Cell, history: str | None = None) -> str:
+        """What the probe's --history gets (spec.parse_history documents the choices)."""
+        history = history or cell.history
+        tuned_profile = cell.profile in TUNED_PROFILES
+        if history == "tuned" or (history == "profile" and tuned_profile):
+            return f"keep_last:{self.tuned_for(cell).settings.history_depth}"
+        if history == "profile":
+            return "keep_all"
+        return history
+
+    def check(self, cell: Cell) -> None:
+        """Refuse what the cell's middleware cannot take (before anything runs)."""
+        base = base_middleware(cell.middleware)
+        profile = cell.profile
+        own = profile.endswith((".xml", ".json5"))
+        for topic in cell.topics or ():
+            if topic.history in ("tuned", "profile") and base not in ("fastdds", "cyclonedds"):
+                raise UsageError(f"history {topic.history} is the tuner's DDS writer history "
+                                 f"(N_HC); {cell.middleware} has no history cache",
+                                 argument="history")
+        if (cell.search or cell.rate_fraction is not None) and profile in TUNED_PROFILES:
+            raise UsageError(f"profile {profile} is tuned for a known rate; a searched rate "
+                             f"({cell.rate}) has none: use another profile", argument="profile")
+        if base == "fastdds":
+            if own:
+                if not profile.endswith(".xml") or _xml_root(Path(profile).read_text()) not in (
+                        "dds", "profiles"):
+                    raise UsageError(f"{profile} is not a Fast DDS XML profile (<dds> or "
+                                     "<profiles>)", argument="profile")
+            elif profile not in TUNED_PROFILES:
+                shipped_profile(profile)
+            if cell.middleware == "fastdds-secure" and profile != "default":
+                raise UsageError("fastdds-secure runs linklab's default profile with "
+                                 "DDS-Security; another profile cannot be combined with it",
+                                 argument="profile")
+            return
+        if base == "cyclonedds":
+            if own:
+                if not profile.endswith(".xml") or _xml_root(Path(profile).read_text()) != \
+                        "CycloneDDS":
+                    raise UsageError(f"{profile} is not a Cyclone DDS configuration "
+                                     "(<CycloneDDS>)", argument="profile")
+            elif profile not in ("default", "optimized"):
+                raise UsageError(f"profile {profile!r} is a Fast DDS profile; Cyclone DDS "
+                                 "takes default, optimized or a <CycloneDDS> file of your own",
+                                 argument="profile")
+            return
+        if base == "zenoh":
+            if profile != "default" and not profile.endswith(".json5"):
+                raise UsageError(f"profile {profile!r} is not for Zenoh; Zenoh takes default "
+                                 "or a .json5 configuration of your own", argument="profile")
+            if cell.middleware.endswith("-tls") and profile != "default":
+                raise UsageError(f"{cell.middleware} brings its own TLS configuration; "
+                                 "another profile cannot be combined with it", argument="profile")
+            return
+        if profile != "default":
+            raise UsageError(f"profile {profile!r}: MQTT takes default only (mosquitto's and "
+                             "libmosquitto's settings)", argument="profile")
+
+    def resolve(self, cell: Cell) -> ResolvedProfile:
+        self.check(cell)
+        history = self.history_for(cell)
+        base = base_middleware(cell.middleware)
+        if base not in ("fastdds", "cyclonedds") or (base == "cyclonedds"
+                                                     and cell.profile == "default"):
+            if cell.profile.endswith(".json5"):
+                path = Path(cell.profile)
+                return ResolvedProfile(path.name, path.read_text(), history,
+                                       {"profile": path.stem, "source": str(path)})
+            return ResolvedProfile(None, None, history, {"profile": cell.profile})
+        if cell.profile in TUNED_PROFILES:
+            return self._tuned(cell, history, base)
+        if cell.profile.endswith(".xml"):  # the scenario's own file
+            path = Path(cell.profile)
+            return ResolvedProfile(path.name, path.read_text(), history,
+                                   {"profile": path.stem, "source": str(path)})
+        xml = shipped_profile(cell.profile)
+        return ResolvedProfile(f"{cell.profile}.xml", xml, history, {"profile": cell.profile})
+
+    def _tuned(self, cell: Cell, history: str, base: str) -> ResolvedProfile:
+        result = self.tuned_for(cell)
         paced = cell.profile == "optimized-paced"
-        if paced:
-            xml = with_pacing(xml, result.settings.budget_bytes_per_s)
-        depth = history.split(":")[1] if history.startswith("keep_last:") else "all"
-        if str(result.settings.history_depth) != depth:
-            # the scenario asks for another history than N_HC (Fig. 7/8 sweeps): the
-            # profile's history and resource limits follow the probe's --history
-            xml = _with_history(xml, history)
-        name = (f"{cell.profile}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-{cell.link}"
-                f"-{history.replace(':', '')}.xml")
-        meta = {"profile": cell.profile, "tuning": result.to_dict()["inputs"],
+        if base == "cyclonedds":
+            xml = result.cyclonedds_xml
+        else:
+            xml = result.fastdds_xml
+            if paced:
+                xml = with_pacing(xml, result.settings.budget_bytes_per_s)
+            depth = history.split(":")[1] if history.startswith("keep_last:") else "all"
+            if str(result.settings.history_depth) != depth:
+                # the scenario asks for another history than N_HC (Fig. 7/8 sweeps): the
+                # profile's history and resource limits follow the probe's --history
+                xml = _with_history(xml, history)
+        suffix = "xml"
+        name = (f"{cell.profile}-{base}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-"
+                f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', cell.link)}-"
+                f"{history.replace(':', '')}.{suffix}")
+        meta = {"profile": cell.profile, "middleware": base,
+                "tuning": result.to_dict()["inputs"],
                 "settings": result.settings.to_dict(), "verdict": result.verdict}
         if paced:
             meta["pacing_bytes_per_s"] = result.settings.budget_bytes_per_s
         return ResolvedProfile(name, xml, history, meta)
-    if cell.profile.endswith(".xml"):  # the scenario's own file
-        path = Path(cell.profile)
-        return ResolvedProfile(path.name, path.read_text(), history,
-                               {"profile": path.stem, "source": str(path)})
-    xml = shipped_profile(cell.profile)
-    return ResolvedProfile(f"{cell.profile}.xml", xml, history, {"profile": cell.profile})
 
 
 PACING_PERIOD_MS = 5
@@ -165,8 +262,6 @@ def with_pacing(xml: str, budget_bytes_per_s: float) -> str:
 
 def _with_history(xml: str, history: str) -> str:
     """Replace historyQos / resourceLimitsQos of a tuned profile with ``history``."""
-    import re
-
     if history == "keep_all":
         xml = re.sub(r"<kind>KEEP_LAST</kind>", "<kind>KEEP_ALL</kind>", xml)
         depth = "5000"
@@ -181,20 +276,26 @@ def _with_history(xml: str, history: str) -> str:
 
 # --- the model ------------------------------------------------------------------------
 
-def model_amplification(cell: Cell) -> float:
-    """R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1) for the cell's profile, PER and link."""
-    if cell.middleware != "fastdds" or cell.profile in TCP_PROFILES:
+def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
+    """R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1) for the cell's profile, PER and link.
+
+    NaN, by rule, where the model does not apply: middlewares other than Fast DDS, TCP
+    transports (large_data), several topics in one cell. Any other failure is a bug.
+    """
+    if base_middleware(cell.middleware) != "fastdds" or cell.profile in TCP_PROFILES \
+            or len(cell.topics) > 1 or not cell.rate_hz:
         return math.nan
     from linklab.model.scenario import ModelInput, evaluate
 
+    choice = cell.link_choice or LinkChoice(cell.link)
     kw: dict[str, Any] = {}
     if cell.profile in TUNED_PROFILES:
-        settings = _tuned_for(cell).settings
+        settings = profiles.tuned_for(cell).settings
         kw = {"max_message_size": settings.max_message_size,
               "heartbeat_hz": settings.heartbeat_hz}
     result = evaluate(ModelInput(rate_hz=cell.rate_hz, payload_bytes=cell.payload_bytes,
-                                 link_bits_per_s=preset_rate_bits(cell.link),
-                                 per=preset_loss(cell.link), **kw))
+                                 link_bits_per_s=links.rate_bits(choice),
+                                 per=links.loss(choice), **kw))
     return float(result.amplification)
 
 
@@ -207,37 +308,34 @@ PUBLISH_START_DELAY_S = 1.3
 
 
 class LinkBed:
-    """Adapts a linklab.link Testbed (pair topology) to what the runner needs (runner.Bed):
-    the publisher runs on ``robot``, the subscriber on ``edge``."""
+    """Adapts a linklab.link Testbed to what the runner needs (runner.Bed): endpoints run
+    on the testbed's hosts by name."""
 
-    HOSTS = {"pub": "robot", "sub": "edge"}
-
-    def __init__(self, bed: Any, preset_name: str, outage_s: float):
+    def __init__(self, bed: Any, label: str, outage_s: float):
         self.bed = bed
-        self.preset_name = preset_name
+        self.label = label
         self.outage_s = outage_s
         self.armed_t0_ns: int | None = None
 
-    def spawn(self, role: str, argv: list[str], stdout: Any, stderr: Any):
-        return self.bed.popen(self.HOSTS[role], argv, stdout=stdout, stderr=stderr)
+    def spawn(self, host: str, argv: list[str], stdout: Any, stderr: Any):
+        return self.bed.popen(host, argv, stdout=stdout, stderr=stderr)
 
-    def peers(self, role: str) -> tuple[str, ...]:
-        other = self.bed.hosts[self.HOSTS["sub" if role == "pub" else "pub"]]
-        return (other.address,) if other.address else ()
+    def address(self, host: str) -> str | None:
+        return self.bed.hosts[host].address
 
-    def interface(self, role: str) -> str | None:
+    def host(self, name: str) -> Any:
+        """The testbed Host (netns, address) (brokers need the edge's)."""
+        return self.bed.hosts[name]
+
+    def interface(self, host: str) -> str | None:
         return None
 
-    def host(self, role: str) -> Any:
-        """The testbed Host (netns, address) a role runs on (brokers need the edge's)."""
-        return self.bed.hosts[self.HOSTS[role]]
-
-    def snapshot(self) -> dict[str, Any]:
-        """Link counters (stages, interfaces) and each host's UDP counters, right now."""
-        data = {"link": self.bed.counters(), "udp": {}}
-        for role, host in self.HOSTS.items():
+    def snapshot(self, hosts: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Link counters (stages, interfaces) and the hosts' UDP counters, right now."""
+        data: dict[str, Any] = {"link": self.bed.counters(), "udp": {}}
+        for host in hosts:
             snmp = self.bed.run(host, ["cat", "/proc/net/snmp"]).stdout
-            data["udp"][role] = parse_udp_counters(snmp)
+            data["udp"][host] = parse_udp_counters(snmp)
         return data
 
     def start_traffic(self, warmup_s: float) -> None:
@@ -254,7 +352,8 @@ class LinkBed:
 
     def stages(self) -> dict[str, Any]:
         status = self.bed.status()
-        return {"preset": self.preset_name, "spec": status.get("spec"),
+        return {"preset": self.label, "spec": status.get("spec"),
+                "topology": status.get("topology"),
                 "hosts": status.get("hosts"), "links": status.get("links"),
                 "socket_buffers": status.get("socket_buffers"),
                 "outage": {k: v for k, v in (status.get("outage") or {}).items()
@@ -272,41 +371,76 @@ def parse_udp_counters(snmp: str) -> dict[str, int]:
 class LinklabEnvironment:
     """Links from linklab.link, profiles from linklab.profiles / linklab.tune."""
 
+    def __init__(self, user_presets: dict[str, dict[str, Any]] | None = None):
+        self.links = Links(user_presets)
+        self.profiles = Profiles(self.links)
+
+    def link_key(self, cell: Cell) -> str:
+        choice = cell.link_choice or LinkChoice(cell.link)
+        return f"{choice.key()}|{cell.topology}|{cell.hosts}"
+
     @contextlib.contextmanager
     def link(self, cell: Cell, run_tag: str) -> Iterator[LinkBed]:
         from linklab.link import testbed
 
-        outage = preset_outage(cell.link)
-        overrides: dict[str, Any] = {}
+        choice = cell.link_choice or LinkChoice(cell.link)
+        overrides: dict[str, Any] = dict(choice.overrides_dict())
+        outage = self.links.outage(choice)
         length = 0.0
         if outage is not None:
             # the cell decides when the outage starts (after its publisher starts) and,
             # with outage_length, how long it lasts
             length = float(cell.outage_length_s or outage.length_s)
             overrides["outage"] = f"{cell.outage_start_s:g}s+{length:g}s"
-        with testbed(preset=cell.link, topology="pair", name=run_tag,
-                     arm_outage=False, **overrides) as bed:
+        kwargs: dict[str, Any] = {}
+        if choice.preset in self.links.user:
+            kwargs["preset_fields"] = self.links.user[choice.preset]
+        with testbed(preset=choice.preset, topology=cell.topology, hosts=cell.hosts or 1,
+                     name=run_tag, arm_outage=False, **kwargs, **overrides) as bed:
             yield LinkBed(bed, cell.link, length)
 
-    def outage_s(self, preset_name: str) -> float:
-        return preset_outage_s(preset_name)
+    def outage_s(self, cell: Cell) -> float:
+        return self.links.outage_s(cell.link_choice or LinkChoice(cell.link))
 
     def profile(self, cell: Cell) -> ResolvedProfile:
-        return resolve_profile(cell)
+        return self.profiles.resolve(cell)
+
+    def history_for(self, cell: Cell, history: str) -> str:
+        return self.profiles.history_for(cell, history)
 
     def model_amplification(self, cell: Cell) -> float:
-        return model_amplification(cell)
+        return model_amplification(cell, self.links, self.profiles)
 
+    def link_rate_bits(self, cell: Cell) -> float | None:
+        rate = self.links.spec(cell.link_choice or LinkChoice(cell.link)).up.rate_bps
+        return float(rate) if rate else None
 
-def check_ready(cells: list[Cell]) -> None:
-    """Fail before any link is touched: unknown presets, missing probes or profiles."""
-    from linklab.bench.probe_driver import probe_binary
+    def check_ready(self, cells: list[Cell]) -> None:
+        """Fail before any link is touched: missing probes, profiles a middleware cannot
+        take, QoS a middleware has no policy for, links that cannot be built here."""
+        from linklab.bench.endpoints import qos_args
+        from linklab.bench.probe_driver import probe_binary
+        from linklab.link import lifecycle
 
-    for middleware in sorted({c.middleware for c in cells}):
-        probe_binary(middleware)
-    for name in sorted({c.link for c in cells}):
-        preset(name)
-    for profile in sorted({c.profile for c in cells if not c.profile.endswith(".xml")}
-                          - {"optimized", "optimized-paced"}):
-        if any(c.middleware == "fastdds" and c.profile == profile for c in cells):
-            shipped_profile(profile)
+        for middleware in sorted({c.middleware for c in cells}):
+            probe_binary(middleware)
+        seen: set[str] = set()
+        for cell in cells:
+            self.profiles.check(cell)
+            for topic in cell.topics:
+                qos_args(cell.middleware, topic, self.history_for(cell, topic.history)
+                         if topic.history not in ("tuned", "profile") or cell.rate_hz
+                         else "keep_last:1")
+            key = self.link_key(cell)
+            if key in seen:
+                continue
+            seen.add(key)
+            choice = cell.link_choice or LinkChoice(cell.link)
+            kwargs: dict[str, Any] = {}
+            if choice.preset in self.links.user:
+                kwargs["preset_fields"] = self.links.user[choice.preset]
+            try:
+                lifecycle.design(choice.preset, topology=cell.topology, hosts=cell.hosts or 1,
+                                 name="check", **kwargs, **choice.overrides_dict())
+            except UsageError as error:
+                raise UsageError(f"cell {cell.cell_id}: link {cell.link}: {error}") from None

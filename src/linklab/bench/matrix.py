@@ -2,26 +2,29 @@
 
 The link is the outermost loop (bringing a link up and down costs seconds; a cell
 whose link equals the previous cell's reuses it, unless the link has an outage that
-must be replayed), then middleware, profile, history, type, rate, QoS, payload,
-trial. The order, and so every cell's id, depends only on the scenario: a resumed
-run finds the same ids.
+must be replayed), then its swept fields (link.loss ...), the topology, middleware,
+profile, history, type, rate, QoS, payload, endpoints, trial. The order, and so every
+cell's id, depends only on the scenario: a resumed run finds the same ids.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from linklab.bench.fields import RATE_MAX, Located, rate_fraction
+from linklab.bench.links import LinkChoice
 from linklab.bench.spec import Scenario
-from linklab.probes.types import FIXED_TYPE_BYTES
+from linklab.bench.topics import Topic, resolve_topics
 
-# Outer to inner. Keys not listed here cannot be axes (spec.FIELDS holds the same set).
-LOOP_ORDER = ("link", "middleware", "profile", "history", "type", "rate", "qos",
-              "payload", "count", "duration", "warmup", "outage_start", "outage_length",
-              "grace")
+# Outer to inner (link.FIELD axes come right after link, in the file's order).
+LOOP_ORDER = ("link", "topology", "hosts", "middleware", "profile", "history", "depth",
+              "durability", "type", "rate", "qos", "payload", "subscribers", "pairs",
+              "count", "duration", "warmup", "outage_start", "outage_length", "grace")
 
 # Seconds a cell costs beyond publishing: link up, discovery, probe start/stop, tear-down.
 SETUP_S = 8.0
@@ -29,15 +32,20 @@ SETUP_S = 8.0
 
 @dataclass(frozen=True)
 class Cell:
-    """One run of publisher + subscriber under one combination of settings."""
+    """One run of a cell's publishers and subscribers under one combination of settings.
+
+    The scalar fields describe the cell as a row; ``topics`` are its endpoints (one topic,
+    robot -> edge, unless the scenario says otherwise). A single-topic cell's payload,
+    rate, QoS and count are its topic's; a traffic mix shows its first topic's.
+    """
 
     index: int
     cell_id: str
     middleware: str
     profile: str
-    link: str
+    link: str                 # the link's label (preset, preset+overrides, or its name)
     payload_bytes: int
-    rate_hz: float
+    rate_hz: float            # 0.0 while a searched rate (max / N %) is not known
     qos: str
     history: str
     type: str
@@ -48,28 +56,72 @@ class Cell:
     outage_length_s: float | None
     grace_s: float | None
     trial: int
+    topology: str = "pair"
+    hosts: int | None = None
+    durability: str | None = None
+    rate: float | str = 0.0   # as asked: Hz, "max" or "75%"
+    link_choice: LinkChoice | None = None
+    topics: tuple[Topic, ...] = ()
+
+    @property
+    def search(self) -> bool:
+        return self.rate == RATE_MAX
+
+    @property
+    def rate_fraction(self) -> float | None:
+        return rate_fraction(self.rate)
 
     @property
     def interval_s(self) -> float:
-        return 1.0 / self.rate_hz
+        return 1.0 / self.rate_hz if self.rate_hz else 0.0
 
     @property
     def messages(self) -> int:
-        """Messages the publisher sends (count, or rate x duration)."""
+        """Messages the (first) publisher sends (count, or rate x duration)."""
+        if self.topics:
+            return self.topics[0].messages
         if self.count is not None:
             return self.count
         return int(round(self.rate_hz * (self.duration_s or 0.0)))
 
     @property
     def publish_s(self) -> float:
-        if self.count is not None:
+        """How long the cell publishes: its longest topic."""
+        if self.topics:
+            return max(t.publish_s for t in self.topics)
+        if self.count is not None and self.rate_hz:
             return self.count / self.rate_hz
         return self.duration_s or 0.0
 
+    @property
+    def streams(self) -> int:
+        """Subscriber endpoints of the cell (each receives one topic)."""
+        return sum(len(t.subscribers) for t in self.topics)
+
+    def with_rate(self, rate_hz: float, count: int | None = None) -> Cell:
+        """The cell at a known rate (a search trial, or N % of a found maximum)."""
+        topics = tuple(t.with_rate(rate_hz, count) for t in self.topics)
+        return replace(self, rate_hz=rate_hz, topics=topics,
+                       count=count if count is not None else self.count)
+
     def axes(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("index")
-        return data
+        """The cell's settings as row columns."""
+        choice = self.link_choice or LinkChoice(self.link)
+        return {
+            "cell_id": self.cell_id, "middleware": self.middleware, "profile": self.profile,
+            "link": self.link, "link_preset": choice.preset,
+            "link_overrides": json.dumps(choice.overrides_dict(), default=str)
+            if choice.overrides else None,
+            "topology": self.topology, "hosts": self.hosts,
+            "payload_bytes": self.payload_bytes, "rate_hz": self.rate_hz,
+            "rate_asked": str(self.rate), "qos": self.qos, "history": self.history,
+            "durability": self.durability, "type": self.type, "count": self.count,
+            "duration_s": self.duration_s, "warmup_s": self.warmup_s,
+            "outage_start_s": self.outage_start_s, "outage_length_s": self.outage_length_s,
+            "grace_s": self.grace_s, "trial": self.trial,
+            "topics": len(self.topics), "subscribers": self.streams,
+            "endpoints": "; ".join(t.describe() for t in self.topics),
+        }
 
 
 def size_label(n_bytes: int) -> str:
@@ -81,28 +133,49 @@ def size_label(n_bytes: int) -> str:
 
 
 def _slug(value: Any, key: str) -> str:
-    if key == "payload":
+    if isinstance(value, LinkChoice):
+        text = value.label
+    elif key.startswith("link."):
+        text = f"{key[5:]}{value}"
+    elif key == "payload":
         text = size_label(value)
     elif key == "rate":
-        text = f"{value:g}Hz"
+        text = f"{value:g}Hz" if not isinstance(value, str) else f"rate{value}"
     elif key in ("duration", "warmup", "outage_start", "outage_length", "grace"):
         text = f"{key}{value:g}s"
     elif key == "count":
         text = f"n{value}"
-    elif key == "profile" and str(value).endswith(".xml"):
+    elif key in ("subscribers", "pairs", "hosts", "depth"):
+        text = f"{key}{value}"
+    elif key == "profile" and str(value).endswith((".xml", ".json5")):
         text = Path(value).stem
     elif key == "history":
         text = "h-" + str(value).replace("keep_last:", "last")
     else:
         text = str(value)
+    text = text.replace("%", "pct")
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def _ordered_keys(scenario: Scenario) -> list[str]:
+    link_fields = [k for k in scenario.axes if k.startswith("link.")]
+    keys = []
+    for key in LOOP_ORDER:
+        if key in scenario.axes:
+            keys.append(key)
+        if key == "link":
+            keys.extend(link_fields)
+    if "link" not in scenario.axes:
+        keys = link_fields + [k for k in keys if k not in link_fields]
+    return keys
 
 
 def expand(scenario: Scenario) -> list[Cell]:
     """All cells of a scenario, outer axis first (see LOOP_ORDER)."""
-    keys = [k for k in LOOP_ORDER if k in scenario.axes]
+    keys = _ordered_keys(scenario)
     cells: list[Cell] = []
     value_lists = [scenario.axes[k] for k in keys] + [list(range(1, scenario.trials + 1))]
+    where = Located(scenario.path, 1, "")
     for combo in itertools.product(*value_lists):
         values = dict(scenario.fixed)
         values.update(zip(keys, combo[:-1], strict=True))
@@ -111,35 +184,53 @@ def expand(scenario: Scenario) -> list[Cell]:
         if scenario.trials > 1:
             parts.append(f"t{trial}")
         cell_id = "-".join(parts) or "cell"
+        choice: LinkChoice = values["link"]
+        for key in [k for k in values if k.startswith("link.")]:
+            choice = choice.with_field(key[5:], values[key])
+        topics, hosts = resolve_topics(values, values.get("topics"), where)
+        first = topics[0]
         cells.append(Cell(
             index=len(cells), cell_id=cell_id,
-            middleware=values["middleware"], profile=values["profile"], link=values["link"],
-            payload_bytes=values["payload"] or FIXED_TYPE_BYTES[values["type"]],
-            rate_hz=values["rate"], qos=values["qos"],
-            history=values["history"], type=values["type"], count=values.get("count"),
-            duration_s=values.get("duration"), warmup_s=values["warmup"],
+            middleware=values["middleware"], profile=values["profile"], link=choice.label,
+            payload_bytes=first.payload_bytes, rate_hz=first.rate_hz, qos=first.qos,
+            history=first.history, type=first.type, count=first.count,
+            duration_s=first.duration_s, warmup_s=values["warmup"],
             outage_start_s=values["outage_start"], outage_length_s=values.get("outage_length"),
-            grace_s=values.get("grace"), trial=trial,
+            grace_s=values.get("grace"), trial=trial, topology=values["topology"],
+            hosts=hosts, durability=first.durability, rate=first.rate,
+            link_choice=choice, topics=topics,
         ))
+    if len({c.cell_id for c in cells}) != len(cells):
+        raise where.error("two cells get the same id; give inline links a name: "
+                          "{name: ..., rate: ...}")
     return cells
 
 
 def deadline_s(cell: Cell, outage_s: float = 0.0) -> float:
-    """How long after the publisher starts a cell may take before it counts as not completed.
+    """How long after the publishers start a cell may take before it counts as not
+    completed.
 
     Publishing time, plus any outage, plus a grace: the cell's ``grace`` or
-    max(10 s, 25 % of the publishing time, 100 publish intervals) — a sample later than
-    100 intervals already marks the cell failed (seed 000, Table II caption).
+    max(10 s, 25 % of the publishing time, 100 publish intervals of its slowest topic) —
+    a sample later than 100 intervals already marks the cell failed (seed 000, Table II
+    caption).
     """
+    slowest = max((t.interval_s for t in cell.topics), default=cell.interval_s)
     grace = cell.grace_s if cell.grace_s is not None else max(
-        10.0, 0.25 * cell.publish_s, 100 * cell.interval_s)
+        10.0, 0.25 * cell.publish_s, 100 * slowest)
     return cell.publish_s + outage_s + grace
 
 
-def estimate_s(cell: Cell, outage_s: float = 0.0) -> float:
-    """Expected wall time of a cell: setup, warm-up and publishing (plus an outage)."""
+def estimate_s(cell: Cell, outage_s: float = 0.0, search_s: float = 0.0) -> float:
+    """Expected wall time of a cell: setup, warm-up and publishing (plus an outage), or
+    the search's budget for a searched rate."""
     if outage_s and cell.outage_length_s:
         outage_s = cell.outage_length_s
+    if cell.search or cell.rate_fraction is not None:
+        base = search_s
+        if cell.search:
+            return SETUP_S + base
+        return SETUP_S + base + cell.warmup_s + (cell.duration_s or 10.0) + outage_s + 2.0
     return SETUP_S + cell.warmup_s + cell.publish_s + outage_s + 2.0
 
 

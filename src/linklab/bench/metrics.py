@@ -80,6 +80,36 @@ def latencies_ms(sub: np.ndarray) -> np.ndarray:
     return (sub["t_recv_ns"].astype(np.int64) - sub["t_send_ns"].astype(np.int64)) / 1e6
 
 
+def message_loss_rate(sub: np.ndarray) -> float:
+    """Messages missing between the first and the last received, over that span.
+
+    Paper 002 (002_d18906a16de1bd6a.txt §IV, "rate of message loss"): each message carries
+    a counter; the subscriber compares each counter with the last one received and counts
+    the gap as lost. Messages before the first or after the last received are not seen
+    by that rule and are not counted (delivery_ratio, against the publisher's records,
+    counts them). NaN with nothing received.
+    """
+    if len(sub) == 0:
+        return math.nan
+    seqs = np.unique(sub["seq"].astype(np.uint64))
+    span = int(seqs[-1]) - int(seqs[0]) + 1
+    return (span - len(seqs)) / span
+
+
+def latency_thirds_ms(sub: np.ndarray) -> tuple[float, float]:
+    """(median latency of the first third, of the last third) of the samples by send time.
+
+    Their difference says whether latency grew through a run (a queue filling) while
+    ignoring single spikes (search.py uses it). NaN with fewer than 3 samples.
+    """
+    if len(sub) < 3:
+        return math.nan, math.nan
+    ordered = sub[np.argsort(sub["t_send_ns"], kind="stable")]
+    lat = latencies_ms(ordered)
+    third = len(lat) // 3
+    return float(np.median(lat[:third])), float(np.median(lat[-third:]))
+
+
 def goodput_bit_s(sub: np.ndarray) -> float:
     """Payload bits received / reception span (same span as the reception rate)."""
     if len(sub) < 2:
@@ -122,6 +152,9 @@ class CellMetrics:
     latency_max_ms: float = math.nan
     jitter_ms: float = math.nan
     goodput_bit_s: float = math.nan
+    message_loss_rate: float = math.nan  # paper 002: counter gaps at the subscriber
+    latency_first_third_ms: float = math.nan  # median of the first third, by send time
+    latency_growth_ms: float = math.nan  # last third's median minus the first third's
     publish_rate_hz: float = math.nan
     bytes_published: int = 0
     wire_bytes: int | None = None
@@ -156,6 +189,7 @@ def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
             m.publish_rate_hz = m.published / span_s
     m.reception_rate_hz = reception_rate_hz(received)
     m.goodput_bit_s = goodput_bit_s(received)
+    m.message_loss_rate = message_loss_rate(received)
     if len(received):
         lat = latencies_ms(received)
         m.latency_mean_ms = float(lat.mean())
@@ -163,6 +197,8 @@ def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
             float(v) for v in np.percentile(lat, [50, 95, 99]))
         m.latency_max_ms = float(lat.max())
         m.jitter_ms = float(lat.std())  # population standard deviation (seed 000 §V-B)
+        first, last = latency_thirds_ms(received)
+        m.latency_first_third_ms, m.latency_growth_ms = first, last - first
     m.wire_bytes = wire_bytes
     if wire_bytes is not None and m.bytes_published:
         m.wire_amplification = wire_bytes / (m.bytes_published + warmup_bytes)

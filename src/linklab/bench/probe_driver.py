@@ -57,8 +57,7 @@ class ProbeArgs:
     count: int | None
     duration_s: float | None
     warmup_s: float
-    qos: str
-    history: str  # keep_all | keep_last:N
+    qos_flags: tuple[str, ...]  # --qos/--history/--durability/--system-default (endpoints.py)
     profile: Path | None
     records: Path
     peers: tuple[str, ...] = ()
@@ -67,12 +66,13 @@ class ProbeArgs:
     linger_s: float | None = None  # pub: how long to wait for acknowledgements at the end
     idle_timeout_s: float | None = None  # sub: leave when nothing arrived for this long
     match_timeout_s: float | None = None
+    subscribers: int | None = None  # pub: matched readers to wait for
     extra: tuple[str, ...] = ()  # middleware-specific flags (zenoh --mode/--listen)
 
     def argv(self, binary: Path) -> list[str]:
         argv = [str(binary), self.role, "--topic", self.topic, "--type", self.type,
                 "--size", str(self.size), "--rate", f"{self.rate_hz:g}",
-                "--qos", self.qos, "--history", self.history, "--records", str(self.records)]
+                *self.qos_flags, "--records", str(self.records)]
         if self.count is not None:
             argv += ["--count", str(self.count)]
         if self.duration_s is not None:
@@ -89,6 +89,8 @@ class ProbeArgs:
             argv += ["--interface", self.interface]
         if self.domain is not None:
             argv += ["--domain", str(self.domain)]
+        if self.subscribers is not None and self.subscribers != 1:
+            argv += ["--subscribers", str(self.subscribers)]
         for flag, value in (("--linger", self.linger_s), ("--idle-timeout", self.idle_timeout_s),
                             ("--match-timeout", self.match_timeout_s)):
             if value is not None:
@@ -196,9 +198,12 @@ class ProbeProcess:
 Spawn = Callable[[list[str], object, object], subprocess.Popen]
 
 
-def start_probe(spawn: Spawn, args: ProbeArgs, binary: Path, out_dir: Path) -> ProbeProcess:
-    """Start one probe with ``spawn(argv, stdout_file, stderr_file)`` (the testbed's popen)."""
-    stdout_path = out_dir / f"{args.role}.out"
-    with open(stdout_path, "wb") as stdout, open(out_dir / f"{args.role}.log", "wb") as stderr:
+def start_probe(spawn: Spawn, args: ProbeArgs, binary: Path, out_dir: Path,
+                name: str | None = None) -> ProbeProcess:
+    """Start one probe with ``spawn(argv, stdout_file, stderr_file)`` (the testbed's popen);
+    its output goes to ``<name>.out`` / ``<name>.log`` (name: the role by default)."""
+    name = name or args.role
+    stdout_path = out_dir / f"{name}.out"
+    with open(stdout_path, "wb") as stdout, open(out_dir / f"{name}.log", "wb") as stderr:
         popen = spawn(args.argv(binary), stdout, stderr)
     return ProbeProcess(role=args.role, popen=popen, stdout_path=stdout_path)

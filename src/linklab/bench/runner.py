@@ -1,10 +1,16 @@
 """Run the cells of a scenario, one after another, into a run directory.
 
 For each cell: bring the link up (or keep the previous cell's link when only payload,
-profile or trial change and the link has no outage to replay), make the profile, start
-the subscriber, let it discover, start the publisher, stop after the count or duration
-(or at the deadline), collect records, counters, CPU and peak RSS, compute metrics, mark
-failure, append the row, and tear down what the next cell cannot reuse.
+profile, endpoints or trial change and the link has no outage to replay), make the
+profile, run the cell's endpoints (cellrun.py), compute metrics per subscriber and for
+the cell, mark failure, append the row and its streams, and tear down what the next
+cell cannot reuse. A cell with ``rate: max`` is a throughput search (search.py); one
+with ``rate: 75%`` runs at that share of the maximum found for its settings.
+
+A cell whose measurement fails is a failed cell ("failed", "—" in tables). A cell that
+could not be measured at all is an error ("error"): a linklab error (environment, input
+found late) or a bug in linklab (any other exception, with its traceback in
+records/<cell>/error.txt) -- never averaged into a study as if the link lost everything.
 
 Side effects (links, probes) go through an :class:`Environment`; the real one is
 :class:`linklab.bench.environment.LinklabEnvironment`. Nothing here prints: progress is
@@ -16,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import signal
 import time
 import traceback
@@ -25,33 +30,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from linklab.bench import metrics as M
-from linklab.bench.matrix import Cell, deadline_s, estimate_s
-from linklab.bench.probe_driver import (
-    ProbeArgs,
-    ProbeProcess,
-    probe_binary,
-    start_probe,
-)
+from linklab.bench import search as S
+from linklab.bench.matrix import SETUP_S, Cell, estimate_s
 from linklab.bench.store import RunStore, now_utc
-from linklab.brokers.bench_adapter import adapter_for, edge_of
+from linklab.errors import LinklabError
 
-POLL_S = 0.1
-# When one probe has ended on its own, how long the other one gets to end too.
-SETTLE_S = 1.5
-MATCH_TIMEOUT_S = 20.0
-MATCH_ALLOWANCE_S = 3.0
+# A pause between two trials of a search: the link's queues drain.
+TRIAL_PAUSE_S = 0.5
 
 
 class Bed(Protocol):
-    """A link that is up: two hosts and their counters (see environment.py)."""
+    """A link that is up: named hosts, processes in them, counters (environment.py)."""
 
     outage_s: float
 
-    def spawn(self, role: str, argv: list[str], stdout: Any, stderr: Any) -> Any: ...
-    def peers(self, role: str) -> tuple[str, ...]: ...
-    def interface(self, role: str) -> str | None: ...
-    def snapshot(self) -> dict[str, Any]: ...
+    def spawn(self, host: str, argv: list[str], stdout: Any, stderr: Any) -> Any: ...
+    def address(self, host: str) -> str | None: ...
+    def host(self, name: str) -> Any: ...
+    def interface(self, host: str) -> str | None: ...
+    def snapshot(self, hosts: tuple[str, ...] = ()) -> dict[str, Any]: ...
     def start_traffic(self, warmup_s: float) -> None: ...
     def outage_on_ns(self) -> int | None: ...
     def stages(self) -> dict[str, Any]: ...
@@ -59,9 +56,12 @@ class Bed(Protocol):
 
 class Environment(Protocol):
     def link(self, cell: Cell, run_tag: str) -> contextlib.AbstractContextManager[Bed]: ...
-    def outage_s(self, preset: str) -> float: ...
+    def link_key(self, cell: Cell) -> str: ...
+    def outage_s(self, cell: Cell) -> float: ...
     def profile(self, cell: Cell) -> ResolvedProfile: ...
+    def history_for(self, cell: Cell, history: str) -> str: ...
     def model_amplification(self, cell: Cell) -> float: ...
+    def link_rate_bits(self, cell: Cell) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -82,16 +82,15 @@ class Progress:
     remaining_s: float
     current: Cell | None = None
     last_status: str | None = None
+    detail: str = ""  # e.g. the search's current trial
 
 
 ProgressCallback = Callable[[Progress], None]
 
 
 def _cell_row_base(cell: Cell) -> dict[str, Any]:
-    row: dict[str, Any] = {"index": cell.index, "cell_id": cell.cell_id}
-    axes = cell.axes()
-    axes.pop("cell_id")
-    row.update(axes)
+    row: dict[str, Any] = {"index": cell.index}
+    row.update(cell.axes())
     return row
 
 
@@ -118,36 +117,44 @@ class LinkKeeper:
     def __init__(self, env: Environment, run_tag: str):
         self.env = env
         self.run_tag = run_tag
-        self.preset: str | None = None
+        self.key: str | None = None
         self.stack: contextlib.ExitStack | None = None
         self.bed: Bed | None = None
         self.used = False
 
     def get(self, cell: Cell) -> Bed:
-        preset = cell.link
-        fresh_needed = self.env.outage_s(preset) > 0  # an outage is replayed per cell
-        if self.bed is not None and self.preset == preset and not (fresh_needed and self.used):
+        key = self.env.link_key(cell)
+        fresh_needed = self.env.outage_s(cell) > 0  # an outage is replayed per cell
+        if self.bed is not None and self.key == key and not (fresh_needed and self.used):
             self.used = True
             return self.bed
         self.close()
         self.stack = contextlib.ExitStack()
         self.bed = self.stack.enter_context(self.env.link(cell, self.run_tag))
-        self.preset = preset
+        self.key = key
         self.used = True
         return self.bed
 
     def close(self) -> None:
-        stack, self.stack, self.bed, self.preset = self.stack, None, None, None
+        stack, self.stack, self.bed, self.key = self.stack, None, None, None
         if stack is not None:
             stack.close()
 
 
 def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
-              run_tag: str, on_progress: ProgressCallback | None = None) -> list[dict]:
+              run_tag: str, on_progress: ProgressCallback | None = None,
+              search_settings: Any = None) -> list[dict]:
     """Run every cell not already in the store. Ctrl-C / SIGTERM: stop, clean, re-raise."""
+    from linklab.bench.spec import SearchSettings
+
+    settings = search_settings or SearchSettings()
     done = store.done_ids()
     todo = [c for c in cells if c.cell_id not in done]
-    remaining = sum(estimate_s(c, env.outage_s(c.link)) for c in todo)
+
+    def cost(c: Cell) -> float:
+        return estimate_s(c, env.outage_s(c), search_budget_s(settings))
+
+    remaining = sum(cost(c) for c in todo)
     progress = Progress(total_cells=len(cells), done_cells=len(cells) - len(todo),
                         skipped_cells=len(cells) - len(todo), remaining_s=remaining)
     keeper = LinkKeeper(env, run_tag)
@@ -157,20 +164,24 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
         store.info["link_run_names"].append(run_tag)  # namespaces: linklab-<name>-<host>
     store.info["interrupted"] = False
     store.save_info()
+
+    def report(detail: str) -> None:
+        progress.detail = detail
+        if on_progress:
+            on_progress(progress)
+
     try:
         with _sigterm_as_interrupt():
             for cell in todo:
                 progress.current = cell
-                if on_progress:
-                    on_progress(progress)
-                row = run_one(store, cell, env, keeper)
-                store.append(row)
+                report("")
+                row, streams = run_one(store, cell, env, keeper, settings, report)
+                store.append(row, streams)
                 results.append(row)
                 progress.done_cells += 1
-                progress.remaining_s -= estimate_s(cell, env.outage_s(cell.link))
+                progress.remaining_s -= cost(cell)
                 progress.last_status = row["status"]
-                if on_progress:
-                    on_progress(progress)
+                report("")
     except (KeyboardInterrupt, SystemExit):
         store.info["interrupted"] = True
         raise
@@ -183,18 +194,64 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
         finally:
             signal.signal(signal.SIGINT, previous)
     progress.current = None
-    if on_progress:
-        on_progress(progress)
+    report("")
     return results
 
 
-def run_one(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper) -> dict:
-    """One cell, start to finish. Errors of the cell become a failed row, not an abort."""
+def search_budget_s(settings: Any) -> float:
+    """Wall time a search may take: its trials, each with setup, discovery and a pause."""
+    return settings.max_trials * (settings.trial_s + SETUP_S / 2 + TRIAL_PAUSE_S)
+
+
+def run_one(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
+            settings: Any, report: Callable[[str], None] = lambda _: None
+            ) -> tuple[dict, list[dict]]:
+    """One cell, start to finish: (its row, its streams). Errors become an "error" row."""
     row = _cell_row_base(cell)
     row["started_utc"] = now_utc()
     started = time.monotonic()
+    streams: list[dict] = []
     out_dir = store.cell_dir(cell.cell_id)
-    probes: list[ProbeProcess] = []
+    try:
+        if cell.search:
+            row.update(_search_cell(store, cell, env, keeper, settings, out_dir, report,
+                                    streams))
+        else:
+            if cell.rate_fraction is not None:
+                best = _max_rate(store, cell, env, keeper, settings, out_dir, report)
+                if best <= 0:
+                    raise LinklabError(f"no rate was sustained for {search_key_text(cell)}; "
+                                       f"{cell.rate} of it cannot be run")
+                rate = cell.rate_fraction * best
+                count = None if cell.duration_s is not None else cell.count
+                cell = cell.with_rate(rate, count)
+                row.update(rate_hz=rate, search_max_rate_hz=best)
+            measured, streams = measure(store, cell, env, keeper, out_dir)
+            row.update(measured)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except LinklabError as error:  # could not run: the environment or input found late
+        (out_dir / "error.txt").write_text(traceback.format_exc())
+        row.update(status="error", failure_reason=f"could not run: {error}")
+        keeper.close()  # the link may be in an unknown state
+    except Exception as error:  # noqa: BLE001 -- a bug in linklab, reported as such
+        (out_dir / "error.txt").write_text(traceback.format_exc())
+        row.update(status="error", failure_reason=(
+            f"linklab bug: {type(error).__name__}: {error} (traceback in "
+            f"records/{cell.cell_id}/error.txt)"))
+        keeper.close()
+    row["wall_s"] = time.monotonic() - started
+    return _complete_row(row), streams
+
+
+def measure(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
+            out_dir: Path) -> tuple[dict[str, Any], list[dict]]:
+    """One measurement of a cell at known rates: the row's fields and the streams."""
+    from linklab.bench.cellrun import run_cell
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    probes: list[Any] = []
+    row: dict[str, Any] = {}
     try:
         profile = env.profile(cell)
         row["history_applied"] = profile.history
@@ -206,229 +263,155 @@ def run_one(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper) -
             profile_path = store.root / "profiles" / profile.file_name
         bed = keeper.get(cell)
         store.record_link(cell.link, bed.stages())
-        row.update(_run_probes(cell, bed, profile, profile_path, out_dir, probes))
-        row["model_amplification"] = _safe_float(lambda: env.model_amplification(cell))
-    except (KeyboardInterrupt, SystemExit):
+
+        def history_of(topic) -> str:
+            return env.history_for(cell, topic.history)
+
+        fields, streams = run_cell(cell, bed, profile, profile_path, out_dir, probes,
+                                   history_of, lambda c, t, k: model_fanout_ms(env, c, t, k))
+        row.update(fields)
+        row["model_amplification"] = env.model_amplification(cell)
+        return row, streams
+    finally:
         for probe in probes:
             probe.stop(timeout_s=2.0)
-        raise
-    except Exception as error:  # a cell that cannot run is a failed cell, not a dead run
-        for probe in probes:
-            probe.stop(timeout_s=2.0)
-        (out_dir / "error.txt").write_text(traceback.format_exc())
-        row["status"] = "failed"
-        row["failure_reason"] = f"error: {error}"
-        keeper.close()  # the link may be in an unknown state
-    row["wall_s"] = time.monotonic() - started
-    return _complete_row(row)
 
 
-def _safe_float(fn: Callable[[], float]) -> float:
-    try:
-        return float(fn())
-    except Exception:  # the model may not cover a cell (e.g. a non-DDS middleware)
-        return math.nan
+# --- searches ------------------------------------------------------------------------------
+
+SEARCH_IGNORES = ("cell_id", "rate_hz", "rate_asked", "count", "duration_s", "trial",
+                  "warmup_s", "grace_s", "endpoints")
 
 
-def _run_probes(cell: Cell, bed: Bed, profile: ResolvedProfile, profile_path: Path | None,
-                out_dir: Path, probes: list[ProbeProcess]) -> dict[str, Any]:
-    binary = probe_binary(cell.middleware)
-    # MQTT / Zenoh: endpoints and a broker/router on the edge host (linklab.brokers)
-    adapter = adapter_for(cell.middleware)
-    edge_netns, edge_address = edge_of(bed) if adapter else (None, "")
-    if adapter:
-        adapter.prepare(edge_address, out_dir)
-    peers = {role: adapter.peers(role, edge_address, bed.peers(role)) if adapter
-             else bed.peers(role) for role in ("pub", "sub")}
-    extra = {role: adapter.extra_args(role, edge_address) if adapter else ()
-             for role in ("pub", "sub")}
-    topic = f"linklab_{os.getpid()}_{cell.index}"
-    outage_s = bed.outage_s
-    # The publisher keeps retransmitting (lingers) and the subscriber keeps listening
-    # until the cell's deadline; both end earlier when everything has arrived.
-    grace = deadline_s(cell, outage_s) - cell.publish_s
-    common = dict(topic=topic, type=cell.type, size=cell.payload_bytes, rate_hz=cell.rate_hz,
-                  count=cell.messages, duration_s=None, qos=cell.qos,
-                  history=profile.history, profile=profile_path,
-                  match_timeout_s=MATCH_TIMEOUT_S)
-    sub_args = ProbeArgs(role="sub", warmup_s=0.0, records=out_dir / "sub.bin",
-                         peers=peers["sub"], interface=bed.interface("sub"),
-                         # never leave before the runner's deadline: a stream that
-                         # stalls may still recover within it
-                         idle_timeout_s=MATCH_ALLOWANCE_S + cell.warmup_s
-                         + deadline_s(cell, outage_s), extra=extra["sub"], **common)
-    pub_args = ProbeArgs(role="pub", warmup_s=cell.warmup_s, records=out_dir / "pub.bin",
-                         peers=peers["pub"], interface=bed.interface("pub"),
-                         linger_s=grace, extra=extra["pub"], **common)
-    for path in (out_dir / "sub.bin", out_dir / "pub.bin"):
-        path.unlink(missing_ok=True)
-    broker = adapter.start_broker(edge_netns, edge_address, out_dir) if adapter else None
-    if broker is not None:
-        probes.append(broker)  # stopped with the probes if the cell fails
+def search_key(cell: Cell) -> str:
+    """Cells with equal keys share one maximum rate (every setting but rate and length)."""
+    axes = {k: v for k, v in cell.axes().items() if k not in SEARCH_IGNORES}
+    axes["endpoints"] = [(t.name, t.publisher, t.subscribers, t.type, t.payload_bytes, t.qos,
+                          t.history, t.durability) for t in cell.topics]
+    return json.dumps(axes, sort_keys=True, default=str)
 
-    sub = start_probe(lambda a, o, e: bed.spawn("sub", a, o, e), sub_args, binary, out_dir)
-    probes.append(sub)
-    time.sleep(0.3)  # the subscriber's participant exists before the publisher looks
-    before = bed.snapshot()
-    pub = start_probe(lambda a, o, e: bed.spawn("pub", a, o, e), pub_args, binary, out_dir)
-    probes.append(pub)
-    pub_started = time.monotonic()
-    if broker is not None:
-        broker.mark_cpu()
-    bed.start_traffic(cell.warmup_s)
 
-    # discovery (a few seconds at most) + warm-up + publishing + grace
-    deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
-    expects_all = cell.qos == "reliable" and profile.history == "keep_all"
-    expected = cell.messages
-    one_ended_at: float | None = None
-    while True:
-        now = time.monotonic()
-        for probe in (pub, sub):
-            probe.sample_memory()  # VmHWM only grows; the last read before exit is the peak
-        pub_code, sub_code = pub.poll(), sub.poll()
-        if pub_code is not None and sub_code is not None:
-            break
-        if (pub_code not in (None, 0)) or (sub_code not in (None, 0)):
-            break  # a crash or an error: nothing more will arrive
-        if pub_code is not None or sub_code is not None:
-            # the publisher is done lingering, or the subscriber has everything (or the
-            # end-of-stream marker): give the other side a moment, then stop it
-            one_ended_at = one_ended_at or now
-            if now - one_ended_at > SETTLE_S:
-                break
-        if now >= deadline:
-            break
-        time.sleep(POLL_S)
-    ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
-    pub.stop()
-    sub.stop()
-    broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
-    after = bed.snapshot()
+def search_key_text(cell: Cell) -> str:
+    return f"{cell.middleware} {cell.link} {cell.payload_bytes} B {cell.qos}"
 
-    reports = {p.role: p.report() for p in probes if isinstance(p, ProbeProcess)}
-    for role, report in reports.items():
-        (out_dir / f"{role}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out_dir / "counters.json").write_text(json.dumps(
-        {"before": before, "after": after}, indent=1) + "\n")
-    deltas = counter_deltas(before, after)
-    wire = deltas.pop("wire_bytes")
 
-    pub_records = _read_or_empty(out_dir / "pub.bin")
-    sub_rec = _read_or_empty(out_dir / "sub.bin")
-    origin = int(pub_records["t_send_ns"].min()) if len(pub_records) else None
-    pub_summary = reports["pub"].get("summary") or {}
-    warmup_samples = int(pub_summary.get("warmup_samples") or 0)
-    # bins cover the cell until the runner stopped it (zeros included)
-    n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
-    measured = M.compute(pub_records, sub_rec, wire_bytes=wire, bins_origin_ns=origin,
-                         n_bins=n_bins, warmup_bytes=warmup_samples * cell.payload_bytes)
-    outcome = M.Outcome(
-        publisher_finished=measured.published >= expected,
-        publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
-        expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
-        subscriber_signalled=sub.signalled_by_runner,
-        publisher_completed=_completed(reports["pub"]),
-        subscriber_completed=_completed(reports["sub"]))
-    reason = M.failure_reason(measured, outcome, cell.interval_s, expected)
-    outage_on = bed.outage_on_ns() if outage_s > 0 else None
-    if reason is not None and reason.startswith("crashed:"):
-        errors = [e for r in reports.values() for e in ((r.get("summary") or {}).get(
-            "errors") or [])]
-        if errors:
-            reason += f" ({'; '.join(map(str, errors))[:300]})"
-    row = measured.to_dict()
-    row.pop("model_amplification")
+def _max_rate(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
+              settings: Any, out_dir: Path, report: Callable[[str], None]) -> float:
+    key = search_key(cell)
+    found = store.search_result(key)
+    if found is not None:
+        return float(found["max_rate_hz"])
+    result = _run_search(store, cell, env, keeper, settings, out_dir / "search", report)
+    store.record_search(key, cell.cell_id, result.max_rate_hz, result.stop)
+    return result.max_rate_hz
+
+
+def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
+                 settings: Any, out_dir: Path, report: Callable[[str], None],
+                 streams_out: list[dict]) -> dict[str, Any]:
+    if len(cell.topics) != 1:
+        raise LinklabError("rate: max searches one topic; this cell has "
+                           f"{len(cell.topics)}")
+    result = _run_search(store, cell, env, keeper, settings, out_dir, report)
+    store.record_search(search_key(cell), cell.cell_id, result.max_rate_hz, result.stop)
+    row: dict[str, Any] = {}
+    if result.best is not None:
+        row.update(result.best.row)
+        streams_out.extend(result.best.streams)
+    else:
+        row.update(status="failed", failure_reason=f"search: {result.stop}")
+    if result.best is None and result.trials:
+        row["failure_reason"] = f"search: {result.stop}; lowest trial: {result.trials[-1].reason}"
+    topic = cell.topics[0]
     row.update({
-        "status": "ok" if reason is None else "failed",
-        "failure_reason": reason,
-        "exit_note": M.exit_note(outcome),
-        "outage_s": outage_s,
-        # when the outage really began, seconds after the first measured sample
-        "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
-        "warmup_samples": warmup_samples,
-        "write_failures": pub_summary.get("write_failures"),
-        **deltas,
-        "pub_cpu_s": reports["pub"]["cpu_s"], "sub_cpu_s": reports["sub"]["cpu_s"],
-        "broker_cpu_s": broker_cpu_s,
-        "pub_rss_peak_bytes": reports["pub"]["rss_peak_bytes"],
-        "sub_rss_peak_bytes": reports["sub"]["rss_peak_bytes"],
+        "rate_hz": result.max_rate_hz,
+        "search_max_rate_hz": result.max_rate_hz,
+        "search_max_throughput_bit_s": result.max_rate_hz * topic.payload_bytes * 8,
+        "search_trials": len(result.trials),
+        "search_stop": result.stop,
+        "search_next_failure": result.next_failure,
     })
+    row.update(_model_columns(cell, env))
     return row
 
 
-def _completed(report: dict[str, Any]) -> bool:
-    summary = report.get("summary") or {}
-    return (summary.get("end_reason") in ("count", "end_of_stream", "duration")
-            and not summary.get("errors"))
+def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
+                settings: Any, out_dir: Path, report: Callable[[str], None]) -> S.SearchResult:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    topic = cell.topics[0]
+    reliable = topic.qos not in ("best_effort", "sensor_data")
+    model = _model_columns(cell, env)
+    capacity = model.get("model_capacity_hz")
+    capacity = None if capacity is None or math.isnan(capacity) else capacity
+    log: list[dict[str, Any]] = []
+
+    def run_trial(rate: float) -> S.Trial:
+        k = len(log) + 1
+        report(f"search trial {k}: {rate:.4g} Hz")
+        trial_cell = cell.with_rate(rate, S.trial_count(rate, settings.trial_s))
+        trial_dir = out_dir / f"trial-{k:02d}"
+        fields, streams = measure(store, trial_cell, env, keeper, trial_dir)
+        row = _complete_row({**_cell_row_base(trial_cell), **fields})
+        reason = S.judge(row, streams, rate, reliable)
+        log.append({"trial": k, "rate_hz": rate, "sustained": reason is None,
+                    "reason": reason, "received": row.get("received"),
+                    "expected": row.get("expected"),
+                    "publish_rate_hz": row.get("publish_rate_hz"),
+                    "latency_p50_ms": row.get("latency_p50_ms"),
+                    "latency_growth_ms": row.get("latency_growth_ms")})
+        (out_dir / "search.json").write_text(json.dumps(
+            {"cell_id": cell.cell_id, "start_hz": start, "model": model, "trials": log},
+            indent=1, default=str) + "\n")
+        time.sleep(TRIAL_PAUSE_S)
+        return S.Trial(rate, reason is None, reason, row, streams)
+
+    start = S.start_rate(topic.payload_bytes, capacity)
+    return S.search(run_trial, start, precision=settings.precision,
+                    max_trials=settings.max_trials)
 
 
-COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
-                   "sub_udp_rcvbuf_errors", "pub_udp_rcvbuf_errors", "pub_udp_sndbuf_errors")
+def _model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
+    """The model's header overhead for a searched cell (DDS over UDP only)."""
+    from linklab.bench.environment import base_middleware
 
-
-def counter_deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """What happened on the link during the cell, from two snapshots (Bed.snapshot).
-
-    wire_bytes: rx + tx bytes of the robot's (publisher's) link interfaces;
-    link_dropped/passed_packets: the loss and outage stages (both directions);
-    rate_dropped_packets: the rate limiter's drops (queue overflow);
-    *_udp_*_errors: /proc/net/snmp Udp counters of the subscriber / publisher host.
-    """
-    def interfaces(snap):
-        return (snap.get("link") or {}).get("interfaces", {}).get("robot", {})
-
-    def stage_sum(snap, kinds, key):
-        return sum(int(st.get(key) or 0) for st in (snap.get("link") or {}).get("stages", [])
-                   if st.get("kind") in kinds)
-
-    out: dict[str, Any] = {}
-    b_if, a_if = interfaces(before), interfaces(after)
-    out["wire_bytes"] = (sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
-                             for v in a_if.values())
-                         - sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
-                               for v in b_if.values())) if a_if else None
-    out["link_dropped_packets"] = (stage_sum(after, ("loss", "outage"), "dropped_packets")
-                                   - stage_sum(before, ("loss", "outage"), "dropped_packets"))
-    out["link_passed_packets"] = (stage_sum(after, ("loss",), "passed_packets")
-                                  - stage_sum(before, ("loss",), "passed_packets"))
-    out["rate_dropped_packets"] = (stage_sum(after, ("rate",), "dropped_packets")
-                                   - stage_sum(before, ("rate",), "dropped_packets"))
-    for role, key in (("sub", "RcvbufErrors"), ("pub", "RcvbufErrors"), ("pub", "SndbufErrors")):
-        b = (before.get("udp") or {}).get(role, {}).get(key)
-        a = (after.get("udp") or {}).get(role, {}).get(key)
-        column = f"{role}_udp_{key.replace('bufErrors', 'buf_errors').lower()}"
-        out[column] = None if a is None or b is None else a - b
+    topic = cell.topics[0]
+    link_bits = env.link_rate_bits(cell)
+    out: dict[str, Any] = {"link_rate_bit_s": link_bits}
+    base = base_middleware(cell.middleware)
+    if base not in ("fastdds", "cyclonedds") or cell.profile == "large_data":
+        out["model_note"] = f"{cell.middleware} runs over TCP: no RTPS/UDP header model"
+        return out
+    # Fast DDS's UDP transport sends an RTPS message up to 65500 B (the default and
+    # ROS 2's profile); Cyclone DDS 0.10 up to General/MaxMessageSize = 14720 B.
+    max_message = 65500 if base == "fastdds" else 14720
+    if cell.profile in ("optimized", "optimized-paced"):
+        max_message = 1472
+    mtu = 1500
+    with contextlib.suppress(Exception):
+        mtu = int(env.links.spec(cell.link_choice).mtu)  # type: ignore[attr-defined]
+    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos, mtu, link_bits))
+    out["model_note"] = f"RTPS+UDP+IPv4 per paper 001 §V-A, max message {max_message} B"
     return out
 
 
-def _read_or_empty(path: Path):
-    if not path.exists():
-        return M.empty_records()
-    try:
-        return M.read_records(path)[1]
-    except M.RecordFileError:
-        return M.empty_records()
+def model_fanout_ms(env: Environment, cell: Cell, topic: Any, subscribers: int) -> float:
+    """The model's time between two subscribers' copies of one sample (paper 002
+    Table III): the copy's bytes at the link's rate. NaN without a rate or for one."""
+    from linklab.model.fanout import copy_time
+    from linklab.model.overhead import wire_cost
+
+    link_bits = env.link_rate_bits(cell)
+    if subscribers < 2 or not link_bits:
+        return math.nan
+    cost = wire_cost(topic.payload_bytes, 65500,
+                     qos="best_effort" if topic.qos in ("best_effort", "sensor_data")
+                     else "reliable")
+    return copy_time(cost.wire_bytes, link_bits) * 1000
 
 
-# Every row has every column, so cells.parquet has one schema however cells end.
-ROW_DEFAULTS: dict[str, Any] = dict(
-    M.CellMetrics().to_dict(),
-    status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
-    warmup_samples=0, write_failures=None, exit_note=None, outage_at_s=math.nan,
-    **dict.fromkeys(COUNTER_COLUMNS),
-    profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, broker_cpu_s=math.nan,
-    pub_rss_peak_bytes=None,
-    sub_rss_peak_bytes=None, started_utc=None, wall_s=math.nan,
-)
-
+# --- rows ---------------------------------------------------------------------------------
 
 def _complete_row(row: dict[str, Any]) -> dict[str, Any]:
-    full = dict(ROW_DEFAULTS)
-    full.update(row)
-    for key in ("pub_cpu_s", "sub_cpu_s", "duration_s", "grace_s"):
-        if full.get(key) is None:
-            full[key] = math.nan
-    if full.get("wire_bytes") is not None:
-        full["wire_bytes"] = int(full["wire_bytes"])
-    return full
+    from linklab.bench.columns import complete_row
+
+    return complete_row(row)

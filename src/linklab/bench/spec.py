@@ -1,93 +1,100 @@
 """Scenario YAML -> validated :class:`Scenario`.
 
 A scenario names the settings of a benchmark: some are fixed, some are axes of a
-matrix. Every field may appear in either place::
+matrix. Every field may appear in either place (``topics`` only under fixed)::
 
     name: paper-000-table2          # used in run directory names
     title: Table II of seed 000     # free text, shown by the report
     source: 000_10b8b18b6f5db8a8.txt §V-C, Table II
+    presets: my-links.yaml          # link presets of your own (a file or a list of files)
     fixed:                          # one value each
       middleware: fastdds
-      rate: 30Hz
-      qos: reliable
+      rate: 30Hz                    # Hz, max (search the highest rate), or 75% (of it)
+      qos: reliable                 # reliable | best_effort | ROS 2 profile: default,
+                                    # sensor_data, parameters, services_default,
+                                    # system_default
       history: keep_all             # keep_all | keep_last:N | N | tuned | profile
+      durability: volatile          # volatile | transient_local (default: the QoS's)
       count: 1000
+      topology: pair                # pair | star | chain (hosts: N robots in a star)
     axes:                           # lists; the matrix is their product
-      link: [wifi-ideal, wifi-mild, wifi-severe, wifi-outage]
+      link: [wifi-ideal, wifi-mild, {preset: wifi-severe, loss: 10%}]
+      link.loss: [0%, 10%, 20%]     # one link field swept (over the link's value)
       payload: [32KiB, 64KiB, 128KiB, 256KiB, 512KiB]
       profile: [default, large_data, optimized]
-      type: [Bytes]
     trials: 1                       # repeats of every cell (the ``trial`` axis)
+    gates:                          # pass/fail targets (gates.py)
+      reception_rate: ">= 29Hz"
+    search: {trial: 2s, precision: 3%, max_trials: 12}   # for rate: max (search.py)
     quick:                          # overrides applied by ``linklab bench --quick``
       count: 100
       payload: [64KiB, 256KiB]
 
-Errors name the file, the line and the field:
+Endpoints (several publishers and subscribers, traffic mixes) are in topics.py, links
+written inline in links.py. Errors name the file, the line and the field:
 ``scenarios/x.yaml:12: axes.payload[2]: '12' has no unit; expected a size ...``.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from linklab.bench import links as L
+from linklab.bench.fields import (
+    FIELDS,
+    NAME,
+    SCALAR_PARSERS,
+    Located,
+    compose,
+    mapping,
+    plain,
+    positive_int,
+    with_units,
+)
+from linklab.bench.gates import Gate, parse_gates
+from linklab.bench.topics import parse_topics
 from linklab.errors import UsageError
-from linklab.units import parse_duration, parse_frequency, parse_size
+from linklab.units import parse_duration, parse_fraction
 
-MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router",
-               # secured variants (linklab.brokers.bench_adapter): security on/off
-               "fastdds-secure", "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
-QOS_VALUES = ("reliable", "best_effort")
-# The probe protocol's message types (DESIGN.md "Probes"): a Bytes type of any size and
-# the performance_test family.
-MESSAGE_TYPES = (
-    "Bytes",
-    "Array1k", "Array4k", "Array16k", "Array32k", "Array60k", "Array64k", "Array256k",
-    "Array1m", "Array2m",
-    "PointCloud512k", "PointCloud1m", "PointCloud2m",
-)
-PROFILE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-LINK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-# Fields a cell has, with where they may appear. ``outage_start`` is when (after the
-# publisher starts) an outage preset cuts the link; ``outage_length`` replaces the
-# preset's outage length.
-FIELDS = (
-    "middleware", "profile", "link", "payload", "rate", "qos", "history", "type",
-    "count", "duration", "warmup", "outage_start", "outage_length", "grace",
-)
-TOP_LEVEL = ("name", "title", "source", "description", "fixed", "axes", "trials", "quick")
+TOP_LEVEL = ("name", "title", "source", "description", "presets", "fixed", "axes",
+             "trials", "quick", "gates", "search")
 DEFAULTS: dict[str, Any] = {
     "middleware": "fastdds",
     "profile": "default",
     "qos": "reliable",
-    "history": "keep_all",
+    "history": None,       # from the QoS: keep_all for reliable/best_effort (topics.py)
+    "depth": None,
+    "durability": None,
     "type": "Bytes",
+    "topology": "pair",
+    "hosts": None,
+    "subscribers": None,
+    "pairs": None,
+    "topics": None,
     "warmup": 1.0,
     "duration": None,
     "outage_start": 5.0,
     "outage_length": None,
     "grace": None,
 }
-REQUIRED = ("link", "payload", "rate")
 
 
 @dataclass(frozen=True)
-class Located:
-    """Where a value came from, for error messages."""
+class SearchSettings:
+    """How ``rate: max`` searches (search.py): trial length, precision, trial budget."""
 
-    file: str
-    line: int
-    field: str
+    trial_s: float = 2.0
+    precision: float = 0.03
+    max_trials: int = 12
 
-    def error(self, message: str) -> UsageError:
-        where = f"{self.file}:{self.line}: {self.field}:" if self.field else \
-            f"{self.file}:{self.line}:"
-        return UsageError(f"{where} {message}")
+    def to_dict(self) -> dict[str, Any]:
+        return {"trial_s": self.trial_s, "precision": self.precision,
+                "max_trials": self.max_trials}
 
 
 @dataclass(frozen=True)
@@ -102,136 +109,76 @@ class Scenario:
     axes: dict[str, list[Any]]  # in the order the file lists them
     trials: int
     text: str = field(repr=False, default="")  # the YAML as read (stored in run.json)
+    gates: tuple[Gate, ...] = ()
+    search: SearchSettings = field(default_factory=SearchSettings)
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)  # the user's own
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "name": self.name, "title": self.title,
-                "source": self.source, "fixed": self.fixed, "axes": self.axes,
-                "trials": self.trials}
+                "source": self.source, "fixed": {k: _jsonable(v) for k, v in self.fixed.items()},
+                "axes": {k: [_jsonable(v) for v in vs] for k, vs in self.axes.items()},
+                "trials": self.trials, "gates": [g.to_dict() for g in self.gates],
+                "search": self.search.to_dict(), "presets": self.presets}
 
 
-# --- YAML with line numbers -----------------------------------------------------------
-
-def _compose(text: str, path: str) -> yaml.Node | None:
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        problem = getattr(error, "problem", None) or str(error)
-        raise UsageError(f"{path}:{line}: not valid YAML: {problem}") from None
-
-
-def _plain(node: yaml.Node) -> Any:
-    """A scalar node's Python value (YAML 1.1 safe types)."""
-    return yaml.safe_load(yaml.serialize(node)) if node is not None else None
-
-
-def _mapping(node: yaml.Node, where: Located) -> list[tuple[str, yaml.Node, Located]]:
-    if not isinstance(node, yaml.MappingNode):
-        raise where.error("expected a mapping (key: value lines)")
-    items = []
-    seen: set[str] = set()
-    for key_node, value_node in node.value:
-        key = str(key_node.value)
-        sub = f"{where.field}.{key}" if where.field else key
-        loc = Located(where.file, key_node.start_mark.line + 1, sub)
-        if key in seen:
-            raise loc.error("appears twice")
-        seen.add(key)
-        items.append((key, value_node, loc))
-    return items
-
-
-# --- field parsers --------------------------------------------------------------------
-
-def _choice(value: Any, allowed: tuple[str, ...], where: Located) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise where.error(f"{value!r} is not one of {', '.join(allowed)}")
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, L.LinkChoice):
+        return value.to_dict()
+    if isinstance(value, tuple):  # topics
+        return [{"name": t.name, "from": t.publisher, "to": t.subscribers, "pairs": t.pairs,
+                 **t.settings} for t in value]
     return value
 
 
-def _positive_int(value: Any, where: Located) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise where.error(f"{value!r} must be a whole number greater than zero")
-    return value
+# --- one field ------------------------------------------------------------------------
+
+class FieldParser:
+    """Parses cell fields; knows the link presets the scenario may name."""
+
+    def __init__(self, known_presets: Mapping[str, Any]):
+        self.known = known_presets
+
+    def node(self, key: str, node: yaml.Node, where: Located) -> Any:
+        if key == "link":
+            return L.parse_link(node, where, self.known)
+        if key == "topics":
+            return parse_topics(node, where)
+        return self.value(key, plain(node, where), where)
+
+    def value(self, key: str, value: Any, where: Located) -> Any:
+        """A plain value (gates' where:, quick:)."""
+        if key == "link":
+            if isinstance(value, str):
+                return L.LinkChoice(L._check_preset(value, self.known, where))
+            raise where.error("select a link by its preset name or label")
+        if key.startswith("link."):
+            return L.check_field(key[5:], value, where)
+        if key in SCALAR_PARSERS:
+            return SCALAR_PARSERS[key](value, where)
+        raise where.error(f"unknown field; expected one of {', '.join(FIELDS)} or "
+                          f"link.FIELD ({', '.join(L.LINK_FIELDS)})")
+
+    def known_key(self, key: str, where: Located) -> None:
+        if key in FIELDS:
+            return
+        if key.startswith("link.") and key[5:] in L.LINK_FIELDS:
+            return
+        if key.startswith("link."):
+            raise where.error(f"unknown link field {key[5:]!r}; known: "
+                              f"{', '.join(L.LINK_FIELDS)}")
+        raise where.error(f"unknown field; expected one of {', '.join(FIELDS)} or "
+                          f"link.FIELD ({', '.join(L.LINK_FIELDS)})")
 
 
-def _with_units(parser, value: Any, where: Located, **kw) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(value)  # a bare number: let the unit parser say what is missing
-    try:
-        return parser(value, **kw)
-    except UsageError as error:
-        raise where.error(str(error)) from None
-
-
-def parse_history(value: Any, where: Located) -> str:
-    """``keep_all`` | ``keep_last:N`` | ``N`` (keep_last) | ``tuned`` | ``profile``.
-
-    ``tuned``: keep_last with N_HC from the tuner (seed 000 eq. 6). ``profile``: what the
-    profile brings — the tuned profile its N_HC, the others KEEP_ALL.
-    """
-    if isinstance(value, bool):
-        raise where.error(f"{value!r} is not a history")
-    if isinstance(value, int):
-        return f"keep_last:{_positive_int(value, where)}"
-    if isinstance(value, str):
-        if value in ("keep_all", "tuned", "profile"):
-            return value
-        match = re.fullmatch(r"keep_last:(\d+)", value)
-        if match and int(match[1]) > 0:
-            return value
-    raise where.error(f"{value!r} is not a history; expected keep_all, keep_last:N, "
-                      "a number N (keep_last:N), tuned (N_HC from linklab tune) or profile")
-
-
-def _name(value: Any, pattern: re.Pattern, what: str, where: Located) -> str:
-    if not isinstance(value, str) or not pattern.match(value):
-        raise where.error(f"{value!r} is not a {what} name (letters, digits, _ . -)")
-    return value
-
-
-def parse_field(name: str, value: Any, where: Located) -> Any:
-    """One field's value -> SI units / canonical form, or an error naming file:line:field."""
-    if name == "middleware":
-        return _choice(value, MIDDLEWARES, where)
-    if name == "profile":
-        if isinstance(value, str) and value.endswith(".xml"):
-            # a profile file of your own, relative to the scenario file
-            path = (Path(where.file).parent / value).resolve()
-            if not path.is_file():
-                raise where.error(f"profile file {value!r} not found (looked at {path})")
-            return str(path)
-        return _name(value, PROFILE_NAME, "profile", where)
-    if name == "link":
-        return _name(value, LINK_NAME, "link preset", where)
-    if name == "payload":
-        return int(_with_units(parse_size, value, where))
-    if name == "rate":
-        return _with_units(parse_frequency, value, where)
-    if name == "qos":
-        return _choice(value, QOS_VALUES, where)
-    if name == "history":
-        return parse_history(value, where)
-    if name == "type":
-        return _choice(value, MESSAGE_TYPES, where)
-    if name == "count":
-        return _positive_int(value, where)
-    if name in ("duration", "grace", "outage_length"):
-        return None if value is None else _with_units(parse_duration, value, where)
-    if name in ("warmup", "outage_start"):
-        return _with_units(parse_duration, value, where, allow_zero=True)
-    raise where.error(f"unknown field; expected one of {', '.join(FIELDS)}")
-
-
-# --- the scenario ---------------------------------------------------------------------
-
-def _section(node: yaml.Node, where: Located, *, as_axes: bool) -> dict[str, Any]:
+def _section(node: yaml.Node, where: Located, parser: FieldParser, *,
+             as_axes: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value_node, loc in _mapping(node, where):
-        if key not in FIELDS:
-            raise loc.error(f"unknown field; expected one of {', '.join(FIELDS)}")
+    for key, value_node, loc in mapping(node, where):
+        parser.known_key(key, loc)
         if as_axes:
+            if key == "topics":
+                raise loc.error("topics cannot be an axis; sweep subscribers:, pairs: or a "
+                                "setting the topics take from the cell (payload, rate, ...)")
             if not isinstance(value_node, yaml.SequenceNode):
                 raise loc.error("an axis is a list of values, e.g. [32KiB, 64KiB]")
             if not value_node.value:
@@ -239,35 +186,64 @@ def _section(node: yaml.Node, where: Located, *, as_axes: bool) -> dict[str, Any
             values = []
             for i, item in enumerate(value_node.value):
                 item_loc = Located(where.file, item.start_mark.line + 1, f"{loc.field}[{i}]")
-                values.append(parse_field(key, _plain(item), item_loc))
-            if len(set(map(str, values))) != len(values):
+                values.append(parser.node(key, item, item_loc))
+            texts = [v.key() if isinstance(v, L.LinkChoice) else str(v) for v in values]
+            if len(set(texts)) != len(texts):
                 raise loc.error("lists the same value twice")
             out[key] = values
         else:
-            out[key] = parse_field(key, _plain(value_node), loc)
+            out[key] = parser.node(key, value_node, loc)
     return out
 
 
+# --- the scenario ---------------------------------------------------------------------
+
 def load_scenario(path: str | Path, *, quick: bool = False, repeat: int | None = None,
-                  display_path: str | None = None) -> Scenario:
+                  display_path: str | None = None, preset_files: Sequence[Path] = ()
+                  ) -> Scenario:
     """Read and validate a scenario file. ``quick`` applies its ``quick:`` overrides."""
     path = Path(path)
     shown = display_path or str(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read scenario {shown}: {error.strerror}",
                          argument="SCENARIO") from None
-    return parse_scenario(text, shown, quick=quick, repeat=repeat)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise UsageError(f"{shown}:{line}: not UTF-8 text (byte {error.start}); save the "
+                         "scenario as UTF-8") from None
+    return parse_scenario(text, shown, quick=quick, repeat=repeat,
+                          preset_files=preset_files)
+
+
+def _preset_paths(node: yaml.Node, where: Located, base: Path) -> list[Path]:
+    value = plain(node, where)
+    items = value if isinstance(value, list) else [value]
+    paths = []
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise where.error("expected a preset file name or a list of them")
+        path = (base / item).resolve()
+        if not path.is_file():
+            raise where.error(f"preset file {item!r} not found (looked at {path})")
+        paths.append(path)
+    return paths
 
 
 def parse_scenario(text: str, path: str, *, quick: bool = False,
-                   repeat: int | None = None) -> Scenario:
-    root = _compose(text, path)
+                   repeat: int | None = None, preset_files: Sequence[Path] = (),
+                   saved_presets: Mapping[str, dict[str, Any]] | None = None) -> Scenario:
+    """Validate a scenario's text. ``preset_files``: ``--presets`` files of the command
+    line; ``saved_presets``: the user presets a run recorded (``--resume`` uses them, so a
+    run continues even if the files changed or are gone)."""
+    root = compose(text, path)
     top = Located(path, 1, "")
     if root is None:
         raise top.error("the file is empty; a scenario needs name, fixed and axes")
-    items = {key: (node, loc) for key, node, loc in _mapping(root, top)}
+    items = {key: (node, loc) for key, node, loc in mapping(root, top)}
     for key, (_node, loc) in items.items():
         if key not in TOP_LEVEL:
             raise loc.error(f"unknown key; expected one of {', '.join(TOP_LEVEL)}")
@@ -276,66 +252,109 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
         if key not in items:
             return default
         node, loc = items[key]
-        value = _plain(node)
+        value = plain(node, loc)
         if not isinstance(value, str) or not value.strip():
             raise loc.error("expected a text")
         return value.strip()
 
+    if saved_presets is not None:
+        user = dict(saved_presets)
+    else:
+        files = list(preset_files)
+        if "presets" in items:
+            files += _preset_paths(*items["presets"], Path(path).parent)
+        user = {name: fields for name, fields in L.presets_known(files).items()
+                if files and name not in _shipped()}
+    known = {**_shipped(), **user}
+    parser = FieldParser(known)
+
     name = text_of("name", Path(path).stem)
-    if not LINK_NAME.match(name):
+    if not NAME.match(name):
         raise items["name"][1].error(f"{name!r}: use letters, digits, _ . - only")
-    fixed = _section(items["fixed"][0], items["fixed"][1], as_axes=False) \
-        if "fixed" in items else {}
-    axes = _section(items["axes"][0], items["axes"][1], as_axes=True) \
-        if "axes" in items else {}
+    fixed = _section(*items["fixed"], parser, as_axes=False) if "fixed" in items else {}
+    axes = _section(*items["axes"], parser, as_axes=True) if "axes" in items else {}
     for key in fixed:
         if key in axes:
             raise items["fixed"][1].error(f"{key} is both fixed and an axis; keep one")
     trials = 1
     if "trials" in items:
-        trials = _positive_int(_plain(items["trials"][0]), items["trials"][1])
+        trials = positive_int(plain(*items["trials"]), items["trials"][1], most=1000)
 
     if quick and "quick" in items:
         node, loc = items["quick"]
-        for key, value_node, item_loc in _mapping(node, loc):
+        for key, value_node, item_loc in mapping(node, loc):
             if key == "trials":
-                trials = _positive_int(_plain(value_node), item_loc)
+                trials = positive_int(plain(value_node, item_loc), item_loc, most=1000)
                 continue
-            if key not in FIELDS:
-                raise item_loc.error(f"unknown field; expected one of {', '.join(FIELDS)}")
-            if isinstance(value_node, yaml.SequenceNode):
+            parser.known_key(key, item_loc)
+            if isinstance(value_node, yaml.SequenceNode) and key != "topics":
                 sub = _section(yaml.MappingNode("tag:yaml.org,2002:map",
                                                 [(_key_node(key, value_node), value_node)]),
-                               loc, as_axes=True)
+                               loc, parser, as_axes=True)
                 fixed.pop(key, None)
                 axes[key] = sub[key]
             else:
                 axes.pop(key, None)
-                fixed[key] = parse_field(key, _plain(value_node), item_loc)
+                fixed[key] = parser.node(key, value_node, item_loc)
     if repeat is not None:
         if repeat <= 0:
             raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
         trials = repeat
 
     fixed_line = items["fixed"][1].line if "fixed" in items else 1
-    types = axes.get("type") or [fixed.get("type", DEFAULTS["type"])]
-    if "payload" not in fixed and "payload" not in axes and "Bytes" not in types:
-        fixed["payload"] = None  # performance_test types carry their own size (matrix)
-    for key in REQUIRED:
-        if key not in fixed and key not in axes:
-            raise Located(path, fixed_line, key).error(
-                "missing; give it under fixed: or axes:")
-    if "count" not in fixed and "count" not in axes and fixed.get("duration") is None \
-            and "duration" not in axes:
-        raise Located(path, fixed_line, "count").error(
-            "missing; give count (messages per cell) or duration under fixed: or axes:")
+    has = (lambda key: key in fixed or key in axes)  # noqa: E731
+    if not has("link"):
+        raise Located(path, fixed_line, "link").error("missing; give it under fixed: or axes:")
+    topics = fixed.get("topics")
+    if topics is None:
+        types = axes.get("type") or [fixed.get("type", DEFAULTS["type"])]
+        if not has("payload") and "Bytes" not in types:
+            fixed["payload"] = None  # performance_test types carry their own size
+        for key in ("payload", "rate"):
+            if not has(key):
+                raise Located(path, fixed_line, key).error(
+                    "missing; give it under fixed: or axes: (or in every topic)")
+        if not has("count") and fixed.get("duration") is None and "duration" not in axes:
+            raise Located(path, fixed_line, "count").error(
+                "missing; give count (messages per cell) or duration under fixed: or axes:")
     for key, value in DEFAULTS.items():
         if key not in axes:
             fixed.setdefault(key, value)
     fixed.setdefault("count", None)
+    fixed.setdefault("payload", None)
+    fixed.setdefault("rate", None)
+
+    gates: tuple[Gate, ...] = ()
+    if "gates" in items:
+        gates = parse_gates(*items["gates"], cell_field=parser.value)
+    search = _search(*items["search"]) if "search" in items else SearchSettings()
     return Scenario(path=path, name=name, title=text_of("title", name),
                     source=text_of("source", ""), fixed=fixed, axes=axes, trials=trials,
-                    text=text)
+                    text=text, gates=gates, search=search, presets=user)
+
+
+def _search(node: yaml.Node, where: Located) -> SearchSettings:
+    values: dict[str, Any] = {}
+    for key, value_node, loc in mapping(node, where):
+        value = plain(value_node, loc)
+        if key == "trial":
+            values["trial_s"] = with_units(parse_duration, value, loc)
+        elif key == "precision":
+            precision = with_units(parse_fraction, value, loc)
+            if not 0.005 <= precision <= 0.5:
+                raise loc.error(f"{value!r}: expected 0.5 % to 50 %")
+            values["precision"] = precision
+        elif key == "max_trials":
+            values["max_trials"] = positive_int(value, loc, most=100)
+        else:
+            raise loc.error("unknown key; expected trial, precision, max_trials")
+    return SearchSettings(**values)
+
+
+def _shipped() -> dict[str, dict[str, Any]]:
+    from linklab.link.presets import load_presets
+
+    return load_presets()
 
 
 def _key_node(key: str, near: yaml.Node) -> yaml.ScalarNode:

@@ -85,6 +85,8 @@ FORMAT_VERSION = 1
 RUN_JSON = "run.json"
 CELLS_PARQUET = "cells.parquet"
 CELLS_JSONL = "cells.jsonl"
+STREAMS_PARQUET = "streams.parquet"
+STREAMS_JSONL = "streams.jsonl"
 
 # Debian packages whose versions a run records.
 PACKAGES = ("libfastrtps-dev", "fastdds-tools", "libfastcdr-dev", "cyclonedds-dev",
@@ -157,6 +159,7 @@ class RunStore:
     root: Path
     info: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    streams: list[dict[str, Any]] = field(default_factory=list)
 
     # --- creating and opening ---------------------------------------------------------
 
@@ -203,7 +206,8 @@ class RunStore:
         if version != FORMAT_VERSION:
             raise UsageError(f"{path}: format version {version}, this linklab reads "
                              f"{FORMAT_VERSION}", argument="RUN_DIR")
-        return cls(root, info, read_rows(root))
+        rows = read_rows(root)
+        return cls(root, info, rows, read_streams(root, {r["cell_id"] for r in rows}))
 
     # --- writing ------------------------------------------------------------------------
 
@@ -230,14 +234,18 @@ class RunStore:
     def record_link(self, preset: str, description: dict[str, Any]) -> None:
         self.info["links"][preset] = description
 
-    def append(self, row: dict[str, Any]) -> None:
-        """Add one finished cell: jsonl append first, then the parquet file, then run.json."""
+    def append(self, row: dict[str, Any], streams: list[dict[str, Any]] = ()) -> None:
+        """Add one finished cell: its streams, then the cell (jsonl append first, then the
+        parquet file), then run.json. A cell's row is written last: a kill in between
+        leaves streams of a cell without a row, which --resume replaces."""
         row = dict(row)
+        if streams:
+            self.streams = [s for s in self.streams if s["cell_id"] != row["cell_id"]] + [
+                dict(s) for s in streams]
+            _append_jsonl(self.root / STREAMS_JSONL, streams)
+            write_parquet(self.root / STREAMS_PARQUET, self.streams)
         self.rows = [r for r in self.rows if r["cell_id"] != row["cell_id"]] + [row]
-        with open(self.root / CELLS_JSONL, "a") as out:
-            out.write(json.dumps(_jsonable(row)) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+        _append_jsonl(self.root / CELLS_JSONL, [row])
         write_parquet(self.root / CELLS_PARQUET, self.rows)
         done = {r["cell_id"] for r in self.rows}
         self.info["finished"] = all(c in done for c in self.info.get("planned", []))
@@ -245,6 +253,23 @@ class RunStore:
 
     def done_ids(self) -> set[str]:
         return {r["cell_id"] for r in self.rows}
+
+    def search_result(self, key: str) -> dict[str, Any] | None:
+        """The maximum rate a search of this run found for ``key`` (runner.search_key)."""
+        return (self.info.get("searches") or {}).get(key)
+
+    def record_search(self, key: str, cell_id: str, max_rate_hz: float, stop: str) -> None:
+        self.info.setdefault("searches", {})[key] = {
+            "cell_id": cell_id, "max_rate_hz": max_rate_hz, "stop": stop}
+        self.save_info()
+
+
+def _append_jsonl(path: Path, rows) -> None:
+    with open(path, "a") as out:
+        for row in rows:
+            out.write(json.dumps(_jsonable(row)) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -257,6 +282,35 @@ def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_streams(root: Path, cell_ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """Per-subscriber rows of a run (empty for runs made before they existed).
+    streams.parquet is the truth; cells whose streams are only in streams.jsonl (a kill
+    between the two writes) are added from there; streams of a cell without a row (a kill
+    before the row was written) are left out."""
+    have_cells = cell_ids if cell_ids is not None else {r["cell_id"] for r in read_rows(root)}
+    rows: list[dict[str, Any]] = []
+    parquet, jsonl = root / STREAMS_PARQUET, root / STREAMS_JSONL
+    if parquet.exists():
+        try:
+            rows = pq.read_table(parquet).to_pylist()
+        except (pa.ArrowException, OSError):
+            rows = []
+    have = {r.get("cell_id") for r in rows}
+    if jsonl.exists():
+        extra: dict[str, list[dict[str, Any]]] = {}
+        for line in jsonl.read_text(errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and row.get("cell_id") not in have:
+                extra.setdefault(row["cell_id"], []).append(row)
+        for cell_rows in extra.values():
+            # a cell run again after --resume appended its streams again: the last wins
+            rows.extend({r.get("endpoint"): r for r in cell_rows}.values())
+    return [r for r in rows if r.get("cell_id") in have_cells]
 
 
 def read_rows(root: Path) -> list[dict[str, Any]]:

@@ -1,15 +1,15 @@
 """How the benchmark runs the brokered and non-DDS middlewares of seed 004.
 
 The DDS probes need only each other's address. MQTT and Zenoh need more: which probe
-to start, where the broker or router runs, and which endpoints each side uses. With the
-runner's pair topology (publisher on ``robot``, subscriber on ``edge``):
+to start, where the broker or router runs, and which endpoints each side uses. One
+broker/router per cell, on the edge host, whatever the endpoints:
 
 - ``mqtt``: mosquitto on the edge host (seed 004 Fig. 5: "The router or broker is for
-  Zenoh and MQTT"), both probes connect to it.
-- ``zenoh-peer`` (Table 2 "Zenoh-TCP"): the subscriber listens on the edge address, the
-  publisher connects to it; scouting off.
-- ``zenoh-router`` (Table 2 "Zenoh-broker"): a zenoh router on the edge host, both
-  probes are clients of it.
+  Zenoh and MQTT"), every probe connects to it.
+- ``zenoh-peer`` (Table 2 "Zenoh-TCP"): each subscriber listens on its own host's
+  address, the publisher connects to each of its subscribers; scouting off.
+- ``zenoh-router`` (Table 2 "Zenoh-broker"): a zenoh router on the edge host, every
+  probe is a client of it.
 
 The broker/router's CPU time is measured over the cell (seed 004 Table 3 counts it).
 
@@ -36,7 +36,6 @@ from linklab.errors import EnvironmentProblem
 
 MQTT_PORT = 1883
 ZENOH_PORT = 7447
-HOSTS = {"pub": "robot", "sub": "edge"}  # as the runner's LinkBed places the probes
 MIDDLEWARES = ("mqtt", "zenoh-peer", "zenoh-router")
 SECURED = {"fastdds-secure": "fastdds", "mqtt-tls": "mqtt", "zenoh-peer-tls": "zenoh-peer",
            "zenoh-router-tls": "zenoh-router"}
@@ -78,33 +77,47 @@ class MiddlewareAdapter:
         """``find_built(name)`` finds a built C++ probe (the runner's probe_binary)."""
         return zenoh_probe_binary() if self.probe == "zenoh" else find_built(self.probe)
 
-    def prepare(self, edge_address: str, workdir: Path) -> None:
-        """Make the cell's keystore (secured variants); TLS certificates name the edge."""
+    def prepare(self, tls_names: tuple[str, ...], workdir: Path) -> None:
+        """Make the cell's keystore (secured variants); TLS certificates name every address
+        a peer connects to (the broker's, or each listening subscriber's)."""
         if self.secured:
             from linklab.security.keystore import create_keystore
 
             self.keystore = create_keystore(workdir / "keystore", tuple(ENCLAVES.values()),
-                                            tls_names=(edge_address, "127.0.0.1"))
+                                            tls_names=tuple(dict.fromkeys(
+                                                (*tls_names, "127.0.0.1"))))
 
-    def peers(self, role: str, edge_address: str, bed_peers: tuple[str, ...]) -> tuple[str, ...]:
-        scheme = "tls" if self.secured else "tcp"
+    @property
+    def scheme(self) -> str:
+        return "tls" if self.secured else "tcp"
+
+    @property
+    def brokered(self) -> bool:
+        """A broker or router runs on the edge host for this middleware."""
+        return self.base in ("mqtt", "zenoh-router")
+
+    def endpoint_args(self, role: str, *, broker_address: str, listen: str | None = None,
+                      connect: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(peers, extra flags) of one endpoint.
+
+        MQTT and zenoh-router: every endpoint is a client of the broker/router on the
+        edge host. zenoh-peer: a subscriber listens on ``listen`` (ADDR:PORT of its own
+        host), a publisher connects to each of its subscribers (``connect``).
+        """
         if self.base == "mqtt":
-            return (f"{edge_address}:{MQTT_TLS_PORT if self.secured else MQTT_PORT}",)
-        if self.base == "zenoh-router" or (self.base == "zenoh-peer" and role == "pub"):
-            return (f"{scheme}/{edge_address}:{ZENOH_PORT}",)
-        if self.base == "zenoh-peer":
-            return ()
-        return bed_peers  # DDS
-
-    def extra_args(self, role: str, edge_address: str) -> tuple[str, ...]:
-        args: tuple[str, ...] = ()
-        if self.base == "zenoh-peer":
-            scheme = "tls" if self.secured else "tcp"
-            listen = ("--listen", f"{scheme}/{edge_address}:{ZENOH_PORT}") if role == "sub" \
-                else ()
-            args = ("--mode", "peer", *listen)
+            port = MQTT_TLS_PORT if self.secured else MQTT_PORT
+            peers: tuple[str, ...] = (f"{broker_address}:{port}",)
+            extra: tuple[str, ...] = ()
         elif self.base == "zenoh-router":
-            args = ("--mode", "client")
+            peers = (f"{self.scheme}/{broker_address}:{ZENOH_PORT}",)
+            extra = ("--mode", "client")
+        elif self.base == "zenoh-peer":
+            peers = tuple(f"{self.scheme}/{c}" for c in connect) if role == "pub" else ()
+            extra = ("--mode", "peer")
+            if role == "sub" and listen:
+                extra += ("--listen", f"{self.scheme}/{listen}")
+        else:  # DDS (secured Fast DDS): the caller's unicast peers
+            peers, extra = tuple(connect), ()
         if self.secured:
             enclave = self.keystore.enclave(ENCLAVES[role])
             if self.probe == "fastdds":
@@ -112,8 +125,8 @@ class MiddlewareAdapter:
             else:
                 profile = {"mqtt": enclave.mqtt_profile, "zenoh": enclave.zenoh_profile}[
                     self.probe]
-            args += ("--profile", str(profile))  # after the cell's own: this one wins
-        return args
+            extra += ("--profile", str(profile))  # after the cell's own: this one wins
+        return peers, extra
 
     def _fastdds_default_with_security(self, enclave: Any, role: str) -> Path:
         """linklab's default Fast DDS profile plus DDS-Security: the plain ``fastdds``
@@ -153,8 +166,8 @@ def adapter_for(middleware: str) -> MiddlewareAdapter | None:
 
 
 def edge_of(bed: Any) -> tuple[str, str]:
-    """(netns, address) of the subscriber's host in a runner Bed (LinkBed)."""
-    host = bed.host("sub")
+    """(netns, address) of the edge host in a runner Bed (LinkBed): brokers run there."""
+    host = bed.host("edge")
     if not host.address:
         raise EnvironmentProblem("the edge host has no address for the broker")
     return host.netns, host.address

@@ -245,7 +245,32 @@ def render_bins(rows: list[dict[str, Any]]) -> Table | None:
     return table
 
 
-def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Console) -> Group:
+def render_streams(rows: list[dict[str, Any]], streams: list[dict[str, Any]]) -> Table | None:
+    """One line per subscriber of the cells with more than one (topic, subscriber)."""
+    several = {r["cell_id"] for r in rows if int(r.get("subscribers") or 1) > 1}
+    shown = [s for s in streams if s.get("cell_id") in several]
+    if not shown:
+        return None
+    table = Table(title="Per subscriber", title_justify="left", pad_edge=False)
+    for name in ("Cell", "Topic", "Subscriber", "Delivered", "Rate (Hz)", "Mean (ms)",
+                 "p99 (ms)", "Loss (gaps)"):
+        table.add_column(name, justify="left" if name in ("Cell", "Topic", "Subscriber")
+                         else "right", no_wrap=True)
+    for s in shown:
+        rate, mean, p99 = (_num(s.get(k)) for k in ("reception_rate_hz", "latency_mean_ms",
+                                                    "latency_p99_ms"))
+        loss = _num(s.get("message_loss_rate"))
+        table.add_row(s["cell_id"], str(s.get("topic")), str(s.get("subscriber")),
+                      f"{s.get('received')}/{s.get('published')}",
+                      "—" if rate is None else f"{rate:.2f}",
+                      "—" if mean is None else f"{mean:.2f}",
+                      "—" if p99 is None else f"{p99:.2f}",
+                      "—" if loss is None else f"{loss * 100:.2f} %")
+    return table
+
+
+def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Console,
+               streams: list[dict[str, Any]] | None = None) -> Group:
     scenario = info.get("scenario", {})
     planned = len(info.get("planned", []))
     failed = sum(1 for r in rows if r.get("status") != "ok")
@@ -264,6 +289,9 @@ def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Consol
     bins = render_bins(rows)
     if bins is not None:
         parts.append(bins)
+    per_subscriber = render_streams(rows, streams or [])
+    if per_subscriber is not None:
+        parts.append(per_subscriber)
     reasons = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
     if reasons:
         why = Text("Failed cells:\n", style="bold")

@@ -1,0 +1,390 @@
+"""One measurement of a cell on a link that is up: start every endpoint, wait, collect.
+
+Subscribers start first (the one broker/router of the cell before them), then, once they
+exist, the publishers. The cell ends when every probe has ended on its own (publishers
+after lingering, subscribers at their end of stream), when one crashed, or at the
+deadline; then every probe is stopped, and records, counters, CPU and memory are turned
+into the cell's row and one row per subscriber (streams.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from linklab.bench import endpoints as E
+from linklab.bench import metrics as M
+from linklab.bench.matrix import Cell, deadline_s
+from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
+from linklab.bench.streams import StreamInput, aggregate, fanout
+from linklab.brokers.bench_adapter import adapter_for, edge_of
+
+POLL_S = 0.1
+# When the probes of one side have ended on their own, how long the others get to end.
+SETTLE_S = 1.5
+MATCH_TIMEOUT_S = 20.0
+MATCH_ALLOWANCE_S = 3.0
+
+
+def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_dir: Path,
+             probes: list, history_of, model_fanout) -> tuple[dict[str, Any], list[dict]]:
+    """Run the cell's endpoints on ``bed``; (row fields, stream rows). ``probes`` collects
+    every process started, so the caller can stop them if this raises."""
+    binary = probe_binary(cell.middleware)
+    adapter = adapter_for(cell.middleware)
+    address = bed.address
+    if adapter:
+        adapter.prepare(E.tls_names(cell, address), out_dir)
+    plan = E.plan(cell, address, adapter, history_of)
+    outage_s = bed.outage_s
+    tag = f"linklab_{os.getpid()}_{cell.index}"
+    grace = deadline_s(cell, outage_s) - cell.publish_s
+    for path in out_dir.glob("*.bin"):
+        path.unlink()
+
+    broker = None
+    if adapter is not None and adapter.brokered:
+        netns, edge_address = edge_of(bed)
+        broker = adapter.start_broker(netns, edge_address, out_dir)
+        probes.append(broker)  # stopped with the probes if the cell fails
+
+    def args(ep: E.Endpoint) -> ProbeArgs:
+        topic = ep.topic
+        common = dict(role=ep.role, topic=f"{tag}_{topic.name}", type=topic.type,
+                      size=topic.payload_bytes, rate_hz=topic.rate_hz, count=topic.messages,
+                      duration_s=None, qos_flags=ep.qos, profile=profile_path,
+                      records=out_dir / f"{ep.name}.bin", peers=ep.peers,
+                      interface=bed.interface(ep.host), match_timeout_s=MATCH_TIMEOUT_S,
+                      extra=ep.extra)
+        if ep.role == "sub":
+            # never leave before the runner's deadline: a stream that stalls may still
+            # recover within it
+            return ProbeArgs(warmup_s=0.0, idle_timeout_s=MATCH_ALLOWANCE_S + cell.warmup_s
+                             + deadline_s(cell, outage_s), **common)
+        return ProbeArgs(warmup_s=cell.warmup_s, linger_s=grace,
+                         subscribers=len(topic.subscribers), **common)
+
+    hosts = tuple(dict.fromkeys(ep.host for ep in plan))
+    started: dict[str, ProbeProcess] = {}
+    for ep in plan:
+        if ep.role != "sub":
+            continue
+        started[ep.name] = start_probe(lambda a, o, e, h=ep.host: bed.spawn(h, a, o, e),
+                                       args(ep), binary, out_dir, name=ep.name)
+        probes.append(started[ep.name])
+    time.sleep(0.3)  # the subscribers' participants exist before the publishers look
+    before = bed.snapshot(hosts)
+    for ep in plan:
+        if ep.role != "pub":
+            continue
+        started[ep.name] = start_probe(lambda a, o, e, h=ep.host: bed.spawn(h, a, o, e),
+                                       args(ep), binary, out_dir, name=ep.name)
+        probes.append(started[ep.name])
+    pub_started = time.monotonic()
+    if broker is not None:
+        broker.mark_cpu()
+    bed.start_traffic(cell.warmup_s)
+
+    pubs = [started[ep.name] for ep in plan if ep.role == "pub"]
+    subs = [started[ep.name] for ep in plan if ep.role == "sub"]
+    deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
+    _wait(pubs, subs, deadline)
+    ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
+    for probe in pubs + subs:
+        probe.stop()
+    broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
+    after = bed.snapshot(hosts)
+    return _collect(cell, plan, started, before, after, out_dir, ended_ns, broker_cpu_s,
+                    outage_s, bed, profile, model_fanout)
+
+
+def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float) -> None:
+    one_side_done: float | None = None
+    everyone = pubs + subs
+    while True:
+        now = time.monotonic()
+        for probe in everyone:
+            probe.sample_memory()  # VmHWM only grows; the last read before exit is the peak
+        codes = [p.poll() for p in everyone]
+        if all(c is not None for c in codes):
+            return
+        if any(c not in (None, 0) for c in codes):
+            return  # a crash or an error: nothing more will arrive
+        pubs_done = all(p.poll() is not None for p in pubs)
+        subs_done = all(p.poll() is not None for p in subs)
+        if pubs_done or subs_done:
+            # the publishers are done lingering, or the subscribers have everything (or
+            # the end-of-stream marker): give the others a moment, then stop them
+            one_side_done = one_side_done or now
+            if now - one_side_done > SETTLE_S:
+                return
+        if now >= deadline:
+            return
+        time.sleep(POLL_S)
+
+
+def _completed(report: dict[str, Any]) -> bool:
+    summary = report.get("summary") or {}
+    return (summary.get("end_reason") in ("count", "end_of_stream", "duration")
+            and not summary.get("errors"))
+
+
+def _read_or_empty(path: Path) -> np.ndarray:
+    if not path.exists():
+        return M.empty_records()
+    try:
+        return M.read_records(path)[1]
+    except M.RecordFileError:
+        return M.empty_records()
+
+
+def _cpu_fraction(report: dict[str, Any]) -> float:
+    cpu, wall = report.get("cpu_s"), report.get("wall_s")
+    if cpu is None or not wall:
+        return math.nan
+    return float(cpu) / float(wall)
+
+
+def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess],
+             before: dict, after: dict, out_dir: Path, ended_ns: int, broker_cpu_s: float,
+             outage_s: float, bed: Any, profile: Any, model_fanout) -> tuple[dict, list]:
+    reports = {name: p.report() for name, p in started.items()}
+    for name, report in reports.items():
+        (out_dir / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out_dir / "counters.json").write_text(json.dumps(
+        {"before": before, "after": after}, indent=1) + "\n")
+    (out_dir / "endpoints.json").write_text(json.dumps(
+        [{"role": ep.role, "topic": ep.topic.name, "host": ep.host, "name": ep.name,
+          "peers": ep.peers, "qos": ep.qos} for ep in plan], indent=1) + "\n")
+    pub_of = {ep.topic.name: ep for ep in plan if ep.role == "pub"}
+    sub_hosts = tuple(dict.fromkeys(ep.host for ep in plan if ep.role == "sub"))
+    pub_hosts = tuple(dict.fromkeys(ep.host for ep in plan if ep.role == "pub"))
+    deltas = counter_deltas(before, after, pub_hosts, sub_hosts)
+    wire = deltas.pop("wire_bytes")
+
+    pub_records = {t: _read_or_empty(out_dir / f"{ep.name}.bin") for t, ep in pub_of.items()}
+    inputs = [StreamInput(ep.topic.name, ep.topic.publisher, ep.host, ep.name,
+                          pub_records[ep.topic.name], _read_or_empty(out_dir / f"{ep.name}.bin"))
+              for ep in plan if ep.role == "sub"]
+    starts = [int(r["t_send_ns"].min()) for r in pub_records.values() if len(r)]
+    origin = min(starts) if starts else None
+    warmup_bytes = 0
+    for ep in pub_of.values():
+        summary = reports[ep.name].get("summary") or {}
+        warmup_bytes += int(summary.get("warmup_samples") or 0) * ep.topic.payload_bytes
+    n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
+    measured, per_stream, expected = aggregate(
+        pub_records, inputs, wire_bytes=wire, warmup_bytes=warmup_bytes,
+        bins_origin_ns=origin, n_bins=n_bins)
+
+    streams: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    notes: list[str] = []
+    expects = []
+    by_topic_latency: dict[str, dict[str, float]] = {}
+    for stream, metrics in zip(inputs, per_stream, strict=True):
+        ep_pub = pub_of[stream.topic]
+        pub, sub = started[ep_pub.name], started[stream.endpoint]
+        pub_report, sub_report = reports[ep_pub.name], reports[stream.endpoint]
+        expects_all = expects_every_sample(cell.middleware, ep_pub.qos)
+        expects.append(expects_all)
+        outcome = M.Outcome(
+            publisher_finished=metrics.published >= ep_pub.topic.messages,
+            publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
+            expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
+            subscriber_signalled=sub.signalled_by_runner,
+            publisher_completed=_completed(pub_report),
+            subscriber_completed=_completed(sub_report))
+        reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
+                                  ep_pub.topic.messages)
+        if reason is not None and reason.startswith("crashed:"):
+            errors = [e for r in (pub_report, sub_report)
+                      for e in ((r.get("summary") or {}).get("errors") or [])]
+            if errors:
+                reason += f" ({'; '.join(map(str, errors))[:300]})"
+        note = M.exit_note(outcome)
+        sub_summary = sub_report.get("summary") or {}
+        pub_summary = pub_report.get("summary") or {}
+        polled = sub_summary.get("polled_samples")
+        if polled:
+            note = "; ".join(filter(None, [note, f"{polled} samples taken by the poll "
+                                                 "fallback (late receive timestamps)"]))
+        where = f"topic {stream.topic} subscriber {stream.endpoint}" if len(inputs) > 1 else ""
+        if reason is not None:
+            reasons.append(f"{where}: {reason}" if where else reason)
+        if note:
+            notes.append(f"{where}: {note}" if where else note)
+        row = metrics.to_dict()
+        for key in ("wire_bytes", "wire_amplification", "model_amplification", "rate_bins_hz"):
+            row.pop(key)
+        row.update({
+            "cell_id": cell.cell_id, "topic": stream.topic, "publisher": stream.publisher,
+            "subscriber": stream.subscriber, "endpoint": stream.endpoint,
+            "status": "ok" if reason is None else "failed", "failure_reason": reason,
+            "completion_rule": completion_rule(expects_all),
+            "history_applied": history_flag(ep_pub.qos),
+            "pub_cpu_s": pub_report["cpu_s"], "sub_cpu_s": sub_report["cpu_s"],
+            "pub_cpu_fraction": _cpu_fraction(pub_report),
+            "sub_cpu_fraction": _cpu_fraction(sub_report),
+            "pub_rss_peak_bytes": pub_report["rss_peak_bytes"],
+            "sub_rss_peak_bytes": sub_report["rss_peak_bytes"],
+            "write_failures": pub_summary.get("write_failures"),
+            "polled_samples": polled,
+            "applied_qos": json.dumps((sub_summary.get("applied") or {}).get("ros_qos"))
+            if (sub_summary.get("applied") or {}).get("ros_qos") is not None else None,
+        })
+        streams.append(row)
+        by_topic_latency.setdefault(stream.topic, {})[stream.endpoint] = metrics.latency_mean_ms
+    fanout_step = model_step = math.nan
+    for topic_name, latencies in by_topic_latency.items():
+        ranks, step = fanout(latencies)
+        model = model_fanout(cell, pub_of[topic_name].topic, len(latencies))
+        for row in streams:
+            if row["topic"] == topic_name:
+                row["fanout_rank"] = ranks.get(row["endpoint"])
+                rank = ranks.get(row["endpoint"])
+                row["model_fanout_offset_ms"] = (model * (rank - 1)
+                                                 if rank and not math.isnan(model) else math.nan)
+        if len(latencies) > 1 and math.isnan(fanout_step):
+            fanout_step, model_step = step, model
+
+    outage_on = bed.outage_on_ns() if outage_s > 0 else None
+    row = measured.to_dict()
+    row.pop("model_amplification")
+    pubs = [reports[ep.name] for ep in plan if ep.role == "pub"]
+    subs = [reports[ep.name] for ep in plan if ep.role == "sub"]
+    row.update({
+        "status": "ok" if not reasons else "failed",
+        "failure_reason": "; ".join(reasons)[:2000] or None,
+        "exit_note": "; ".join(notes) or None,
+        "completion_rule": completion_rule(all(expects)) if len(set(expects)) == 1
+        else "per topic (see streams)",
+        "expected": expected,
+        "outage_s": outage_s,
+        # when the outage really began, seconds after the first measured sample
+        "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
+        "warmup_samples": sum(int((r.get("summary") or {}).get("warmup_samples") or 0)
+                              for r in pubs),
+        "write_failures": _sum(((r.get("summary") or {}).get("write_failures")) for r in pubs),
+        "polled_samples": _sum(((r.get("summary") or {}).get("polled_samples")) for r in subs),
+        **deltas,
+        "pub_cpu_s": _sum(r["cpu_s"] for r in pubs), "sub_cpu_s": _sum(r["cpu_s"] for r in subs),
+        "cpu_fraction_max": max((_cpu_fraction(r) for r in pubs + subs), default=math.nan),
+        "broker_cpu_s": broker_cpu_s,
+        "pub_rss_peak_bytes": _max(r["rss_peak_bytes"] for r in pubs),
+        "sub_rss_peak_bytes": _max(r["rss_peak_bytes"] for r in subs),
+        "fanout_step_ms": fanout_step, "model_fanout_step_ms": model_step,
+        "interfaces": interface_deltas(before, after),
+    })
+    return row, streams
+
+
+def expects_every_sample(middleware: str, qos: tuple[str, ...]) -> bool:
+    """RELIABLE + KEEP_ALL (DDS), or reliable MQTT (QoS 1) / Zenoh (reliable, blocking
+    congestion control), which keep no history to replace samples in: every published
+    sample must arrive."""
+    from linklab.bench.environment import base_middleware
+
+    flags = list(qos)
+    if "--system-default" in flags or "--qos" not in flags:
+        return False
+    reliable = flags[flags.index("--qos") + 1] == "reliable"
+    if base_middleware(middleware) in ("mqtt", "zenoh"):
+        return reliable
+    return reliable and history_flag(qos) == "keep_all"
+
+
+def history_flag(qos: tuple[str, ...]) -> str | None:
+    flags = list(qos)
+    if "--history" in flags:
+        return flags[flags.index("--history") + 1]
+    return None
+
+
+def completion_rule(expects_all: bool) -> str:
+    """The rule that decided the cell's status (stated per cell, issue 17)."""
+    if expects_all:
+        return "RELIABLE KEEP_ALL: every published sample must arrive"
+    return ("samples may be replaced or dropped (KEEP_LAST or BEST_EFFORT): completed when "
+            "the publisher finished and samples arrived; delivery shows what was lost")
+
+
+def _sum(values) -> Any:
+    kept = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(kept) if kept else None
+
+
+def _max(values) -> Any:
+    kept = [v for v in values if v is not None]
+    return max(kept) if kept else None
+
+
+COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
+                   "sub_udp_rcvbuf_errors", "pub_udp_rcvbuf_errors", "pub_udp_sndbuf_errors")
+
+
+def _interfaces_of(snap: dict, host: str) -> dict[str, Any]:
+    return (snap.get("link") or {}).get("interfaces", {}).get(host, {})
+
+
+def counter_deltas(before: dict[str, Any], after: dict[str, Any],
+                   pub_hosts: tuple[str, ...] = ("robot",),
+                   sub_hosts: tuple[str, ...] = ("edge",)) -> dict[str, Any]:
+    """What happened on the link during the cell, from two snapshots (Bed.snapshot).
+
+    wire_bytes: rx + tx bytes of the link interfaces of the publishers' hosts;
+    link_dropped/passed_packets: the loss and outage stages (all links, both directions);
+    rate_dropped_packets: the rate limiters' drops (queue overflow);
+    *_udp_*_errors: /proc/net/snmp Udp counters, summed over the subscribers' /
+    publishers' hosts.
+    """
+    def stage_sum(snap, kinds, key):
+        return sum(int(st.get(key) or 0) for st in (snap.get("link") or {}).get("stages", [])
+                   if st.get("kind") in kinds)
+
+    def if_bytes(snap, host):
+        return sum(int(v.get("rx_bytes") or 0) + int(v.get("tx_bytes") or 0)
+                   for v in _interfaces_of(snap, host).values())
+
+    out: dict[str, Any] = {}
+    present = [h for h in pub_hosts if _interfaces_of(after, h)]
+    out["wire_bytes"] = (sum(if_bytes(after, h) - if_bytes(before, h) for h in present)
+                         if present else None)
+    out["link_dropped_packets"] = (stage_sum(after, ("loss", "outage"), "dropped_packets")
+                                   - stage_sum(before, ("loss", "outage"), "dropped_packets"))
+    out["link_passed_packets"] = (stage_sum(after, ("loss",), "passed_packets")
+                                  - stage_sum(before, ("loss",), "passed_packets"))
+    out["rate_dropped_packets"] = (stage_sum(after, ("rate",), "dropped_packets")
+                                   - stage_sum(before, ("rate",), "dropped_packets"))
+    for role, hosts, key in (("sub", sub_hosts, "RcvbufErrors"), ("pub", pub_hosts, "RcvbufErrors"),
+                             ("pub", pub_hosts, "SndbufErrors")):
+        column = f"{role}_udp_{key.replace('bufErrors', 'buf_errors').lower()}"
+        total: int | None = 0
+        for host in hosts:
+            b = (before.get("udp") or {}).get(host, {}).get(key)
+            a = (after.get("udp") or {}).get(host, {}).get(key)
+            if a is None or b is None:
+                total = None
+                break
+            total += a - b
+        out[column] = total
+    return out
+
+
+def interface_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Bytes and packets each interface of each host carried during the cell."""
+    out = []
+    hosts = (after.get("link") or {}).get("interfaces", {})
+    for host, interfaces in hosts.items():
+        for ifname, a in interfaces.items():
+            b = _interfaces_of(before, host).get(ifname, {})
+            out.append({"host": host, "interface": ifname, **{
+                key: int(a.get(key) or 0) - int(b.get(key) or 0)
+                for key in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets")}})
+    return out

@@ -1,0 +1,244 @@
+"""The fields of a scenario cell and their parsers: YAML value -> SI units / canonical form.
+
+Every parser takes the :class:`Located` place the value came from, so an error names the
+file, the line and the field: ``s.yaml:12: axes.payload[2]: '12' has no unit; ...``.
+The scenario's shape (fixed / axes / quick, topics, gates) is in ``spec.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from linklab.errors import UsageError
+from linklab.units import parse_duration, parse_fraction, parse_frequency, parse_size
+
+MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router",
+               # secured variants (linklab.brokers.bench_adapter): security on/off
+               "fastdds-secure", "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
+# reliable / best_effort set the reliability alone (history: keep_all unless given);
+# the others are ROS 2's named QoS profiles (linklab.probes.qos.ROS2_PROFILES).
+RELIABILITIES = ("reliable", "best_effort")
+ROS2_PROFILE_NAMES = ("default", "sensor_data", "parameters", "services_default",
+                      "system_default")
+QOS_VALUES = RELIABILITIES + ROS2_PROFILE_NAMES
+DURABILITIES = ("volatile", "transient_local")
+TOPOLOGIES = ("pair", "star", "chain")
+# The probe protocol's message types (DESIGN.md "Probes"): a Bytes type of any size and
+# the performance_test family.
+MESSAGE_TYPES = (
+    "Bytes",
+    "Array1k", "Array4k", "Array16k", "Array32k", "Array60k", "Array64k", "Array256k",
+    "Array1m", "Array2m",
+    "PointCloud512k", "PointCloud1m", "PointCloud2m",
+)
+PROFILE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+MAX_SUBSCRIBERS = 32
+MAX_PAIRS = 32
+# The search for the most a link carries (search.py): ``rate: max``; ``rate: 75%`` runs
+# at that fraction of the maximum found for the same settings.
+RATE_MAX = "max"
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a value came from, for error messages."""
+
+    file: str
+    line: int
+    field: str
+
+    def error(self, message: str) -> UsageError:
+        where = f"{self.file}:{self.line}: {self.field}:" if self.field else \
+            f"{self.file}:{self.line}:"
+        return UsageError(f"{where} {message}")
+
+    def sub(self, name: str, node: yaml.Node | None = None) -> Located:
+        field = f"{self.field}.{name}" if self.field and not name.startswith("[") else \
+            f"{self.field}{name}" if self.field else name
+        line = node.start_mark.line + 1 if node is not None else self.line
+        return Located(self.file, line, field)
+
+
+# --- YAML with line numbers -----------------------------------------------------------
+
+def compose(text: str, path: str) -> yaml.Node | None:
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise UsageError(f"{path}:{line}: not valid YAML: {problem}") from None
+
+
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in
+               ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")}
+
+
+def plain(node: yaml.Node | None, where: Located) -> Any:
+    """A node's Python value (YAML 1.1 safe types); a tag of one's own is an error."""
+    if node is None:
+        return None
+    for sub in _walk(node):
+        if sub.tag not in _PLAIN_TAGS:
+            loc = Located(where.file, sub.start_mark.line + 1, where.field)
+            raise loc.error(f"the YAML tag {sub.tag!r} is not accepted; write plain values")
+    try:
+        return yaml.safe_load(yaml.serialize(node))
+    except (yaml.YAMLError, ValueError, OverflowError) as error:
+        raise where.error(f"not a valid value: {str(error).splitlines()[0]}") from None
+
+
+def _walk(node: yaml.Node):
+    yield node
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _walk(item)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from _walk(key)
+            yield from _walk(value)
+
+
+def mapping(node: yaml.Node, where: Located) -> list[tuple[str, yaml.Node, Located]]:
+    """(key, value node, place) of a mapping node; duplicate keys are an error."""
+    if not isinstance(node, yaml.MappingNode):
+        raise where.error("expected a mapping (key: value lines)")
+    items = []
+    seen: set[str] = set()
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise Located(where.file, key_node.start_mark.line + 1, where.field).error(
+                "a key must be a plain name")
+        key = str(key_node.value)
+        loc = where.sub(key, key_node)
+        if key in seen:
+            raise loc.error("appears twice")
+        seen.add(key)
+        items.append((key, value_node, loc))
+    return items
+
+
+# --- field parsers --------------------------------------------------------------------
+
+def choice(value: Any, allowed: tuple[str, ...], where: Located) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise where.error(f"{value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def positive_int(value: Any, where: Located, *, most: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise where.error(f"{value!r} must be a whole number greater than zero")
+    if most is not None and value > most:
+        raise where.error(f"{value} is more than {most}")
+    return value
+
+
+def with_units(parser, value: Any, where: Located, **kw) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)  # a bare number: let the unit parser say what is missing
+    try:
+        result = parser(value, **kw)
+    except UsageError as error:
+        raise where.error(str(error)) from None
+    if isinstance(result, float) and not math.isfinite(result):
+        raise where.error(f"{value!r} is not a finite value")
+    return result
+
+
+def parse_history(value: Any, where: Located) -> str:
+    """``keep_all`` | ``keep_last:N`` | ``N`` (keep_last) | ``tuned`` | ``profile``.
+
+    ``tuned``: keep_last with N_HC from the tuner (seed 000 eq. 6). ``profile``: what the
+    profile brings — the tuned profile its N_HC, the others KEEP_ALL.
+    """
+    if isinstance(value, bool):
+        raise where.error(f"{value!r} is not a history")
+    if isinstance(value, int):
+        return f"keep_last:{positive_int(value, where)}"
+    if isinstance(value, str):
+        if value in ("keep_all", "tuned", "profile"):
+            return value
+        match = re.fullmatch(r"keep_last:(\d+)", value)
+        if match and 0 < int(match[1]) <= 1_000_000:
+            return f"keep_last:{int(match[1])}"
+    raise where.error(f"{value!r} is not a history; expected keep_all, keep_last:N, "
+                      "a number N (keep_last:N), tuned (N_HC from linklab tune) or profile")
+
+
+def parse_rate(value: Any, where: Located) -> float | str:
+    """A publish rate (``30Hz``), ``max`` (search for the most the link carries) or a
+    percentage of that maximum (``75%``, paper 001 Fig. 6)."""
+    if value == RATE_MAX:
+        return RATE_MAX
+    if isinstance(value, str) and value.strip().endswith("%"):
+        fraction = with_units(parse_fraction, value, where)
+        if not 0 < fraction <= 1:
+            raise where.error(f"{value!r}: a share of the maximum rate is above 0 % and at "
+                              "most 100 %")
+        return f"{fraction * 100:g}%"
+    try:
+        return with_units(parse_frequency, value, where)
+    except UsageError as error:
+        raise UsageError(f"{error}; or max (search for the highest rate the link carries) "
+                         "or a percentage of it, e.g. 75%") from None
+
+
+def rate_fraction(rate: float | str) -> float | None:
+    """``"75%"`` -> 0.75; None for a fixed rate or ``max``."""
+    if isinstance(rate, str) and rate.endswith("%"):
+        return float(rate[:-1]) / 100
+    return None
+
+
+def parse_profile(value: Any, where: Located) -> str:
+    if isinstance(value, str) and value.endswith((".xml", ".json5")):
+        # a profile file of your own, relative to the scenario file
+        path = (Path(where.file).parent / value).resolve()
+        if not path.is_file():
+            raise where.error(f"profile file {value!r} not found (looked at {path})")
+        return str(path)
+    return name(value, PROFILE_NAME, "profile", where)
+
+
+def name(value: Any, pattern: re.Pattern, what: str, where: Located) -> str:
+    if not isinstance(value, str) or not pattern.match(value):
+        raise where.error(f"{value!r} is not a {what} name (letters, digits, _ . -)")
+    return value
+
+
+# Cell fields whose value is one plain value (fixed:, axes: lists of them, quick:).
+SCALAR_PARSERS = {
+    "middleware": lambda v, w: choice(v, MIDDLEWARES, w),
+    "profile": parse_profile,
+    "topology": lambda v, w: choice(v, TOPOLOGIES, w),
+    "hosts": lambda v, w: positive_int(v, w, most=MAX_SUBSCRIBERS),
+    "payload": lambda v, w: int(with_units(parse_size, v, w)),
+    "rate": parse_rate,
+    "qos": lambda v, w: choice(v, QOS_VALUES, w),
+    "history": parse_history,
+    "depth": lambda v, w: positive_int(v, w, most=1_000_000),
+    "durability": lambda v, w: choice(v, DURABILITIES, w),
+    "type": lambda v, w: choice(v, MESSAGE_TYPES, w),
+    "count": lambda v, w: positive_int(v, w),
+    "duration": lambda v, w: None if v is None else with_units(parse_duration, v, w),
+    "grace": lambda v, w: None if v is None else with_units(parse_duration, v, w),
+    "outage_length": lambda v, w: None if v is None else with_units(parse_duration, v, w),
+    "warmup": lambda v, w: with_units(parse_duration, v, w, allow_zero=True),
+    "outage_start": lambda v, w: with_units(parse_duration, v, w, allow_zero=True),
+    "subscribers": lambda v, w: positive_int(v, w, most=MAX_SUBSCRIBERS),
+    "pairs": lambda v, w: positive_int(v, w, most=MAX_PAIRS),
+}
+# ``link`` (a preset name or an inline link) and ``link.FIELD`` are parsed by links.py;
+# ``topics`` (a list of endpoints) by topics.py.
+FIELDS = ("middleware", "profile", "link", "topology", "hosts", "payload", "rate", "qos",
+          "history", "depth", "durability", "type", "count", "duration", "warmup",
+          "outage_start", "outage_length", "grace", "subscribers", "pairs", "topics")

@@ -1,0 +1,164 @@
+"""The most a link carries: per payload, the highest publish rate a pair sustains.
+
+``rate: max`` in a scenario runs a bounded search of short trials on one link (paper 001
+§V-A, Fig. 5: "the publish rate ... is dynamically selected to ensure that the subscriber
+receive the messages with minimal packet loss"). A trial at rate r is *sustained* when
+
+- the publishers kept the rate (measured publish rate >= 97 % of r: a publisher the CPU
+  cannot keep up with does not count as a link that carries r);
+- reliable QoS: every published sample arrived, and latency did not grow through the
+  trial (median of the last third of the samples, by send time, at most
+  max(2 ms, 50 % of the first third's median) above the first third's: a queue that
+  fills is not sustained, however long the trial);
+- best effort: at least 99.9 % of the samples arrived;
+- and the cell did not fail otherwise (crash, mean latency above 100 intervals).
+
+The search starts near the model's capacity of the link (or at a rate carrying
+100 Mbit/s when the link has no rate), doubles until a trial fails (or halves until one
+passes), then bisects (geometric mean) until the bracket is within the precision or the
+trial budget is spent. ``rate: 75%`` then runs a cell at that share of the maximum found
+for the same settings (paper 001 Fig. 6).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PUBLISH_RATE_SHARE = 0.97
+BEST_EFFORT_DELIVERY = 0.999
+GROWTH_FLOOR_MS = 2.0
+GROWTH_SHARE = 0.5
+MIN_RATE_HZ = 0.5
+MAX_RATE_HZ = 200_000.0
+MIN_TRIAL_SAMPLES = 20
+ETHERNET_HEADER = 14  # what a rate limiter on a veth counts per frame beyond the IP packet
+
+
+@dataclass
+class Trial:
+    rate_hz: float
+    sustained: bool
+    reason: str | None          # why not sustained (None when sustained)
+    row: dict[str, Any] = field(default_factory=dict)
+    streams: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class SearchResult:
+    max_rate_hz: float          # 0.0 when no trial was sustained
+    best: Trial | None
+    trials: list[Trial]
+    stop: str                   # why the search ended
+
+    @property
+    def next_failure(self) -> str | None:
+        """Why the lowest failing rate above the maximum failed."""
+        failing = [t for t in self.trials if not t.sustained and t.rate_hz > self.max_rate_hz]
+        return min(failing, key=lambda t: t.rate_hz).reason if failing else None
+
+
+def judge(row: dict[str, Any], streams: list[dict[str, Any]], rate_hz: float,
+          reliable: bool) -> str | None:
+    """None if a trial at ``rate_hz`` was sustained, else why not (one line)."""
+    if row.get("status") != "ok":
+        return f"cell failed: {row.get('failure_reason')}"
+    publish_rate = _num(row.get("publish_rate_hz"))
+    if publish_rate is None or publish_rate < PUBLISH_RATE_SHARE * rate_hz:
+        shown = "nothing" if publish_rate is None else f"{publish_rate:.1f} Hz"
+        return (f"the publisher kept {shown} of {rate_hz:.1f} Hz (below "
+                f"{PUBLISH_RATE_SHARE:.0%}: the sender, not the link, is the limit)")
+    delivered = _num(row.get("delivery_ratio")) or 0.0
+    if reliable:
+        if delivered < 1.0:
+            return f"reliable: {delivered:.4%} of the samples arrived (needs all)"
+        for stream in streams or [row]:
+            growth = _num(stream.get("latency_growth_ms"))
+            first = _num(stream.get("latency_first_third_ms")) or 0.0
+            limit = max(GROWTH_FLOOR_MS, GROWTH_SHARE * first)
+            if growth is not None and growth > limit:
+                return (f"reliable: latency grew {growth:.1f} ms through the trial "
+                        f"(limit {limit:.1f} ms): a queue is filling")
+        return None
+    if delivered < BEST_EFFORT_DELIVERY:
+        return (f"best effort: {delivered:.4%} of the samples arrived "
+                f"(needs {BEST_EFFORT_DELIVERY:.1%})")
+    return None
+
+
+def _num(value: Any) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(value) else value
+
+
+def trial_count(rate_hz: float, trial_s: float) -> int:
+    """Samples of one trial: ``trial_s`` of publishing, at least MIN_TRIAL_SAMPLES."""
+    return max(MIN_TRIAL_SAMPLES, math.ceil(rate_hz * trial_s))
+
+
+def start_rate(payload_bytes: int, capacity_hz: float | None) -> float:
+    """Where the search starts: 90 % of the model's capacity, or 100 Mbit/s of payload."""
+    guess = 0.9 * capacity_hz if capacity_hz else 100e6 / (8 * max(payload_bytes, 1))
+    return min(max(guess, MIN_RATE_HZ), MAX_RATE_HZ)
+
+
+def search(run_trial: Callable[[float], Trial], start_hz: float, *, precision: float,
+           max_trials: int) -> SearchResult:
+    """Bracket and bisect the highest sustained rate (see the module docstring)."""
+    trials: list[Trial] = []
+    lo: float | None = None
+    hi: float | None = None
+    rate = start_hz
+    stop = "trial budget spent"
+    while len(trials) < max_trials:
+        trial = run_trial(rate)
+        trials.append(trial)
+        if trial.sustained:
+            lo = rate if lo is None else max(lo, rate)
+        else:
+            hi = rate if hi is None else min(hi, rate)
+        if lo is None:
+            if rate <= MIN_RATE_HZ:
+                stop = f"nothing sustained down to {MIN_RATE_HZ} Hz"
+                break
+            rate = max(rate / 4, MIN_RATE_HZ)
+        elif hi is None:
+            if rate >= MAX_RATE_HZ:
+                stop = f"sustained at the search ceiling {MAX_RATE_HZ:g} Hz"
+                break
+            rate = min(rate * 2, MAX_RATE_HZ)
+        else:
+            if hi / lo <= 1 + precision:
+                stop = f"bracket within {precision:.0%}"
+                break
+            rate = math.sqrt(lo * hi)
+    best = None
+    if lo is not None:
+        best = max((t for t in trials if t.sustained), key=lambda t: t.rate_hz)
+    return SearchResult(lo or 0.0, best, trials, stop)
+
+
+def model_overhead(payload_bytes: int, max_message_size: int, qos: str, mtu: int,
+                   link_bits_per_s: float | None) -> dict[str, float]:
+    """Bytes on the wire per sample (paper 001 §V-A headers: RTPS 56-116 B, UDP 8, IPv4
+    20 per packet) and, on a rate-limited link, the samples per second it carries: the
+    limiter counts Ethernet frames, so 14 B more per IP packet."""
+    from linklab.model.overhead import wire_cost
+
+    cost = wire_cost(payload_bytes, max_message_size, mtu=mtu,
+                     qos="best_effort" if qos in ("best_effort", "sensor_data") else "reliable")
+    frame_bytes = cost.wire_bytes + ETHERNET_HEADER * cost.ip_packets
+    out = {"model_wire_bytes_per_sample": float(cost.wire_bytes),
+           "model_ip_packets_per_sample": float(cost.ip_packets),
+           "model_efficiency": float(cost.efficiency),
+           "model_capacity_hz": math.nan, "model_capacity_bit_s": math.nan}
+    if link_bits_per_s:
+        capacity = link_bits_per_s / (8 * frame_bytes)
+        out["model_capacity_hz"] = capacity
+        out["model_capacity_bit_s"] = capacity * payload_bytes * 8
+    return out

@@ -1,0 +1,116 @@
+"""Metrics of a cell with several endpoints: per subscriber ("stream"), and the aggregate.
+
+A stream is one subscriber of one topic, measured against its topic's publisher records
+with the definitions of metrics.py. The cell's row carries the aggregate:
+
+- ``published``: samples written, summed over the publishers; ``expected``: deliveries
+  expected (each topic's published x its subscribers); ``received``: summed over the
+  streams; ``delivery_ratio`` = received / expected;
+- ``reception_rate_hz``: the mean over the streams (each is seed 000's received /
+  (t_last - t_first)); ``goodput_bit_s``: the sum over the streams;
+- latency mean/p50/p95/p99/max and jitter: over every received sample of every stream
+  (pooled); ``message_loss_rate``: paper 002's counter gaps, pooled;
+- ``publish_rate_hz``: the mean over the publishers; ``bytes_published``: their sum;
+  ``wire_amplification``: wire bytes / (bytes published + warm-up bytes).
+
+With one topic and one subscriber every aggregate equals that stream's value, as in runs
+made before cells had several endpoints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from linklab.bench import metrics as M
+
+
+@dataclass(frozen=True)
+class StreamInput:
+    topic: str
+    publisher: str
+    subscriber: str
+    endpoint: str
+    pub: np.ndarray        # the topic's publisher records
+    sub: np.ndarray        # this subscriber's records
+
+
+def stream_metrics(stream: StreamInput) -> M.CellMetrics:
+    return M.compute(stream.pub, stream.sub)
+
+
+def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
+              wire_bytes: int | None, warmup_bytes: int, bins_origin_ns: int | None,
+              n_bins: int | None) -> tuple[M.CellMetrics, list[M.CellMetrics], int]:
+    """(the cell's metrics, each stream's, deliveries expected)."""
+    per_stream = [stream_metrics(s) for s in streams]
+    subscribers_of: dict[str, int] = {}
+    for s in streams:
+        subscribers_of[s.topic] = subscribers_of.get(s.topic, 0) + 1
+    m = M.CellMetrics()
+    m.published = sum(int(len(p)) for p in publishers.values())
+    expected = sum(int(len(publishers[t])) * k for t, k in subscribers_of.items())
+    m.received = sum(x.received for x in per_stream)
+    m.duplicates = sum(x.duplicates for x in per_stream)
+    m.bytes_published = sum(int(p["bytes"].astype(np.int64).sum()) if len(p) else 0
+                            for p in publishers.values())
+    if expected:
+        m.delivery_ratio = m.received / expected
+    m.publish_rate_hz = _mean(M.compute(p, M.empty_records()).publish_rate_hz
+                              for p in publishers.values())
+    m.reception_rate_hz = _mean(x.reception_rate_hz for x in per_stream)
+    goodputs = [x.goodput_bit_s for x in per_stream if not math.isnan(x.goodput_bit_s)]
+    m.goodput_bit_s = float(sum(goodputs)) if goodputs else math.nan
+    received = [M.unique_received(s.sub) for s in streams]
+    pooled = np.concatenate(received) if received else M.empty_records()
+    if len(pooled):
+        lat = M.latencies_ms(pooled)
+        m.latency_mean_ms = float(lat.mean())
+        m.latency_p50_ms, m.latency_p95_ms, m.latency_p99_ms = (
+            float(v) for v in np.percentile(lat, [50, 95, 99]))
+        m.latency_max_ms = float(lat.max())
+        m.jitter_ms = float(lat.std())
+        gaps = spans = 0
+        for r in received:
+            if len(r):
+                seqs = np.unique(r["seq"].astype(np.uint64))
+                span = int(seqs[-1]) - int(seqs[0]) + 1
+                spans += span
+                gaps += span - len(seqs)
+        m.message_loss_rate = gaps / spans if spans else math.nan
+        grown = [x for x in per_stream if not math.isnan(x.latency_growth_ms)]
+        if grown:
+            worst = max(grown, key=lambda x: x.latency_growth_ms)
+            m.latency_first_third_ms = worst.latency_first_third_ms
+            m.latency_growth_ms = worst.latency_growth_ms
+    m.wire_bytes = wire_bytes
+    if wire_bytes is not None and m.bytes_published:
+        m.wire_amplification = wire_bytes / (m.bytes_published + warmup_bytes)
+    if bins_origin_ns is not None:
+        m.rate_bins_hz = M.rate_bins_hz(pooled, bins_origin_ns, n_bins)
+    return m, per_stream, expected
+
+
+def _mean(values) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return float(sum(kept) / len(kept)) if kept else math.nan
+
+
+def fanout(latency_by_subscriber: dict[str, float]) -> tuple[dict[str, int], float]:
+    """(rank 1..k of each subscriber by mean latency, the fitted step in ms).
+
+    Paper 002 Table III: one sample to k subscribers by unicast arrives at each one copy
+    time after the previous; the ranks are the order the copies arrived in, and the step
+    is the least-squares t_i = first + (i - 1) * step of the ranked mean latencies
+    (linklab.model.fanout.fit_fanout_step). NaN step with fewer than two subscribers.
+    """
+    from linklab.model.fanout import fit_fanout_step
+
+    ordered = sorted((v, k) for k, v in latency_by_subscriber.items() if not math.isnan(v))
+    ranks = {name: i + 1 for i, (_, name) in enumerate(ordered)}
+    if len(ordered) < 2:
+        return ranks, math.nan
+    _, step = fit_fanout_step([v for v, _ in ordered])
+    return ranks, step

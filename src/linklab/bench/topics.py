@@ -1,0 +1,299 @@
+"""The endpoints of a cell: which topics, published where, subscribed where.
+
+A cell has one or more topics; each topic has one publisher host and one or more
+subscriber hosts of the cell's topology, and its own type, payload, rate and QoS. Three
+ways to say it in a scenario (README "Endpoints" has the examples)::
+
+    pairs: 3            # 3 independent pub/sub pairs on topics p1..p3 (paper 001 Fig. 11)
+    subscribers: 4      # one topic, publisher on edge, subscribers on robot1..4 (a star;
+                        # paper 002: one publisher in the middle, four around it)
+    topics:             # a traffic mix (paper 001 Table I): each its own settings
+      - {name: imu, payload: 300B, rate: 1kHz, qos: sensor_data}
+      - {name: camera, payload: 1MB, rate: 30Hz, from: robot, to: [edge]}
+
+Hosts are named as the topology names them: ``pair`` robot, edge; ``chain`` robot, ap,
+edge; ``star`` robot1..N, edge (the star's ap is a bridge without an address). By default
+a topic goes from robot (robot1 in a star) to edge. A field a topic does not set comes
+from the cell (fixed:/axes:), so ``axes: {payload: [...]}`` sweeps every topic that does
+not fix its own payload.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from linklab.bench.fields import (
+    MAX_PAIRS,
+    RATE_MAX,
+    RELIABILITIES,
+    SCALAR_PARSERS,
+    Located,
+    mapping,
+    plain,
+    positive_int,
+)
+
+TOPIC_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+# Fields a topic may set itself; the rest of a cell's fields are the cell's.
+TOPIC_SETTINGS = ("type", "payload", "rate", "qos", "history", "depth", "durability",
+                  "count", "duration")
+TOPIC_KEYS = ("name", "from", "to", "pairs", "gates") + TOPIC_SETTINGS
+# rmw's qos_profiles.h: the history each named profile brings (linklab.probes.qos has
+# the whole profiles); reliable/best_effort alone keep linklab's KEEP_ALL default.
+PROFILE_HISTORY = {"default": "keep_last:10", "sensor_data": "keep_last:5",
+                   "parameters": "keep_last:1000", "services_default": "keep_last:10",
+                   "system_default": "system_default"}
+
+
+@dataclass(frozen=True)
+class TopicTemplate:
+    """A topic as the scenario writes it (unset settings come from the cell)."""
+
+    name: str | None
+    publisher: str | None
+    subscribers: tuple[str, ...] | None
+    pairs: int
+    settings: dict[str, Any]
+    gates: tuple[Any, ...]
+    where: Located
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One topic of a cell, every setting resolved."""
+
+    name: str
+    publisher: str
+    subscribers: tuple[str, ...]
+    type: str
+    payload_bytes: int
+    rate_hz: float            # 0.0 until a searched rate (max / N %) is known
+    rate: float | str         # as asked: Hz, "max" or "75%"
+    qos: str                  # reliable | best_effort | a ROS 2 profile name
+    history: str              # keep_all | keep_last:N | tuned | profile | system_default
+    durability: str | None    # volatile | transient_local | None (the QoS's default)
+    count: int | None
+    duration_s: float | None
+    explicit: frozenset[str] = frozenset()  # QoS policies the scenario set itself
+    gates: tuple[Any, ...] = field(default=(), compare=False)
+
+    @property
+    def messages(self) -> int:
+        if self.count is not None:
+            return self.count
+        return int(round(self.rate_hz * (self.duration_s or 0.0)))
+
+    @property
+    def publish_s(self) -> float:
+        if not self.rate_hz:
+            return self.duration_s or 0.0
+        if self.count is not None:
+            return self.count / self.rate_hz
+        return self.duration_s or 0.0
+
+    @property
+    def interval_s(self) -> float:
+        return 1.0 / self.rate_hz if self.rate_hz else 0.0
+
+    def with_rate(self, rate_hz: float, count: int | None = None) -> Topic:
+        return replace(self, rate_hz=rate_hz, count=count if count is not None else self.count)
+
+    def describe(self) -> str:
+        from linklab.bench.matrix import size_label
+
+        subs = ",".join(self.subscribers)
+        rate = f"{self.rate_hz:g}Hz" if self.rate_hz else str(self.rate)
+        return (f"{self.name}: {self.publisher}->{subs} {self.type} "
+                f"{size_label(self.payload_bytes)} @{rate} {self.qos}")
+
+
+def parse_topics(node: yaml.Node, where: Located) -> tuple[TopicTemplate, ...]:
+    from linklab.bench.gates import parse_gate_mapping
+
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise where.error("expected a list of topics, e.g. - {name: camera, payload: 1MB, "
+                          "rate: 30Hz}")
+    out: list[TopicTemplate] = []
+    for i, item in enumerate(node.value):
+        loc = Located(where.file, item.start_mark.line + 1, f"{where.field}[{i}]")
+        name = publisher = None
+        subscribers: tuple[str, ...] | None = None
+        pairs = 1
+        settings: dict[str, Any] = {}
+        gates: tuple[Any, ...] = ()
+        for key, value_node, key_loc in mapping(item, loc):
+            if key == "gates":
+                gates = parse_gate_mapping(value_node, key_loc)
+                continue
+            value = plain(value_node, key_loc)
+            if key == "name":
+                if not isinstance(value, str) or not TOPIC_NAME.match(value):
+                    raise key_loc.error(f"{value!r} is not a topic name (a letter, then "
+                                        "letters, digits, _; at most 32)")
+                name = value
+            elif key == "from":
+                publisher = _host_name(value, key_loc)
+            elif key == "to":
+                items = value if isinstance(value, list) else [value]
+                if not items:
+                    raise key_loc.error("needs at least one subscriber host")
+                subscribers = tuple(_host_name(v, key_loc) for v in items)
+            elif key == "pairs":
+                pairs = positive_int(value, key_loc, most=MAX_PAIRS)
+            elif key in TOPIC_SETTINGS:
+                settings[key] = SCALAR_PARSERS[key](value, key_loc)
+            else:
+                raise key_loc.error(f"unknown key; expected one of {', '.join(TOPIC_KEYS)}")
+        out.append(TopicTemplate(name, publisher, subscribers, pairs, settings, gates, loc))
+    return tuple(out)
+
+
+def _host_name(value: Any, where: Located) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z][a-z0-9]*", value):
+        raise where.error(f"{value!r} is not a host name (e.g. robot, edge, robot2)")
+    return value
+
+
+def topology_hosts(topology: str, hosts: int | None) -> tuple[str, ...]:
+    """The hosts of a topology that can run endpoints (the star's ap has no address)."""
+    if topology == "star":
+        return tuple(f"robot{k}" for k in range(1, (hosts or 1) + 1)) + ("edge",)
+    if topology == "chain":
+        return ("robot", "ap", "edge")
+    return ("robot", "edge")
+
+
+def _first_robot(topology: str) -> str:
+    return "robot1" if topology == "star" else "robot"
+
+
+def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] | None,
+                   where: Located) -> tuple[tuple[Topic, ...], int | None]:
+    """The topics of one cell from its values (fixed + this cell's axis values).
+
+    Returns (topics, hosts): ``hosts`` is the star's robot count the topics need.
+    """
+    topology = values.get("topology") or "pair"
+    hosts = values.get("hosts")
+    subscribers = values.get("subscribers")
+    pairs = values.get("pairs")
+    if templates is not None and (subscribers or pairs):
+        raise where.error("give either topics: or the subscribers:/pairs: shorthands, "
+                          "not both (a topic lists its hosts with from: and to:)")
+    if templates is None:
+        k = subscribers or 1
+        if k > 1 and topology != "star":
+            raise where.error(f"subscribers: {k} needs {k} subscriber hosts; a {topology} "
+                              "has one. Use topology: star (robots robot1..N around edge), "
+                              "or list the hosts under topics: (to: [edge, edge] puts two "
+                              "on one host)")
+        if topology == "star":
+            hosts = hosts or max(k, pairs or 1)
+            if hosts < k:
+                raise where.error(f"subscribers: {k} needs hosts: {k} or more in the star "
+                                  f"(hosts: {hosts})")
+        n = pairs or 1
+        templates = tuple(
+            TopicTemplate(f"p{i}" if pairs else "t",
+                          "edge" if subscribers else None,
+                          tuple(f"robot{j}" for j in range(1, k + 1)) if subscribers else None,
+                          1, {}, (), where)
+            for i in range(1, n + 1))
+        if pairs and topology == "star" and not subscribers:
+            # pair i from robot i (round robin) to edge: each robot has its own channel
+            templates = tuple(replace(t, publisher=f"robot{(i % hosts) + 1}")
+                              for i, t in enumerate(templates))
+    topics: list[Topic] = []
+    for template in templates:
+        copies = [(f"{template.name}_{c}" if template.name else None, c)
+                  for c in range(1, template.pairs + 1)] if template.pairs > 1 \
+            else [(template.name, 1)]
+        for name, _ in copies:
+            topics.append(_resolve_one(values, template, name or f"t{len(topics) + 1}",
+                                       topology))
+    names = [t.name for t in topics]
+    for t in topics:
+        if names.count(t.name) > 1:
+            raise where.error(f"topic name {t.name!r} is used twice; names must be unique")
+    needed = 0
+    if topology == "star":
+        for t in topics:
+            for host in (t.publisher, *t.subscribers):
+                if host.startswith("robot") and host[5:].isdigit():
+                    needed = max(needed, int(host[5:]))
+        hosts = hosts or max(needed, 1)
+    known = topology_hosts(topology, hosts)
+    for template, t in zip(_expanded(templates), topics, strict=True):
+        for host in (t.publisher, *t.subscribers):
+            if host not in known or host == "ap":
+                raise template.where.error(
+                    f"host {host!r} is not in the {topology} topology"
+                    + (f" with hosts: {hosts}" if topology == "star" else "")
+                    + "; hosts that run endpoints: "
+                    + ", ".join(h for h in known if h != "ap"))
+    return tuple(topics), (hosts if topology == "star" else None)
+
+
+def _expanded(templates: tuple[TopicTemplate, ...]) -> list[TopicTemplate]:
+    return [t for t in templates for _ in range(t.pairs)]
+
+
+def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
+                 topology: str) -> Topic:
+    settings = {k: template.settings.get(k, values.get(k)) for k in TOPIC_SETTINGS}
+    where = template.where
+    for key in ("rate", "type"):
+        if settings[key] is None:
+            raise where.error(f"{key} is missing; give it in the topic or under fixed:/axes:")
+    if settings["payload"] is None:
+        from linklab.probes.types import FIXED_TYPE_BYTES
+
+        if settings["type"] == "Bytes":
+            raise where.error("payload is missing; give it in the topic or under "
+                              "fixed:/axes: (the Bytes type has no size of its own)")
+        settings["payload"] = FIXED_TYPE_BYTES[settings["type"]]
+    if settings["count"] is None and settings["duration"] is None:
+        raise where.error("give count (messages) or duration, in the topic or under fixed:")
+    if isinstance(settings["rate"], str) and settings["rate"] != RATE_MAX \
+            and settings["count"] is None and settings["duration"] is None:
+        raise where.error("a share of the maximum rate needs count or duration")
+    qos = settings["qos"] or "reliable"
+    history, explicit = resolve_history(qos, settings["history"], settings["depth"], where)
+    durability = settings["durability"]
+    if durability is not None:
+        explicit = explicit | {"durability"}
+    if qos in RELIABILITIES:
+        explicit = explicit | {"reliability"}
+    rate = settings["rate"]
+    return Topic(
+        name=name,
+        publisher=template.publisher or _first_robot(topology),
+        subscribers=template.subscribers or ("edge",),
+        type=settings["type"], payload_bytes=int(settings["payload"]),
+        rate_hz=float(rate) if not isinstance(rate, str) else 0.0, rate=rate,
+        qos=qos, history=history, durability=durability,
+        count=settings["count"], duration_s=settings["duration"],
+        explicit=frozenset(explicit), gates=template.gates)
+
+
+def resolve_history(qos: str, history: str | None, depth: int | None,
+                    where: Located) -> tuple[str, set[str]]:
+    """(history, {"history"} if the scenario set it itself).
+
+    ``depth: N`` is ``history: keep_last:N``; a ROS 2 profile brings its own history
+    (rmw qos_profiles.h); reliable/best_effort alone keep linklab's KEEP_ALL default.
+    """
+    if depth is not None:
+        if history not in (None, f"keep_last:{depth}") and not (
+                history or "").startswith("keep_last:"):
+            raise where.error(f"depth: {depth} needs a KEEP_LAST history, not {history}")
+        if history is not None and history != f"keep_last:{depth}":
+            raise where.error(f"depth: {depth} and history: {history} disagree; keep one")
+        return f"keep_last:{depth}", {"history"}
+    if history is not None:
+        return history, {"history"}
+    return PROFILE_HISTORY.get(qos, "keep_all"), set()
