@@ -1,10 +1,9 @@
-"""Scenario axes -> the list of cells to run, in an order that keeps links up.
+"""Scenario axes -> the list of cells to run, in a fixed order.
 
-The link is the outermost loop (bringing a link up and down costs seconds; a cell
-whose link equals the previous cell's reuses it, unless the link has an outage that
-must be replayed), then its swept fields (link.loss ...), the topology, middleware,
-profile, history, type, rate, QoS, payload, endpoints, trial. The order, and so every
-cell's id, depends only on the scenario: a resumed run finds the same ids.
+The link is the outermost loop (tables group by it), then its swept fields
+(link.loss ...), the topology, middleware, profile, history, type, rate, QoS, payload,
+endpoints, trial. The order, and so every cell's id, depends only on the scenario: a
+resumed run finds the same ids.
 """
 
 from __future__ import annotations
@@ -187,7 +186,7 @@ def expand(scenario: Scenario) -> list[Cell]:
         choice: LinkChoice = values["link"]
         for key in [k for k in values if k.startswith("link.")]:
             choice = choice.with_field(key[5:], values[key])
-        topics, hosts = resolve_topics(values, values.get("topics"), where)
+        topics, hosts = resolve_topics(values, values.get("topics"), where, scenario.places)
         first = topics[0]
         cells.append(Cell(
             index=len(cells), cell_id=cell_id,

@@ -4,8 +4,9 @@
 §V-A, Fig. 5: "the publish rate ... is dynamically selected to ensure that the subscriber
 receive the messages with minimal packet loss"). A trial at rate r is *sustained* when
 
-- the publishers kept the rate (measured publish rate >= 97 % of r: a publisher the CPU
-  cannot keep up with does not count as a link that carries r);
+- the publishers kept the rate (measured publish rate >= 97 % of r: a writer blocked by
+  a full socket buffer behind the link's queue, or one the CPU cannot keep up with,
+  does not publish at r);
 - reliable QoS: every published sample arrived, and latency did not grow through the
   trial (median of the last third of the samples, by send time, at most
   max(2 ms, 50 % of the first third's median) above the first third's: a queue that
@@ -68,8 +69,8 @@ def judge(row: dict[str, Any], streams: list[dict[str, Any]], rate_hz: float,
     publish_rate = _num(row.get("publish_rate_hz"))
     if publish_rate is None or publish_rate < PUBLISH_RATE_SHARE * rate_hz:
         shown = "nothing" if publish_rate is None else f"{publish_rate:.1f} Hz"
-        return (f"the publisher kept {shown} of {rate_hz:.1f} Hz (below "
-                f"{PUBLISH_RATE_SHARE:.0%}: the sender, not the link, is the limit)")
+        return (f"the publisher wrote {shown} of {rate_hz:.1f} Hz (below "
+                f"{PUBLISH_RATE_SHARE:.0%}: blocked by the link's queue, or by the CPU)")
     delivered = _num(row.get("delivery_ratio")) or 0.0
     if reliable:
         if delivered < 1.0:

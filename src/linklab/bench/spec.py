@@ -112,6 +112,7 @@ class Scenario:
     gates: tuple[Gate, ...] = ()
     search: SearchSettings = field(default_factory=SearchSettings)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)  # the user's own
+    places: dict[str, Located] = field(default_factory=dict, repr=False)  # where each field is
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "name": self.name, "title": self.title,
@@ -171,10 +172,12 @@ class FieldParser:
 
 
 def _section(node: yaml.Node, where: Located, parser: FieldParser, *,
-             as_axes: bool) -> dict[str, Any]:
+             as_axes: bool, places: dict[str, Located] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value_node, loc in mapping(node, where):
         parser.known_key(key, loc)
+        if places is not None:
+            places[key] = loc
         if as_axes:
             if key == "topics":
                 raise loc.error("topics cannot be an axis; sweep subscribers:, pairs: or a "
@@ -271,8 +274,11 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
     name = text_of("name", Path(path).stem)
     if not NAME.match(name):
         raise items["name"][1].error(f"{name!r}: use letters, digits, _ . - only")
-    fixed = _section(*items["fixed"], parser, as_axes=False) if "fixed" in items else {}
-    axes = _section(*items["axes"], parser, as_axes=True) if "axes" in items else {}
+    places: dict[str, Located] = {}
+    fixed = _section(*items["fixed"], parser, as_axes=False, places=places) \
+        if "fixed" in items else {}
+    axes = _section(*items["axes"], parser, as_axes=True, places=places) \
+        if "axes" in items else {}
     for key in fixed:
         if key in axes:
             raise items["fixed"][1].error(f"{key} is both fixed and an axis; keep one")
@@ -290,12 +296,13 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
             if isinstance(value_node, yaml.SequenceNode) and key != "topics":
                 sub = _section(yaml.MappingNode("tag:yaml.org,2002:map",
                                                 [(_key_node(key, value_node), value_node)]),
-                               loc, parser, as_axes=True)
+                               loc, parser, as_axes=True, places=places)
                 fixed.pop(key, None)
                 axes[key] = sub[key]
             else:
                 axes.pop(key, None)
                 fixed[key] = parser.node(key, value_node, item_loc)
+                places[key] = item_loc
     if repeat is not None:
         if repeat <= 0:
             raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
@@ -314,7 +321,9 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
             if not has(key):
                 raise Located(path, fixed_line, key).error(
                     "missing; give it under fixed: or axes: (or in every topic)")
-        if not has("count") and fixed.get("duration") is None and "duration" not in axes:
+        searched = fixed.get("rate") == "max" or axes.get("rate") == ["max"]
+        if not has("count") and fixed.get("duration") is None and "duration" not in axes \
+                and not searched:
             raise Located(path, fixed_line, "count").error(
                 "missing; give count (messages per cell) or duration under fixed: or axes:")
     for key, value in DEFAULTS.items():
@@ -330,7 +339,7 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
     search = _search(*items["search"]) if "search" in items else SearchSettings()
     return Scenario(path=path, name=name, title=text_of("title", name),
                     source=text_of("source", ""), fixed=fixed, axes=axes, trials=trials,
-                    text=text, gates=gates, search=search, presets=user)
+                    text=text, gates=gates, search=search, presets=user, places=places)
 
 
 def _search(node: yaml.Node, where: Located) -> SearchSettings:

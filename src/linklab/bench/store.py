@@ -7,11 +7,16 @@ HTML report, comparisons). Format version 1::
       run.json          description of the run (below); rewritten atomically
       cells.parquet     one row per finished cell; rewritten atomically after each cell
       cells.jsonl       the same rows, one JSON object a line, appended after each cell
+      streams.parquet   one row per subscriber of each finished cell (below)
+      streams.jsonl     the same rows, appended after each cell
+      gates.json        the gates checked at the end of the run, and those missed
       records/<cell_id>/
-        pub.bin, sub.bin     probe record files (linklab.bench.metrics, DESIGN.md "Probes")
+        pub.bin, sub.bin     probe record files (linklab.bench.metrics, DESIGN.md "Probes");
+                             with several endpoints pub-<topic>.bin, sub-<topic>-<host>.bin
         pub.json, sub.json   each probe's JSON summary line ("applied": what the middleware
                              really used), exit status, CPU seconds and peak RSS
         pub.log, sub.log     the probes' stderr
+        endpoints.json       where each probe ran and what it was told
         counters.json        interface byte counters before/after (from the link)
       profiles/<file>.xml    every DDS profile a cell used (default, large_data, tuned ones)
 
@@ -32,32 +37,89 @@ HTML report, comparisons). Format version 1::
   hosts were the namespaces ``linklab-<name>-robot`` / ``linklab-<name>-edge``.
 
 ``cells.parquet`` columns (one row per cell; NaN = not measured):
-- identity and axes: ``index``, ``cell_id``, ``middleware``, ``profile``, ``link``,
-  ``payload_bytes``, ``rate_hz``, ``qos``, ``history`` (what was asked: keep_all,
-  keep_last:N, tuned), ``history_applied`` (what was passed to the probe), ``type``,
-  ``count``, ``duration_s``, ``warmup_s``, ``outage_start_s``, ``grace_s``, ``trial``;
-- outcome: ``status`` ("ok" | "failed"), ``failure_reason`` (null when ok; starts with
-  "crashed:", "not completed:", "latency:" or "error:"), ``exit_note`` (a probe that died
-  after completing its run — summary printed, normal end, no errors — e.g. Fast DDS 2.9
-  aborting in its TCP transport's destructor; noted, not a failure);
-- metrics (see linklab.bench.metrics): ``published``, ``received``, ``duplicates``,
-  ``delivery_ratio``, ``reception_rate_hz``, ``latency_mean_ms``, ``latency_p50_ms``,
-  ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``, ``jitter_ms``,
-  ``goodput_bit_s``, ``publish_rate_hz``, ``bytes_published``, ``wire_bytes``,
-  ``wire_amplification`` (interface bytes, both directions, / payload bytes published
-  including the ``warmup_samples``), ``model_amplification``
-  (the model's R_DDS / R_pub), ``rate_bins_hz`` (list: samples received per 1 s bin from
-  the first measured sample), ``outage_s`` (length of the link's outage, 0 if none),
-  ``outage_at_s`` (when the outage really began, seconds after the first measured
-  sample; NaN without outage), ``warmup_samples`` (sent before the measured ones),
-  ``write_failures`` (writes the middleware refused, e.g. blocked past max_blocking_time);
+- identity and settings: ``index``, ``cell_id``, ``middleware``, ``profile``, ``link`` (the
+  link's label: preset, ``preset+field=value,...`` or an inline link's name),
+  ``link_preset``, ``link_overrides`` (JSON text of the fields over the preset, or null),
+  ``topology`` (pair | star | chain), ``hosts`` (robots of a star), ``payload_bytes``,
+  ``rate_hz`` (the rate run; for ``rate: max`` the maximum found), ``rate_asked`` ("30",
+  "max", "75%"), ``qos`` (reliable | best_effort | a ROS 2 profile name), ``history``
+  (what was asked: keep_all, keep_last:N, tuned, profile, system_default),
+  ``durability`` (asked, or null), ``history_applied`` (what the probes were given),
+  ``type``, ``count``, ``duration_s``, ``warmup_s``, ``outage_start_s``, ``grace_s``,
+  ``trial``, ``topics`` (how many), ``subscribers`` (subscriber endpoints in all),
+  ``endpoints`` (text: one "name: from->to type size @rate qos" per topic). A cell with
+  several topics shows its first topic's payload, rate, QoS and history;
+- outcome: ``status`` ("ok" | "failed" | "error"), ``failure_reason`` (null when ok; a
+  failed cell's starts with "crashed:", "not completed:" or "latency:" -- with several
+  subscribers each failing one is named "topic T subscriber S: ..."; an error row's with
+  "could not run:" (a linklab error: environment, input found late) or "linklab bug:"
+  (an exception in linklab; traceback in records/<cell>/error.txt) -- an error row holds
+  no measurement and is never a link result), ``completion_rule`` (the rule that decided
+  the status: every sample must arrive for RELIABLE KEEP_ALL, reliable MQTT and Zenoh;
+  otherwise completed when the publishers finished and samples arrived -- delivery
+  shows what was lost), ``exit_note`` (a probe that died after completing its run, or
+  samples taken by the Fast DDS poll fallback; noted, not a failure);
+- metrics, aggregated over the cell's subscribers (linklab.bench.streams: sums for
+  counts, the mean over subscribers for reception rate, pooled samples for latency):
+  ``published`` (samples written, all publishers), ``expected`` (deliveries expected:
+  each topic's published x its subscribers), ``received``, ``duplicates``,
+  ``delivery_ratio`` (received / expected), ``reception_rate_hz``, ``latency_mean_ms``,
+  ``latency_p50_ms``, ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``,
+  ``jitter_ms``, ``latency_first_third_ms`` and ``latency_growth_ms`` (median latency of
+  the first third of the samples by send time, and how much the last third's exceeds
+  it), ``message_loss_rate`` (paper 002: counter gaps at the subscribers),
+  ``goodput_bit_s`` (sum), ``publish_rate_hz`` (mean over publishers),
+  ``bytes_published``, ``wire_bytes`` (rx + tx of the publishers' hosts' link
+  interfaces), ``wire_amplification`` (wire bytes / payload bytes published including the
+  ``warmup_samples``), ``model_amplification`` (the model's R_DDS / R_pub: Fast DDS over
+  UDP, one topic; NaN otherwise), ``rate_bins_hz`` (list: samples received per 1 s bin
+  from the first measured sample, all subscribers), ``interfaces`` (list of {host,
+  interface, rx_bytes, tx_bytes, rx_packets, tx_packets} during the cell),
+  ``fanout_step_ms`` / ``model_fanout_step_ms`` (one topic to several subscribers: the
+  fitted time between two subscribers' copies, measured and the model's, paper 002
+  Table III), ``outage_s`` (length of the link's outage, 0 if none), ``outage_at_s``
+  (when the outage really began, seconds after the first measured sample; NaN without
+  outage), ``warmup_samples`` (sent before the measured ones), ``write_failures``
+  (writes the middleware refused), ``polled_samples`` (Fast DDS: taken by the poll
+  fallback, with late receive timestamps);
 - link counters during the cell: ``link_dropped_packets`` / ``link_passed_packets`` (the
   loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
   queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,
-  ``pub_udp_sndbuf_errors`` (/proc/net/snmp of each host); counters.json has them all;
-- probes: ``pub_cpu_s``, ``sub_cpu_s`` (user + system seconds from the kernel's rusage),
-  ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes`` (VmHWM of the probe, sampled every 0.1 s);
+  ``pub_udp_sndbuf_errors`` (/proc/net/snmp, summed over the subscribers' / publishers'
+  hosts); counters.json has them all;
+- probes: ``pub_cpu_s``, ``sub_cpu_s`` (user + system seconds from the kernel's rusage,
+  summed over the publishers / subscribers), ``cpu_fraction_max`` (the busiest probe:
+  CPU seconds over its lifetime, 1.0 = one core), ``broker_cpu_s``,
+  ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes`` (the largest VmHWM, sampled every 0.1 s);
+- a throughput search (``rate: max``; the row's metrics are those of the highest
+  sustained trial): ``search_max_rate_hz``, ``search_max_throughput_bit_s`` (payload
+  bits per second at that rate), ``search_trials``, ``search_stop`` (why the search
+  ended), ``search_next_failure`` (why the lowest failing rate above it failed),
+  ``link_rate_bit_s``, ``model_wire_bytes_per_sample``, ``model_ip_packets_per_sample``,
+  ``model_efficiency`` (payload / wire bytes), ``model_capacity_hz`` and
+  ``model_capacity_bit_s`` (what the link's rate carries by the model's headers, paper
+  001 §V-A, counting Ethernet frames), ``model_note``; a ``rate: N %`` cell also has
+  ``search_max_rate_hz`` (the maximum it is a share of);
 - bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
+
+``streams.parquet`` (and ``streams.jsonl``): one row per subscriber of every cell that
+has a row: ``cell_id``, ``topic``, ``publisher`` and ``subscriber`` (hosts),
+``endpoint`` (the file stem under records/<cell_id>/), the metrics above for that
+subscriber against its topic's publisher (``published``, ``received``, ``duplicates``,
+``delivery_ratio``, ``reception_rate_hz``, latency columns, ``jitter_ms``,
+``message_loss_rate``, ``goodput_bit_s``, ``publish_rate_hz``, ``bytes_published``),
+``status`` / ``failure_reason`` of that subscriber, ``completion_rule``,
+``history_applied``, ``pub_cpu_s``, ``sub_cpu_s``, ``pub_cpu_fraction``,
+``sub_cpu_fraction``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``,
+``write_failures``, ``polled_samples``, ``applied_qos`` (JSON text: the subscriber's
+``applied.ros_qos`` read back from its middleware), ``fanout_rank`` (1 = the first of
+the topic's subscribers to get its copies, by mean latency) and
+``model_fanout_offset_ms`` (the model's delay of that rank's copy).
+
+``gates.json`` (written at the end of a bench run): the gates checked and every one
+missed (linklab.bench.gates). ``records/<cell_id>/endpoints.json``: each probe's role,
+topic, host, file stem, peers and QoS flags; ``records/<cell_id>/search.json`` (and
+``trial-NN/``): a search's trials, each a full measurement.
 
 A killed run loses at most the cell in flight: ``linklab bench --resume RUN_DIR`` reads
 run.json, skips every cell id that has a row and runs the rest.

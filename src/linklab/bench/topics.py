@@ -172,36 +172,46 @@ def _first_robot(topology: str) -> str:
 
 
 def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] | None,
-                   where: Located) -> tuple[tuple[Topic, ...], int | None]:
+                   where: Located, places: dict[str, Located] | None = None
+                   ) -> tuple[tuple[Topic, ...], int | None]:
     """The topics of one cell from its values (fixed + this cell's axis values).
 
     Returns (topics, hosts): ``hosts`` is the star's robot count the topics need.
+    ``places``: where each field was written (errors name that line).
     """
+    places = places or {}
+
+    def at(*keys: str) -> Located:
+        for key in keys:
+            if key in places:
+                return places[key]
+        return where
+
     topology = values.get("topology") or "pair"
     hosts = values.get("hosts")
     subscribers = values.get("subscribers")
     pairs = values.get("pairs")
     if templates is not None and (subscribers or pairs):
-        raise where.error("give either topics: or the subscribers:/pairs: shorthands, "
+        raise at("subscribers", "pairs").error("give either topics: or the subscribers:/pairs: shorthands, "
                           "not both (a topic lists its hosts with from: and to:)")
     if templates is None:
         k = subscribers or 1
         if k > 1 and topology != "star":
-            raise where.error(f"subscribers: {k} needs {k} subscriber hosts; a {topology} "
+            raise at("subscribers").error(f"subscribers: {k} needs {k} subscriber hosts; a {topology} "
                               "has one. Use topology: star (robots robot1..N around edge), "
                               "or list the hosts under topics: (to: [edge, edge] puts two "
                               "on one host)")
         if topology == "star":
             hosts = hosts or max(k, pairs or 1)
             if hosts < k:
-                raise where.error(f"subscribers: {k} needs hosts: {k} or more in the star "
+                raise at("hosts", "subscribers").error(f"subscribers: {k} needs hosts: {k} or more in the star "
                                   f"(hosts: {hosts})")
         n = pairs or 1
         templates = tuple(
             TopicTemplate(f"p{i}" if pairs else "t",
                           "edge" if subscribers else None,
                           tuple(f"robot{j}" for j in range(1, k + 1)) if subscribers else None,
-                          1, {}, (), where)
+                          1, {}, (), at("subscribers", "pairs", "payload", "rate"))
             for i in range(1, n + 1))
         if pairs and topology == "star" and not subscribers:
             # pair i from robot i (round robin) to edge: each robot has its own channel
@@ -218,7 +228,8 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
     names = [t.name for t in topics]
     for t in topics:
         if names.count(t.name) > 1:
-            raise where.error(f"topic name {t.name!r} is used twice; names must be unique")
+            raise at("topics").error(f"topic name {t.name!r} is used twice; names must be "
+                                     "unique")
     needed = 0
     if topology == "star":
         for t in topics:
@@ -256,7 +267,8 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
             raise where.error("payload is missing; give it in the topic or under "
                               "fixed:/axes: (the Bytes type has no size of its own)")
         settings["payload"] = FIXED_TYPE_BYTES[settings["type"]]
-    if settings["count"] is None and settings["duration"] is None:
+    if settings["count"] is None and settings["duration"] is None \
+            and settings["rate"] != RATE_MAX:
         raise where.error("give count (messages) or duration, in the topic or under fixed:")
     if isinstance(settings["rate"], str) and settings["rate"] != RATE_MAX \
             and settings["count"] is None and settings["duration"] is None:

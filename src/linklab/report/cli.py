@@ -25,6 +25,20 @@ def load(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return store.info, store.rows
 
 
+def gates_missed(info: dict[str, Any], rows: list[dict[str, Any]],
+                 streams: list[dict[str, Any]], extra: list[str]) -> list[Any]:
+    """The run's gates (its scenario's, those given to bench with --gate) and ``extra``,
+    checked against its rows (linklab.bench.gates)."""
+    from linklab.bench.gates import Gate, evaluate, parse_cli_gate
+
+    gates = [Gate.from_dict(g) for g in (info.get("scenario") or {}).get("gates") or []
+             if isinstance(g, dict)]
+    gates += [parse_cli_gate(g) for g in (info.get("options") or {}).get("gates") or []
+              if isinstance(g, str)]
+    gates += [parse_cli_gate(g) for g in extra]
+    return evaluate(gates, rows, streams)
+
+
 def register(app: typer.Typer) -> None:
     from linklab.report.html import OptionalValueCommand
 
@@ -50,13 +64,19 @@ def register(app: typer.Typer) -> None:
         fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
                                                 help="With --compare: exit 1 if a cell got "
                                                      "worse beyond the run-to-run spread."),
+        gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
+                                       help="Also check this target (repeatable); the run's "
+                                            "own gates are always checked. Missed: exit 1."),
     ) -> None:
-        """Print a bench run laid out like seed 000's Table II (paper values beside ours)."""
+        """Print a bench run laid out like seed 000's Table II (paper values beside ours).
+        Exit 1 when a gate of the run (or a --gate) is missed, naming each cell and target."""
         from linklab.report import export, table
 
         if fail_on_regression and compare_dir is None:
             raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
-        info, rows = load(run_dir)
+        store = RunStore.open(run_dir)
+        info, rows, streams = store.info, store.rows, store.streams
+        misses = gates_missed(info, rows, streams, gate)
         from linklab.report import compare, html
 
         html_path = None if html_out is None else html.output_path(run_dir, html_out)
@@ -79,9 +99,13 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1)
             return
         if as_json:
-            print_json(export.run_document(info, rows))
-            return
-        if as_markdown:
+            print_json(dict(export.run_document(info, rows),
+                            gates_missed=[m.to_dict() for m in misses]))
+        elif as_markdown:
             typer.echo(export.markdown(info, rows))
-            return
-        console.print(table.render_run(info, rows, console))
+        else:
+            console.print(table.render_run(info, rows, console, streams))
+        for miss in misses:
+            err_console.print(miss.line(), highlight=False)
+        if misses:
+            raise typer.Exit(1)
