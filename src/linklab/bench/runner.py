@@ -2,8 +2,9 @@
 
 For each cell: make the profile, bring a fresh link up (LinkKeeper says why nothing is
 reused), run the cell's endpoints (cellrun.py), compute metrics per subscriber and for
-the cell, mark failure, append the row and its streams, and take the link down. A cell with ``rate: max`` is a throughput search (search.py); one
-with ``rate: 75%`` runs at that share of the maximum found for its settings.
+the cell, mark failure, append the row and its streams, and take the link down. A cell
+with ``rate: max`` is a throughput search (search.py); one with ``rate: 75%`` runs at
+that share of the maximum found for its settings.
 
 A cell whose measurement fails is a failed cell ("failed", "—" in tables). A cell that
 could not be measured at all is an error ("error"): a linklab error (environment, input

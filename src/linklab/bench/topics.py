@@ -192,20 +192,21 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
     subscribers = values.get("subscribers")
     pairs = values.get("pairs")
     if templates is not None and (subscribers or pairs):
-        raise at("subscribers", "pairs").error("give either topics: or the subscribers:/pairs: shorthands, "
-                          "not both (a topic lists its hosts with from: and to:)")
+        raise at("subscribers", "pairs").error(
+            "give either topics: or the subscribers:/pairs: shorthands, not both (a topic "
+            "lists its hosts with from: and to:)")
     if templates is None:
         k = subscribers or 1
         if k > 1 and topology != "star":
-            raise at("subscribers").error(f"subscribers: {k} needs {k} subscriber hosts; a {topology} "
-                              "has one. Use topology: star (robots robot1..N around edge), "
-                              "or list the hosts under topics: (to: [edge, edge] puts two "
-                              "on one host)")
+            raise at("subscribers").error(
+                f"subscribers: {k} needs {k} subscriber hosts; a {topology} has one. Use "
+                "topology: star (robots robot1..N around edge), or list the hosts under "
+                "topics: (to: [edge, edge] puts two on one host)")
         if topology == "star":
             hosts = hosts or max(k, pairs or 1)
             if hosts < k:
-                raise at("hosts", "subscribers").error(f"subscribers: {k} needs hosts: {k} or more in the star "
-                                  f"(hosts: {hosts})")
+                raise at("hosts", "subscribers").error(
+                    f"subscribers: {k} needs hosts: {k} or more in the star (hosts: {hosts})")
         n = pairs or 1
         templates = tuple(
             TopicTemplate(f"p{i}" if pairs else "t",
