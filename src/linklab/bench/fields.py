@@ -181,9 +181,8 @@ def parse_rate(value: Any, where: Located) -> float | str:
         return RATE_MAX
     if isinstance(value, str) and value.strip().endswith("%"):
         fraction = with_units(parse_fraction, value, where)
-        if not 0 < fraction <= 1:
-            raise where.error(f"{value!r}: a share of the maximum rate is above 0 % and at "
-                              "most 100 %")
+        if fraction <= 0:
+            raise where.error(f"{value!r}: a share of the maximum rate is above 0 %")
         return f"{fraction * 100:g}%"
     try:
         return with_units(parse_frequency, value, where)

@@ -261,13 +261,22 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
     for key in ("rate", "type"):
         if settings[key] is None:
             raise where.error(f"{key} is missing; give it in the topic or under fixed:/axes:")
-    if settings["payload"] is None:
+    if settings["type"] != "Bytes":
+        # a performance_test type has its own size: a payload the topic sets must match
+        # it; one inherited from the cell (written for other topics) does not apply
         from linklab.probes.types import FIXED_TYPE_BYTES
 
-        if settings["type"] == "Bytes":
-            raise where.error("payload is missing; give it in the topic or under "
-                              "fixed:/axes: (the Bytes type has no size of its own)")
-        settings["payload"] = FIXED_TYPE_BYTES[settings["type"]]
+        size = FIXED_TYPE_BYTES[settings["type"]]
+        own = template.settings.get("payload")
+        if own is None and template.settings.get("type") is None:
+            own = values.get("payload")
+        if own is not None and own != size:
+            raise where.error(f"type {settings['type']} carries {size} B; payload {own} B "
+                              "does not fit it (use type: Bytes for any size)")
+        settings["payload"] = size
+    elif settings["payload"] is None:
+        raise where.error("payload is missing; give it in the topic or under "
+                          "fixed:/axes: (the Bytes type has no size of its own)")
     if settings["count"] is None and settings["duration"] is None \
             and settings["rate"] != RATE_MAX:
         raise where.error("give count (messages) or duration, in the topic or under fixed:")
