@@ -72,20 +72,17 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
 
     hosts = tuple(dict.fromkeys(ep.host for ep in plan))
     started: dict[str, ProbeProcess] = {}
-    for ep in plan:
-        if ep.role != "sub":
-            continue
-        started[ep.name] = start_probe(lambda a, o, e, h=ep.host: bed.spawn(h, a, o, e),
-                                       args(ep), binary, out_dir, name=ep.name)
-        probes.append(started[ep.name])
+
+    def start(role: str) -> None:
+        for ep in (e for e in plan if e.role == role):
+            started[ep.name] = start_probe(lambda a, o, e, h=ep.host: bed.spawn(h, a, o, e),
+                                           args(ep), binary, out_dir, name=ep.name)
+            probes.append(started[ep.name])
+
+    start("sub")
     time.sleep(0.3)  # the subscribers' participants exist before the publishers look
     before = bed.snapshot(hosts)
-    for ep in plan:
-        if ep.role != "pub":
-            continue
-        started[ep.name] = start_probe(lambda a, o, e, h=ep.host: bed.spawn(h, a, o, e),
-                                       args(ep), binary, out_dir, name=ep.name)
-        probes.append(started[ep.name])
+    start("pub")
     pub_started = time.monotonic()
     if broker is not None:
         broker.mark_cpu()
