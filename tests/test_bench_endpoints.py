@@ -262,3 +262,46 @@ axes:
                                                 "zero (traceback in records/2KiB/error.txt)")
     assert "ZeroDivisionError" in (store.root / "records" / "2KiB" / "error.txt").read_text()
     assert math.isnan(rows[1]["reception_rate_hz"])  # no measurement is kept as a result
+
+
+def test_ros2_qos_profiles_are_read_back_from_each_middleware(tmp_path):
+    """rclcpp's named profiles, applied by all four middlewares and read back from them;
+    what a middleware has no such policy for is said, not invented."""
+    run_dir, rows, streams, _ = bench(tmp_path, """\
+name: qos
+fixed: {link: wifi-ideal, payload: 1KiB, rate: 20Hz, count: 20, warmup: 0.3s}
+axes:
+  middleware: [fastdds, cyclonedds, mqtt, zenoh-peer]
+  qos: [sensor_data, default]
+""")
+    applied = {(s["cell_id"]): json.loads(s["applied_qos"]) for s in streams}
+    for middleware in ("fastdds", "cyclonedds"):
+        sensor = applied[f"{middleware}-sensor_data"]
+        assert (sensor["reliability"], sensor["history"], sensor["depth"],
+                sensor["durability"]) == ("best_effort", "keep_last", 5, "volatile")
+        default = applied[f"{middleware}-default"]
+        assert (default["reliability"], default["history"], default["depth"],
+                default["durability"]) == ("reliable", "keep_last", 10, "volatile")
+        assert sensor["unsupported"] == {}
+    for middleware in ("mqtt", "zenoh-peer"):
+        sensor, default = applied[f"{middleware}-sensor_data"], applied[f"{middleware}-default"]
+        assert (sensor["reliability"], default["reliability"]) == ("best_effort", "reliable")
+        assert sensor["history"] is None and sensor["depth"] is None
+        assert "history" in sensor["unsupported"]
+    assert all(r["status"] == "ok" for r in rows.values()), \
+        {k: r["failure_reason"] for k, r in rows.items()}
+
+
+def test_a_policy_a_middleware_cannot_take_is_refused_before_anything_runs(tmp_path):
+    require_root()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("""\
+name: refuse
+fixed: {link: wifi-ideal, payload: 1KiB, rate: 20Hz, count: 20, middleware: mqtt,
+        durability: transient_local}
+""")
+    result = linklab("bench", scenario, "--out", tmp_path / "runs")
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "transient_local" in line and "mqtt" in line.lower()
+    assert not (tmp_path / "runs").exists()
