@@ -7,7 +7,7 @@ import pytest
 
 from conftest import require_root
 from linklab.brokers import ZenohRouterConfig, render_router_config, start_zenoh_router
-from linklab.probes.zenoh_probe import ProbeUsageError, parse_options
+from linklab.probes.zenoh_probe import ProbeUsageError, _publisher_qos, parse_options
 from middleware_pair import (
     ZENOH_PROBE,
     finish,
@@ -23,7 +23,15 @@ def test_command_line_matches_the_probe_protocol():
     options = parse_options(["pub", "--topic", "chatter", "--type", "Array4k", "--rate", "10",
                              "--count", "5", "--peer", "10.0.0.2", "--records", "x.bin"])
     assert options.size == 4096 and options.peers == ["tcp/10.0.0.2:7447"]
-    assert options.key == "rt/chatter" and options.reliable  # ROS 2's default: reliable
+    assert options.key == "rt/chatter"
+    # no --qos: ROS 2's default (reliable + BLOCK), unless --system-default leaves it to zenoh
+    assert options.reliable is None and not options.system_default
+    assert {k: str(v) for k, v in _publisher_qos(options).items()} == {
+        "reliability": "Reliability.RELIABLE", "congestion_control": "CongestionControl.BLOCK"}
+    options = parse_options(["sub", "--topic", "t", "--type", "Array1k", "--system-default",
+                             "--durability", "volatile", "--records", "x.bin"])
+    assert options.system_default and options.durability == "volatile"
+    assert _publisher_qos(options) == {}
     with pytest.raises(ProbeUsageError, match="client mode"):
         parse_options(["sub", "--topic", "t", "--mode", "client", "--type", "Array1k",
                        "--records", "x.bin"])

@@ -100,13 +100,18 @@ namespace {
 const char* kUsage =
     "usage: %s pub|sub --topic T --type TYPE [--size BYTES] [--rate HZ] [--count N]\n"
     "       [--duration S] [--warmup S] [--qos reliable|best_effort]\n"
-    "       [--history keep_all|keep_last:N] [--profile FILE] [--profile-name NAME]\n"
+    "       [--history keep_all|keep_last:N] [--durability volatile|transient_local]\n"
+    "       [--system-default] [--profile FILE] [--profile-name NAME]\n"
     "       [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin\n"
     "       [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N] [-v]\n"
     "TYPE: Bytes (any --size), Array1k Array4k Array16k Array32k Array60k Array64k\n"
     "      Array256k Array1m Array2m Array4m PointCloud512k PointCloud1m PointCloud2m\n"
     "      PointCloud4m. The DDS topic is rt/T; type names are ROS 2's\n"
     "      (performance_test_msgs::msg::dds_::Array64k_, linklab_msgs::msg::dds_::Bytes_).\n"
+    "QoS: flags win; unset policies come from the --profile file (Fast DDS) or ROS 2's\n"
+    "      default profile (RELIABLE, KEEP_LAST 10, VOLATILE); --system-default leaves\n"
+    "      them to the middleware (rclcpp's system_default). A policy this middleware\n"
+    "      cannot take is refused. The summary's applied.ros_qos is read back.\n"
     "Sizes in bytes (or with B/KiB/MiB/KB/MB), rates in Hz, times in seconds (or ms/s).\n";
 
 bool parse_number(const std::string& text, double& value, std::string& unit) {
@@ -193,6 +198,8 @@ Options parse_options(int argc, char** argv, const char* prog) {
     std::string value;
     bool has_inline = false;
     if (arg == "-v" || arg == "--verbose") { o.verbose = true; continue; }
+    if (arg == "--system-default") { o.system_default = true; continue; }
+    if (arg.rfind("--system-default=", 0) == 0) usage_error(prog, "--system-default takes no value");
     if (arg == "-h" || arg == "--help") { std::printf(kUsage, prog); std::exit(0); }
     auto eq = arg.find('=');
     if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
@@ -201,7 +208,7 @@ Options parse_options(int argc, char** argv, const char* prog) {
       has_inline = true;
     }
     static const char* known[] = {"--topic", "--type", "--size", "--rate", "--count", "--duration",
-                                  "--warmup", "--qos", "--history", "--profile", "--profile-name",
+                                  "--warmup", "--qos", "--history", "--durability", "--profile", "--profile-name",
                                   "--peer", "--domain", "--interface", "--records", "--match-timeout",
                                   "--idle-timeout", "--linger", "--subscribers"};
     bool is_known = false;
@@ -259,6 +266,10 @@ Options parse_options(int argc, char** argv, const char* prog) {
         usage_error(prog, "--history: expected keep_all or keep_last:N (e.g. keep_last:10), got '" + value + "'");
       }
       o.history = h;
+    } else if (arg == "--durability") {
+      if (value == "volatile") o.durability = Durability::Volatile;
+      else if (value == "transient_local") o.durability = Durability::TransientLocal;
+      else usage_error(prog, "--durability: expected 'volatile' or 'transient_local', got '" + value + "'");
     } else if (arg == "--profile") {
       FILE* f = std::fopen(value.c_str(), "r");
       if (!f) usage_error(prog, "--profile: cannot read '" + value + "': " + std::strerror(errno));
@@ -469,6 +480,19 @@ std::string Json::dump() const {
   return "null";
 }
 
+// ---- ROS 2 QoS summary ----------------------------------------------------------------
+Json ros_qos_json(const RosQos& q) {
+  Json j = Json::object();
+  j.set("reliability", q.reliable ? "reliable" : "best_effort");
+  j.set("history", q.history ? Json(q.history) : Json());
+  j.set("depth", q.depth ? Json(int(*q.depth)) : Json());
+  j.set("durability", q.durability ? Json(q.durability) : Json());
+  Json why = Json::object();
+  for (const auto& u : q.unsupported) why.set(u.first, u.second);
+  j.set("unsupported", why);
+  return j;
+}
+
 // ---- receive queue ------------------------------------------------------------------
 void ReceiveQueue::push(const Received& r) {
   {
@@ -526,6 +550,7 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
   }
   int64_t t_start = now_ns();
   int64_t t_first = 0, t_last = 0;
+  log("linklab probe: publishing (matched %d)", matched);
   out.end_reason = o.count ? "count" : "duration";
   for (uint64_t seq = 0; o.count == 0 || seq < o.count; ++seq) {
     if (!pacer.wait_next()) break;
@@ -626,6 +651,10 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
 int probe_main(int argc, char** argv, const Middleware& mw) {
   std::string prog = std::string("linklab-probe-") + mw.name;
   Options o = parse_options(argc, argv, prog.c_str());
+  if (mw.refuse) {
+    std::string why = mw.refuse(o);
+    if (!why.empty()) usage_error(prog.c_str(), why);
+  }
   install_signal_handlers();
   Outcome out;
   out.summary.set("probe", mw.name);
@@ -658,6 +687,7 @@ int probe_main(int argc, char** argv, const Middleware& mw) {
     } else {
       out.summary.set("applied", sub->applied());
       run_sub(o, *sub, out);
+      sub->after_run(out.summary);
     }
   }
   // Records are closed (run_* flushed them); the summary goes out before the

@@ -1,12 +1,16 @@
 // linklab-probe-fastdds: the linklab probe protocol on eProsima Fast DDS 2.9 (DDS API).
 //
-// QoS comes from, in order: Fast DDS's defaults with ROS 2's (RELIABLE, KEEP_LAST 10)
-// when there is no --profile; the XML profile file (--profile; the profiles marked
-// is_default_profile="true", or those named --profile-name); then the flags --qos and
-// --history, which win. Without a profile the participant uses one UDPv4 transport (the
-// UDP half of Fast DDS's builtins; no shared memory) so samples cross the emulated link.
-// Data sharing is always off for the same reason. The summary's "applied" object is
-// read back from the created entities with get_qos().
+// QoS comes from, in order: Fast DDS's defaults with ROS 2's (RELIABLE, KEEP_LAST 10,
+// VOLATILE) when there is no --profile and no --system-default; the XML profile file
+// (--profile; the profiles marked is_default_profile="true", or those named
+// --profile-name); then the flags --qos, --history and --durability, which win.
+// TRANSIENT_LOCAL keeps the writer's history (its KEEP_LAST depth) for late-joining
+// TRANSIENT_LOCAL readers, as rmw_fastrtps does. Without a profile the participant uses
+// one UDPv4 transport (the UDP half of Fast DDS's builtins; no shared memory) so samples
+// cross the emulated link. Data sharing is always off for the same reason. The summary's
+// "applied" object (and its ros_qos) is read back from the created entities with
+// get_qos(). The subscriber counts samples its poll found that the listener had not
+// taken (polled_samples): their receive time is the poll's, up to 50 ms late.
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
@@ -256,6 +260,28 @@ void common_qos_json(Json& j, const Q& q) {
   j.set("data_sharing", q.data_sharing().kind() == fdds::OFF ? "OFF" : q.data_sharing().kind() == fdds::ON ? "ON" : "AUTO");
 }
 
+const char* durability_name(fdds::DurabilityQosPolicyKind k) {
+  switch (k) {
+    case fdds::VOLATILE_DURABILITY_QOS: return "volatile";
+    case fdds::TRANSIENT_LOCAL_DURABILITY_QOS: return "transient_local";
+    case fdds::TRANSIENT_DURABILITY_QOS: return "transient";
+    case fdds::PERSISTENT_DURABILITY_QOS: return "persistent";
+  }
+  return "?";
+}
+
+// The ROS 2 policies as the entity holds them (Fast DDS has all four).
+template <class Q>
+linklab::RosQos ros_qos(const Q& q) {
+  linklab::RosQos r;
+  r.reliable = q.reliability().kind == fdds::RELIABLE_RELIABILITY_QOS;
+  bool keep_all = q.history().kind == fdds::KEEP_ALL_HISTORY_QOS;
+  r.history = keep_all ? "keep_all" : "keep_last";
+  if (!keep_all) r.depth = q.history().depth;
+  r.durability = durability_name(q.durability().kind);
+  return r;
+}
+
 Json writer_json(const fdds::DataWriterQos& q) {
   Json j = Json::object();
   common_qos_json(j, q);
@@ -380,7 +406,7 @@ class Endpoint {
   // Profile first, then the flags.
   template <class Q>
   void apply_flags(const Options& o, Q& q) {
-    if (!have_profile_) {  // ROS 2's default QoS profile
+    if (!have_profile_ && !o.system_default) {  // ROS 2's default QoS profile
       q.reliability().kind = fdds::RELIABLE_RELIABILITY_QOS;
       q.history().kind = fdds::KEEP_LAST_HISTORY_QOS;
       q.history().depth = 10;
@@ -398,6 +424,9 @@ class Endpoint {
           q.resource_limits().max_samples = o.history->depth;
       }
     }
+    if (o.durability)
+      q.durability().kind = *o.durability == linklab::Durability::TransientLocal ? fdds::TRANSIENT_LOCAL_DURABILITY_QOS
+                                                                                 : fdds::VOLATILE_DURABILITY_QOS;
     q.data_sharing().off();  // samples must cross the (emulated) network
   }
 
@@ -445,7 +474,9 @@ class FastPublisher final : public linklab::Publisher {
   Json applied() override {
     Json j = Json::object();
     j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
-    j.set("writer", writer_json(writer_->get_qos()));
+    fdds::DataWriterQos q = writer_->get_qos();
+    j.set("writer", writer_json(q));
+    j.set("ros_qos", linklab::ros_qos_json(ros_qos(q)));
     (void)domain_;
     return j;
   }
@@ -489,15 +520,24 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   }
   bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
     queue_.wait_take(timeout_ns, out);
-    if (out.empty()) {  // a sample the listener was not told about (should not happen)
-      poll_reader();
+    if (out.empty()) {  // a sample the listener has not taken (yet, or at all)
+      size_t n = poll_reader();
       queue_.wait_take(0, out);
-      if (!out.empty()) {
-        ++polled_;
-        linklab::log("linklab-probe-fastdds: %zu sample(s) found by polling, not by the listener", out.size());
+      if (n) {
+        polled_ += n;
+        linklab::log("linklab-probe-fastdds: %zu sample(s) found by polling, not by the listener", n);
       }
     }
     return true;
+  }
+  void after_run(Json& summary) override {
+    summary.set("polled_samples", polled_);
+    if (polled_) {
+      Json notes = Json::array();
+      notes.push(std::to_string(polled_) + " sample(s) were taken by the subscriber's 50 ms poll, not by the "
+                 "data-available listener: their receive times are the poll's, up to 50 ms late");
+      summary.set("notes", notes);
+    }
   }
   void on_data_available(fdds::DataReader* reader) override {
     // Fast DDS may call this from several receive threads at once (TCP: one per
@@ -516,21 +556,27 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   // Fast DDS calls on_data_available with the reader's own lock held, and that thread then
   // waits for take_mutex_ -- the opposite order, a deadlock (seen with DDS-Security, where
   // the key exchange keeps the listener busy). The poll takes into its own buffer instead.
-  void poll_reader() {
+  // Returns the number of measured samples it took (warm-up and end-of-stream not counted).
+  size_t poll_reader() {
     if (!poll_sample_) poll_sample_ = ep_.type_.create_data();
     fdds::SampleInfo info;
+    size_t n = 0;
     while (reader_->take_next_sample(poll_sample_, &info) == ReturnCode_t::RETCODE_OK) {
       if (!info.valid_data) continue;
       linklab::Received r;
       ep_.codec_.read(poll_sample_, r);
       r.t_recv_ns = linklab::now_ns();
       queue_.push(r);
+      if (r.seq != linklab::END_OF_STREAM && !(r.seq & linklab::WARMUP_FLAG)) ++n;  // measured ones
     }
+    return n;
   }
   Json applied() override {
     Json j = Json::object();
     j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
-    j.set("reader", reader_json(reader_->get_qos()));
+    fdds::DataReaderQos q = reader_->get_qos();
+    j.set("reader", reader_json(q));
+    j.set("ros_qos", linklab::ros_qos_json(ros_qos(q)));
     return j;
   }
 
