@@ -70,15 +70,15 @@ probe: ``reliability`` ("reliable" | "best_effort"), ``history`` ("keep_last" |
 "keep_all" | null), ``depth`` (int, keep_last only, else null), ``durability``
 ("volatile" | "transient_local" | "transient" | "persistent" | null) and
 ``unsupported`` (policy -> one sentence why this middleware has no such policy; empty
-for DDS; a policy is null exactly when it is listed there). Read back: Fast DDS
-get_qos(), Cyclone dds_get_qos; MQTT the QoS level on every PUBLISH / granted in the
-SUBACK (0 best_effort, 1-2 reliable) and volatile (nothing is retained); Zenoh the
-declared publisher's reliability (a zenoh subscriber has none: null) and volatile. The
-Fast DDS subscriber also reports ``polled_samples``: samples its 50 ms poll took that the
-data-available listener had not (their receive time is the poll's, up to 50 ms late;
-with a ``notes`` entry when there are any). Logs go to stderr. Exit status: 0 run completed (or
-stopped by a signal), 1 the run failed (``errors`` says why), 2 bad arguments (one line
-``linklab-probe-<mw>: error: ...`` on stderr).
+for DDS). A listed policy is null; apart from depth with keep_all, only a listed one is.
+Read back: Fast DDS get_qos(), Cyclone dds_get_qos; MQTT the QoS level on every PUBLISH
+/ granted in the SUBACK (0 best_effort, 1-2 reliable) and volatile (nothing is
+retained); Zenoh the declared publisher's reliability (a zenoh subscriber has none:
+null) and volatile. The Fast DDS subscriber also reports ``polled_samples``: samples its
+50 ms poll took that the data-available listener had not (their receive time is the
+poll's, up to 50 ms late; with a ``notes`` entry when there are any). Logs go to stderr.
+Exit status: 0 run completed (or stopped by a signal), 1 the run failed (``errors`` says
+why), 2 bad arguments (one line ``linklab-probe-<mw>: error: ...`` on stderr).
 """
 
 from linklab.probes.binaries import MIDDLEWARES, binary_path

@@ -92,23 +92,25 @@ _ZENOH_SUB_RELIABILITY = (
     "publisher's reliability (the publisher's summary has it).")
 
 # Values a middleware cannot take: (policy, value) -> why (the usage error's reason).
+_MQTT_NO_HISTORY = ("MQTT has no history cache (the broker forwards each message once and "
+                    "keeps at most one retained message per topic)")
+_ZENOH_NO_HISTORY = ("zenoh pub/sub has no history cache (a put goes to the subscribers "
+                     "matched now and is kept nowhere)")
 _REFUSED = {
     "mqtt": {
-        ("history", "keep_last"): "MQTT has no history cache (the broker forwards each message "
-                                  "once and keeps at most one retained message per topic)",
+        ("history", "keep_last"): _MQTT_NO_HISTORY,
+        ("history", "keep_all"): _MQTT_NO_HISTORY,
         ("durability", "transient_local"): "MQTT cannot keep a history for late-joining "
                                            "subscribers (a broker keeps at most one retained "
                                            "message per topic); only volatile is possible",
     },
     "zenoh": {
-        ("history", "keep_last"): "zenoh pub/sub has no history cache (a put goes to the "
-                                  "subscribers matched now and is kept nowhere)",
+        ("history", "keep_last"): _ZENOH_NO_HISTORY,
+        ("history", "keep_all"): _ZENOH_NO_HISTORY,
         ("durability", "transient_local"): "zenoh pub/sub keeps nothing for late-joining "
                                            "subscribers; only volatile is possible",
     },
 }
-for _refused in _REFUSED.values():
-    _refused[("history", "keep_all")] = _refused[("history", "keep_last")]
 
 
 def _check_probe(probe: str) -> None:
