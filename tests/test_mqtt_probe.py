@@ -8,6 +8,7 @@ import pytest
 from conftest import require_root, require_tool
 from linklab.brokers import MosquittoConfig, render_mosquitto_conf, start_mosquitto
 from linklab.errors import UsageError
+from linklab.probes.qos import ROS2_PROFILES, probe_qos_args, unsupported_policies
 from middleware_pair import (
     MQTT_PROBE,
     finish,
@@ -92,3 +93,37 @@ def test_one_mebibyte_samples_are_delivered(pair_with_broker):
     # 10 MiB went through the broker: its CPU time is visible (seed 004 Table 3 counts it)
     usage = broker.cpu_since_mark()
     assert usage.cpu_seconds > 0 and usage.wall_seconds > 0.5
+
+
+# What MQTT applies for rclcpp's named profiles: the QoS level (1 reliable, 0 best effort;
+# system_default leaves it to MQTT: 0); no history; volatile.
+MQTT_PROFILES = {"default": ("reliable", 1), "sensor_data": ("best_effort", 0),
+                 "system_default": ("best_effort", 0)}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("profile", sorted(MQTT_PROFILES))
+def test_named_ros2_profile_is_applied_and_read_back(pair_with_broker, profile):
+    pair, broker, workdir = pair_with_broker
+    qos = probe_qos_args(ROS2_PROFILES[profile], "mqtt")  # history/depth left out
+    assert "--history" not in qos
+    sub_file, pub_file = workdir / f"sub-{profile}.bin", workdir / f"pub-{profile}.bin"
+    common = ["--topic", f"mqtt_{profile}", "--type", "Array1k",
+              "--peer", f"{pair.edge_addr}:{broker.port}", *qos]
+    sub = start(pair.edge, [MQTT_PROBE, "sub", *common, "--count", 20, "--duration", 30,
+                            "--records", sub_file])
+    wait_for_line(sub, "subscribed")
+    pub = start(pair.robot, [MQTT_PROBE, "pub", *common, "--count", 20, "--rate", 50,
+                             "--records", pub_file])
+    pub_summary, sub_summary = finish(pub), finish(sub)
+    assert pub_summary["errors"] == [] and sub_summary["errors"] == [], (pub_summary,
+                                                                         sub_summary)
+    reliability, level = MQTT_PROFILES[profile]
+    for summary, role in ((pub_summary, "pub"), (sub_summary, "sub")):
+        assert summary["applied"]["ros_qos"] == {
+            "reliability": reliability, "history": None, "depth": None,
+            "durability": "volatile", "unsupported": unsupported_policies("mqtt", role)}
+    assert pub_summary["applied"]["qos"] == level
+    assert sub_summary["applied"]["granted_qos"] == level
+    assert [r[0] for r in read_records(sub_file)[1]] == list(range(20))
+

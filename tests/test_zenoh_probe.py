@@ -7,7 +7,8 @@ import pytest
 
 from conftest import require_root
 from linklab.brokers import ZenohRouterConfig, render_router_config, start_zenoh_router
-from linklab.probes.zenoh_probe import ProbeUsageError, parse_options
+from linklab.probes.qos import ROS2_PROFILES, probe_qos_args, unsupported_policies
+from linklab.probes.zenoh_probe import ProbeUsageError, _publisher_qos, parse_options
 from middleware_pair import (
     ZENOH_PROBE,
     finish,
@@ -23,7 +24,15 @@ def test_command_line_matches_the_probe_protocol():
     options = parse_options(["pub", "--topic", "chatter", "--type", "Array4k", "--rate", "10",
                              "--count", "5", "--peer", "10.0.0.2", "--records", "x.bin"])
     assert options.size == 4096 and options.peers == ["tcp/10.0.0.2:7447"]
-    assert options.key == "rt/chatter" and options.reliable  # ROS 2's default: reliable
+    assert options.key == "rt/chatter"
+    # no --qos: ROS 2's default (reliable + BLOCK), unless --system-default leaves it to zenoh
+    assert options.reliable is None and not options.system_default
+    assert {k: str(v) for k, v in _publisher_qos(options).items()} == {
+        "reliability": "Reliability.RELIABLE", "congestion_control": "CongestionControl.BLOCK"}
+    options = parse_options(["sub", "--topic", "t", "--type", "Array1k", "--system-default",
+                             "--durability", "volatile", "--records", "x.bin"])
+    assert options.system_default and options.durability == "volatile"
+    assert _publisher_qos(options) == {}
     with pytest.raises(ProbeUsageError, match="client mode"):
         parse_options(["sub", "--topic", "t", "--mode", "client", "--type", "Array1k",
                        "--records", "x.bin"])
@@ -107,3 +116,44 @@ def test_client_mode_through_a_router_on_the_edge_host(tmp_path):
     assert applied["congestion_control"] == "DROP" and applied["reliability"] == "BEST_EFFORT"
     # 10 MiB were routed, across the link: the router process did measurable work
     assert usage.cpu_seconds > 0 and crossed > 10 * (1 << 20)
+
+
+# What the zenoh publisher applies for rclcpp's named profiles (reliability, congestion
+# control); system_default leaves both to zenoh: RELIABLE with DROP.
+ZENOH_PROFILES = {"default": ("reliable", "BLOCK"), "sensor_data": ("best_effort", "DROP"),
+                  "system_default": ("reliable", "DROP")}
+
+
+@pytest.fixture(scope="module")
+def zenoh_pair():
+    require_root()
+    with namespace_pair("zq") as pair:
+        yield pair
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("profile", sorted(ZENOH_PROFILES))
+def test_named_ros2_profile_is_applied_and_read_back(zenoh_pair, tmp_path, profile):
+    pair = zenoh_pair
+    qos = probe_qos_args(ROS2_PROFILES[profile], "zenoh")  # history/depth left out
+    assert "--history" not in qos
+    endpoint = f"tcp/{pair.edge_addr}:7447"
+    common = ["--topic", f"zenoh_{profile}", "--type", "Array1k", "--mode", "peer", *qos]
+    sub = start(pair.edge, [*ZENOH_PROBE, "sub", *common, "--listen", endpoint,
+                            "--count", 20, "--duration", 30, "--records", tmp_path / "s.bin"])
+    wait_for_line(sub, "subscribed")
+    pub = start(pair.robot, [*ZENOH_PROBE, "pub", *common, "--peer", endpoint, "--count", 20,
+                             "--rate", 50, "--records", tmp_path / "p.bin"])
+    pub_summary, sub_summary = finish(pub), finish(sub)
+    _check_delivery(pub_summary, sub_summary, tmp_path / "p.bin", tmp_path / "s.bin", 20, 1024)
+    reliability, congestion = ZENOH_PROFILES[profile]
+    assert pub_summary["applied"]["ros_qos"] == {
+        "reliability": reliability, "history": None, "depth": None, "durability": "volatile",
+        "unsupported": unsupported_policies("zenoh", "pub")}
+    assert pub_summary["applied"]["congestion_control"] == congestion
+    # a zenoh subscriber has no reliability of its own: null, and the summary says why
+    assert sub_summary["applied"]["ros_qos"] == {
+        "reliability": None, "history": None, "depth": None, "durability": "volatile",
+        "unsupported": unsupported_policies("zenoh", "sub")}
+    assert set(sub_summary["applied"]["ros_qos"]["unsupported"]) == {"reliability", "history",
+                                                                     "depth"}

@@ -6,11 +6,20 @@
 //   probe pub|sub --topic T --type Bytes|Array1k..Array4m|PointCloud512k..4m
 //         [--size BYTES] --rate HZ [--count N] [--duration S] [--warmup S]
 //         [--qos reliable|best_effort] [--history keep_all|keep_last:N]
+//         [--durability volatile|transient_local] [--system-default]
 //         [--profile FILE] [--peer ADDR ...] [--domain ID] [--interface IF|ADDR]
 //         --records FILE.bin
+//   QoS: the flags win. A policy without a flag comes from the Fast DDS --profile file
+//   when there is one, else from ROS 2's default profile (RELIABLE, KEEP_LAST 10,
+//   VOLATILE); with --system-default (rclcpp's system_default: rmw leaves the policy to
+//   the middleware) from the middleware's own defaults instead of ROS 2's. A flag a
+//   middleware cannot take (Middleware::refuse) is a usage error before anything runs.
 //   Record file (little-endian): 16-byte header "LLREC1\0\0", u32 record_size=28,
 //   u32 role (0 sub, 1 pub); then records <QqqI: seq, t_send_ns, t_recv_ns (0 in
-//   publisher files), bytes. One JSON line on stdout at exit; logs on stderr.
+//   publisher files), bytes. One JSON line on stdout at exit; logs on stderr. The
+//   summary's applied.ros_qos (ros_qos_json) has the same keys for every middleware:
+//   reliability, history, depth, durability read back from the created entities, and
+//   unsupported (policy -> why this middleware has no such policy).
 #pragma once
 
 #include <atomic>
@@ -56,6 +65,7 @@ struct History {
   bool keep_all = true;
   int32_t depth = 0;  // for keep_last
 };
+enum class Durability { Volatile, TransientLocal };
 struct Options {
   Role role = Role::Sub;
   std::string topic;            // user name; the DDS topic is "rt/" + topic
@@ -67,6 +77,8 @@ struct Options {
   double warmup_s = 0;
   std::optional<bool> reliable; // unset: profile / middleware default
   std::optional<History> history;
+  std::optional<Durability> durability;
+  bool system_default = false;  // unset policies: the profile's / middleware's defaults, not ROS 2's
   std::string profile;          // file (Fast DDS XML / Cyclone config)
   std::string profile_name;     // Fast DDS: named profiles to use (optional)
   std::vector<std::string> peers;
@@ -215,7 +227,20 @@ class Subscriber {
   // taken by the caller right after). Returns false on a middleware error.
   virtual bool take(int64_t timeout_ns, std::vector<Received>& out) = 0;
   virtual Json applied() = 0;
+  // After the run: what only the run can tell (e.g. samples the listener missed).
+  virtual void after_run(Json& summary) { (void)summary; }
 };
+
+// ---- ROS 2 QoS as the middleware applied it (the summary's applied.ros_qos) ----------
+struct RosQos {
+  bool reliable = true;
+  const char* history = nullptr;     // "keep_last" | "keep_all" | nullptr: no such policy
+  std::optional<int32_t> depth;      // keep_last's depth; empty with keep_all / no history
+  const char* durability = nullptr;  // "volatile" | "transient_local" | "transient" | "persistent"
+  std::vector<std::pair<std::string, std::string>> unsupported;  // policy -> why not
+};
+// {"reliability", "history", "depth", "durability", "unsupported"}: always these keys.
+Json ros_qos_json(const RosQos& q);
 
 // What a middleware provides to probe_main.
 struct Middleware {
@@ -224,6 +249,9 @@ struct Middleware {
   // Create the endpoint; on failure return nullptr and put a one-line reason in error.
   std::unique_ptr<Publisher> (*make_publisher)(const Options&, std::string& error);
   std::unique_ptr<Subscriber> (*make_subscriber)(const Options&, std::string& error);
+  // A setting this middleware cannot take: the usage error's text ("--flag ...: why"),
+  // or "" when it can take them all. nullptr: everything is taken.
+  std::string (*refuse)(const Options&) = nullptr;
 };
 
 // The one way a probe makes its endpoints: construct T (a Publisher or Subscriber of

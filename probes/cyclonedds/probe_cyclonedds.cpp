@@ -5,8 +5,13 @@
 // interface; unicast peers with multicast off and ParticipantIndex auto). The domain is
 // created with exactly that configuration (without any of these, CYCLONEDDS_URI from
 // the environment applies, as for any Cyclone application).
-// QoS: ROS 2's defaults (RELIABLE, KEEP_LAST 10, VOLATILE), changed by --qos/--history.
-// The summary's "applied" object is read back with dds_get_qos on the entities.
+// QoS: ROS 2's defaults (RELIABLE, KEEP_LAST 10, VOLATILE), changed by --qos, --history
+// and --durability; with --system-default a policy without a flag is left unset, so
+// Cyclone's own default applies (as rmw_cyclonedds does for SYSTEM_DEFAULT).
+// TRANSIENT_LOCAL: Cyclone keeps for late joiners what the durability_service history
+// says (default KEEP_LAST 1), so it is set to the writer's history, as rmw_cyclonedds
+// does. The summary's "applied" object (and its ros_qos) is read back with dds_get_qos
+// on the entities.
 #include <dds/dds.h>
 #include <dds/ddsi/ddsi_config.h>
 #include <dds/version.h>
@@ -151,6 +156,17 @@ Json qos_json(dds_entity_t e) {
     const char* names[] = {"VOLATILE", "TRANSIENT_LOCAL", "TRANSIENT", "PERSISTENT"};
     j.set("durability", names[int(dk) & 3]);
   }
+  dds_duration_t cleanup;
+  dds_history_kind_t dshk;
+  int32_t dsd, dsms, dsmi, dsmspi;
+  if (dds_qget_durability_service(q, &cleanup, &dshk, &dsd, &dsms, &dsmi, &dsmspi)) {
+    Json ds = Json::object();
+    ds.set("history", dshk == DDS_HISTORY_KEEP_ALL ? "KEEP_ALL" : "KEEP_LAST");
+    ds.set("depth", dsd);
+    ds.set("max_samples", dsms);
+    ds.set("max_samples_per_instance", dsmspi);
+    j.set("durability_service", ds);
+  }
   int32_t ms, mi, mspi;
   if (dds_qget_resource_limits(q, &ms, &mi, &mspi)) {
     Json rl = Json::object();
@@ -161,6 +177,30 @@ Json qos_json(dds_entity_t e) {
   }
   dds_delete_qos(q);
   return j;
+}
+
+// The ROS 2 policies as dds_get_qos reports them for the entity (Cyclone has all four).
+Json ros_qos_json(dds_entity_t e) {
+  linklab::RosQos r;
+  dds_qos_t* q = dds_create_qos();
+  if (dds_get_qos(e, q) == DDS_RETCODE_OK) {
+    dds_reliability_kind_t rk;
+    dds_duration_t mbt;
+    if (dds_qget_reliability(q, &rk, &mbt)) r.reliable = rk == DDS_RELIABILITY_RELIABLE;
+    dds_history_kind_t hk;
+    int32_t depth;
+    if (dds_qget_history(q, &hk, &depth)) {
+      r.history = hk == DDS_HISTORY_KEEP_ALL ? "keep_all" : "keep_last";
+      if (hk != DDS_HISTORY_KEEP_ALL) r.depth = depth;
+    }
+    dds_durability_kind_t dk;
+    if (dds_qget_durability(q, &dk)) {
+      const char* names[] = {"volatile", "transient_local", "transient", "persistent"};
+      r.durability = names[int(dk) & 3];
+    }
+  }
+  dds_delete_qos(q);
+  return linklab::ros_qos_json(r);
 }
 
 // The leaf settings (<Element>value</Element>) of the configuration handed to the domain:
@@ -276,13 +316,29 @@ class Endpoint {
     return true;
   }
 
+  // ROS 2's defaults for what no flag sets, unless --system-default leaves it unset.
   dds_qos_t* qos(const Options& o) const {
     dds_qos_t* q = dds_create_qos();
-    bool reliable = o.reliable.value_or(true);
-    dds_qset_reliability(q, reliable ? DDS_RELIABILITY_RELIABLE : DDS_RELIABILITY_BEST_EFFORT, DDS_MSECS(100));
-    if (o.history && o.history->keep_all) dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
-    else dds_qset_history(q, DDS_HISTORY_KEEP_LAST, o.history ? o.history->depth : 10);
-    dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    if (o.reliable || !o.system_default) {
+      bool reliable = o.reliable.value_or(true);
+      dds_qset_reliability(q, reliable ? DDS_RELIABILITY_RELIABLE : DDS_RELIABILITY_BEST_EFFORT, DDS_MSECS(100));
+    }
+    if (o.history) {
+      if (o.history->keep_all) dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+      else dds_qset_history(q, DDS_HISTORY_KEEP_LAST, o.history->depth);
+    } else if (!o.system_default) {
+      dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 10);
+    }
+    bool transient_local = o.durability == linklab::Durability::TransientLocal;
+    if (o.durability || !o.system_default)
+      dds_qset_durability(q, transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
+    if (transient_local) {
+      // what a late joiner gets: the writer's history (unset: Cyclone's KEEP_LAST 1)
+      dds_history_kind_t hk = DDS_HISTORY_KEEP_LAST;
+      int32_t depth = 1;
+      dds_qget_history(q, &hk, &depth);
+      dds_qset_durability_service(q, 0, hk, depth, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+    }
     return q;
   }
 
@@ -338,6 +394,7 @@ class CyclonePublisher final : public linklab::Publisher {
     Json j = Json::object();
     j.set("participant", ep_.participant_json(*opts_));
     j.set("writer", qos_json(writer_));
+    j.set("ros_qos", ros_qos_json(writer_));
     return j;
   }
 
@@ -378,6 +435,7 @@ class CycloneSubscriber final : public linklab::Subscriber {
     Json j = Json::object();
     j.set("participant", ep_.participant_json(*opts_));
     j.set("reader", qos_json(reader_));
+    j.set("ros_qos", ros_qos_json(reader_));
     return j;
   }
 

@@ -1,12 +1,16 @@
 // linklab-probe-fastdds: the linklab probe protocol on eProsima Fast DDS 2.9 (DDS API).
 //
-// QoS comes from, in order: Fast DDS's defaults with ROS 2's (RELIABLE, KEEP_LAST 10)
-// when there is no --profile; the XML profile file (--profile; the profiles marked
-// is_default_profile="true", or those named --profile-name); then the flags --qos and
-// --history, which win. Without a profile the participant uses one UDPv4 transport (the
-// UDP half of Fast DDS's builtins; no shared memory) so samples cross the emulated link.
-// Data sharing is always off for the same reason. The summary's "applied" object is
-// read back from the created entities with get_qos().
+// QoS comes from, in order: Fast DDS's defaults with ROS 2's (RELIABLE, KEEP_LAST 10,
+// VOLATILE) when there is no --profile and no --system-default; the XML profile file
+// (--profile; the profiles marked is_default_profile="true", or those named
+// --profile-name); then the flags --qos, --history and --durability, which win.
+// TRANSIENT_LOCAL keeps the writer's history (its KEEP_LAST depth) for late-joining
+// TRANSIENT_LOCAL readers, as rmw_fastrtps does. Without a profile the participant uses
+// one UDPv4 transport (the UDP half of Fast DDS's builtins; no shared memory) so samples
+// cross the emulated link. Data sharing is always off for the same reason. The summary's
+// "applied" object (and its ros_qos) is read back from the created entities with
+// get_qos(). The subscriber counts samples its poll found that the listener had not
+// taken (polled_samples): their receive time is the poll's, up to 50 ms late.
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
@@ -33,12 +37,17 @@
 
 #include "linklab_typesPubSubTypes.h"
 #include "probe.hpp"
+#include "readback.hpp"
 
 namespace fdds = eprosima::fastdds::dds;
 namespace ftr = eprosima::fastdds::rtps;
 namespace frtps = eprosima::fastrtps::rtps;
 using linklab::Json;
 using linklab::Options;
+using linklab_fastdds::participant_json;
+using linklab_fastdds::reader_json;
+using linklab_fastdds::ros_qos;
+using linklab_fastdds::writer_json;
 
 namespace {
 
@@ -126,156 +135,6 @@ Codec codec_for(const std::string& name) {
 #undef LL_ARRAY
 #undef LL_CLOUD
   return bytes_codec();
-}
-
-// ---- reading QoS back into JSON ----------------------------------------------------------
-double seconds(const eprosima::fastrtps::Duration_t& d) {
-  if (d == eprosima::fastrtps::c_TimeInfinite) return -1;
-  return double(d.seconds) + double(d.nanosec) / 1e9;
-}
-
-std::string locator_text(const frtps::Locator_t& l) {
-  std::string kind = l.kind == LOCATOR_KIND_UDPv4 ? "udpv4" : l.kind == LOCATOR_KIND_TCPv4 ? "tcpv4"
-                     : l.kind == LOCATOR_KIND_SHM ? "shm" : std::to_string(l.kind);
-  std::string addr = frtps::IPLocator::toIPv4string(l);
-  uint32_t port = l.kind == LOCATOR_KIND_TCPv4 ? frtps::IPLocator::getPhysicalPort(l) : l.port;
-  return kind + ":" + addr + ":" + std::to_string(port);
-}
-
-Json locators(const frtps::LocatorList_t& list) {
-  Json a = Json::array();
-  for (const auto& l : list) a.push(locator_text(l));
-  return a;
-}
-
-Json transport_json(const std::shared_ptr<ftr::TransportDescriptorInterface>& t) {
-  Json j = Json::object();
-  if (auto* tcp = dynamic_cast<ftr::TCPv4TransportDescriptor*>(t.get())) {
-    j.set("kind", "TCPv4");
-    Json ports = Json::array();
-    for (auto p : tcp->listening_ports) ports.push(unsigned(p));
-    j.set("listening_ports", ports);
-    j.set("tcp_nodelay", tcp->enable_tcp_nodelay);
-  } else if (dynamic_cast<ftr::UDPv4TransportDescriptor*>(t.get())) {
-    j.set("kind", "UDPv4");
-  } else if (auto* shm = dynamic_cast<ftr::SharedMemTransportDescriptor*>(t.get())) {
-    j.set("kind", "SHM");
-    j.set("segment_size", shm->segment_size());
-  } else {
-    j.set("kind", "other");
-  }
-  j.set("max_message_size", t->max_message_size());
-  if (auto* sock = dynamic_cast<ftr::SocketTransportDescriptor*>(t.get())) {
-    j.set("send_buffer_size", sock->sendBufferSize);
-    j.set("receive_buffer_size", sock->receiveBufferSize);
-    Json wl = Json::array();
-    for (const auto& w : sock->interfaceWhiteList) wl.push(w);
-    j.set("interface_whitelist", wl);
-  }
-  return j;
-}
-
-Json participant_json(const fdds::DomainParticipantQos& q, int domain) {
-  Json j = Json::object();
-  j.set("domain", domain);
-  j.set("name", q.name().to_string());
-  Json transports = Json::array();
-  uint32_t max_msg = 0;
-  if (q.transport().use_builtin_transports) {
-    // Fast DDS 2.9 builtins: UDPv4 (65500 B) + shared memory.
-    Json u = Json::object();
-    u.set("kind", "UDPv4");
-    u.set("builtin", true);
-    u.set("max_message_size", 65500u);
-    transports.push(u);
-    Json s = Json::object();
-    s.set("kind", "SHM");
-    s.set("builtin", true);
-    transports.push(s);
-    max_msg = 65500;
-  }
-  for (const auto& t : q.transport().user_transports) {
-    transports.push(transport_json(t));
-    if (!dynamic_cast<ftr::SharedMemTransportDescriptor*>(t.get()))
-      max_msg = max_msg ? std::min(max_msg, t->max_message_size()) : t->max_message_size();
-  }
-  j.set("use_builtin_transports", q.transport().use_builtin_transports);
-  j.set("transports", transports);
-  j.set("max_message_size", max_msg);
-  j.set("send_socket_buffer_size", q.transport().send_socket_buffer_size);
-  j.set("listen_socket_buffer_size", q.transport().listen_socket_buffer_size);
-  const auto& b = q.wire_protocol().builtin;
-  Json d = Json::object();
-  d.set("lease_duration_s", seconds(b.discovery_config.leaseDuration));
-  d.set("announcement_period_s", seconds(b.discovery_config.leaseDuration_announcementperiod));
-  d.set("initial_peers", locators(b.initialPeersList));
-  d.set("metatraffic_unicast", locators(b.metatrafficUnicastLocatorList));
-  d.set("metatraffic_multicast", locators(b.metatrafficMulticastLocatorList));
-  d.set("multicast_discovery", b.metatrafficMulticastLocatorList.empty()
-                                   ? Json(!b.metatrafficUnicastLocatorList.empty() ? false : true)
-                                   : Json(true));
-  j.set("discovery", d);
-  j.set("default_unicast_locators", locators(q.wire_protocol().default_unicast_locator_list));
-  Json fc = Json::array();
-  for (const auto& f : q.flow_controllers()) {
-    Json c = Json::object();
-    c.set("name", f->name ? f->name : "");
-    c.set("max_bytes_per_period", f->max_bytes_per_period);
-    c.set("period_ms", (unsigned long long)f->period_ms);
-    fc.push(c);
-  }
-  j.set("flow_controllers", fc);
-  return j;
-}
-
-const char* memory_policy(frtps::MemoryManagementPolicy_t p) {
-  switch (p) {
-    case frtps::PREALLOCATED_MEMORY_MODE: return "PREALLOCATED";
-    case frtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE: return "PREALLOCATED_WITH_REALLOC";
-    case frtps::DYNAMIC_RESERVE_MEMORY_MODE: return "DYNAMIC_RESERVE";
-    case frtps::DYNAMIC_REUSABLE_MEMORY_MODE: return "DYNAMIC_REUSABLE";
-  }
-  return "?";
-}
-
-template <class Q>
-void common_qos_json(Json& j, const Q& q) {
-  j.set("reliability", q.reliability().kind == fdds::RELIABLE_RELIABILITY_QOS ? "RELIABLE" : "BEST_EFFORT");
-  j.set("max_blocking_time_s", seconds(q.reliability().max_blocking_time));
-  j.set("history", q.history().kind == fdds::KEEP_ALL_HISTORY_QOS ? "KEEP_ALL" : "KEEP_LAST");
-  j.set("depth", q.history().depth);
-  const char* dur[] = {"VOLATILE", "TRANSIENT_LOCAL", "TRANSIENT", "PERSISTENT"};
-  j.set("durability", dur[int(q.durability().kind) & 3]);
-  Json rl = Json::object();
-  rl.set("max_samples", q.resource_limits().max_samples);
-  rl.set("max_instances", q.resource_limits().max_instances);
-  rl.set("max_samples_per_instance", q.resource_limits().max_samples_per_instance);
-  rl.set("allocated_samples", q.resource_limits().allocated_samples);
-  j.set("resource_limits", rl);
-  j.set("history_memory_policy", memory_policy(q.endpoint().history_memory_policy));
-  j.set("data_sharing", q.data_sharing().kind() == fdds::OFF ? "OFF" : q.data_sharing().kind() == fdds::ON ? "ON" : "AUTO");
-}
-
-Json writer_json(const fdds::DataWriterQos& q) {
-  Json j = Json::object();
-  common_qos_json(j, q);
-  const auto& t = q.reliable_writer_qos().times;
-  j.set("heartbeat_period_s", seconds(t.heartbeatPeriod));
-  j.set("initial_heartbeat_delay_s", seconds(t.initialHeartbeatDelay));
-  j.set("nack_response_delay_s", seconds(t.nackResponseDelay));
-  j.set("nack_supression_duration_s", seconds(t.nackSupressionDuration));
-  j.set("publish_mode", q.publish_mode().kind == fdds::ASYNCHRONOUS_PUBLISH_MODE ? "ASYNCHRONOUS" : "SYNCHRONOUS");
-  j.set("flow_controller", q.publish_mode().flow_controller_name ? q.publish_mode().flow_controller_name : "");
-  return j;
-}
-
-Json reader_json(const fdds::DataReaderQos& q) {
-  Json j = Json::object();
-  common_qos_json(j, q);
-  const auto& t = q.reliable_reader_qos().times;
-  j.set("heartbeat_response_delay_s", seconds(t.heartbeatResponseDelay));
-  j.set("initial_acknack_delay_s", seconds(t.initialAcknackDelay));
-  return j;
 }
 
 // ---- the participant ----------------------------------------------------------------------
@@ -380,7 +239,7 @@ class Endpoint {
   // Profile first, then the flags.
   template <class Q>
   void apply_flags(const Options& o, Q& q) {
-    if (!have_profile_) {  // ROS 2's default QoS profile
+    if (!have_profile_ && !o.system_default) {  // ROS 2's default QoS profile
       q.reliability().kind = fdds::RELIABLE_RELIABILITY_QOS;
       q.history().kind = fdds::KEEP_LAST_HISTORY_QOS;
       q.history().depth = 10;
@@ -398,6 +257,9 @@ class Endpoint {
           q.resource_limits().max_samples = o.history->depth;
       }
     }
+    if (o.durability)
+      q.durability().kind = *o.durability == linklab::Durability::TransientLocal ? fdds::TRANSIENT_LOCAL_DURABILITY_QOS
+                                                                                 : fdds::VOLATILE_DURABILITY_QOS;
     q.data_sharing().off();  // samples must cross the (emulated) network
   }
 
@@ -445,7 +307,9 @@ class FastPublisher final : public linklab::Publisher {
   Json applied() override {
     Json j = Json::object();
     j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
-    j.set("writer", writer_json(writer_->get_qos()));
+    fdds::DataWriterQos q = writer_->get_qos();
+    j.set("writer", writer_json(q));
+    j.set("ros_qos", linklab::ros_qos_json(ros_qos(q)));
     (void)domain_;
     return j;
   }
@@ -489,15 +353,24 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   }
   bool take(int64_t timeout_ns, std::vector<linklab::Received>& out) override {
     queue_.wait_take(timeout_ns, out);
-    if (out.empty()) {  // a sample the listener was not told about (should not happen)
-      poll_reader();
+    if (out.empty()) {  // a sample the listener has not taken (yet, or at all)
+      size_t n = poll_reader();
       queue_.wait_take(0, out);
-      if (!out.empty()) {
-        ++polled_;
-        linklab::log("linklab-probe-fastdds: %zu sample(s) found by polling, not by the listener", out.size());
+      if (n) {
+        polled_ += n;
+        linklab::log("linklab-probe-fastdds: %zu sample(s) found by polling, not by the listener", n);
       }
     }
     return true;
+  }
+  void after_run(Json& summary) override {
+    summary.set("polled_samples", polled_);
+    if (polled_) {
+      Json notes = Json::array();
+      notes.push(std::to_string(polled_) + " sample(s) were taken by the subscriber's 50 ms poll, not by the "
+                 "data-available listener: their receive times are the poll's, up to 50 ms late");
+      summary.set("notes", notes);
+    }
   }
   void on_data_available(fdds::DataReader* reader) override {
     // Fast DDS may call this from several receive threads at once (TCP: one per
@@ -516,21 +389,27 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
   // Fast DDS calls on_data_available with the reader's own lock held, and that thread then
   // waits for take_mutex_ -- the opposite order, a deadlock (seen with DDS-Security, where
   // the key exchange keeps the listener busy). The poll takes into its own buffer instead.
-  void poll_reader() {
+  // Returns the number of measured samples it took (warm-up and end-of-stream not counted).
+  size_t poll_reader() {
     if (!poll_sample_) poll_sample_ = ep_.type_.create_data();
     fdds::SampleInfo info;
+    size_t n = 0;
     while (reader_->take_next_sample(poll_sample_, &info) == ReturnCode_t::RETCODE_OK) {
       if (!info.valid_data) continue;
       linklab::Received r;
       ep_.codec_.read(poll_sample_, r);
       r.t_recv_ns = linklab::now_ns();
       queue_.push(r);
+      if (r.seq != linklab::END_OF_STREAM && !(r.seq & linklab::WARMUP_FLAG)) ++n;  // measured ones
     }
+    return n;
   }
   Json applied() override {
     Json j = Json::object();
     j.set("participant", participant_json(ep_.participant_->get_qos(), ep_.participant_->get_domain_id()));
-    j.set("reader", reader_json(reader_->get_qos()));
+    fdds::DataReaderQos q = reader_->get_qos();
+    j.set("reader", reader_json(q));
+    j.set("ros_qos", linklab::ros_qos_json(ros_qos(q)));
     return j;
   }
 

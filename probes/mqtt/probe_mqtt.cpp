@@ -1,7 +1,12 @@
 // linklab-probe-mqtt: the probe protocol over MQTT v5 (libmosquitto) through a broker
 // (mosquitto, started by linklab on the edge host: seed 004's "MQTT-broker" column).
 //
-//   --qos best_effort -> MQTT QoS 0, reliable (default, like ROS 2's default) -> QoS 1
+//   --qos best_effort -> MQTT QoS 0, reliable (default, like ROS 2's default) -> QoS 1;
+//                       with --system-default and no --qos: QoS 0, MQTT's own default
+//                       (a PUBLISH/SUBSCRIBE without QoS bits; mosquitto_pub/sub's -q 0)
+//   --durability volatile  what MQTT does (data is published unretained); transient_local
+//                       is refused: a broker keeps at most one retained message per topic
+//   --history           refused: MQTT has no history cache
 //   --peer ADDR[:PORT]  the broker (default 127.0.0.1:1883, :8883 with TLS)
 //   --interface IF|ADDR local address the client binds to
 //   --profile FILE      key=value lines: cafile, certfile, keyfile (MQTT over TLS),
@@ -14,7 +19,11 @@
 // with a retained presence message (linklab/presence/rt/<topic>/{pub,sub}/<client>),
 // cleared by its last will if it dies, and counts the other side's announcements. The
 // publisher thus waits for its subscribers like the DDS probes wait for discovery.
-// MQTT has no history or domain: --history/--domain are reported as not applicable.
+// MQTT has no domain: --domain is reported as not applicable. The summary's
+// applied.ros_qos has the QoS level in use (publisher: the one on every PUBLISH;
+// subscriber: the one the broker granted in its SUBACK): 1 (or 2) = reliable,
+// 0 = best_effort; durability "volatile" (retain flag off); history and depth null with
+// the reason under "unsupported".
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 #include <unistd.h>
@@ -35,6 +44,25 @@ using linklab::Json;
 using linklab::Options;
 
 constexpr uint32_t kHeaderBytes = 16;  // seq, t_send_ns
+
+// The ROS 2 policies MQTT has no counterpart for (the same sentences as
+// linklab.probes.qos.UNSUPPORTED["mqtt"], which a test compares).
+const std::vector<std::pair<std::string, std::string>> kUnsupported = {
+    {"history", "MQTT has no history cache: the broker forwards each message once to the "
+                "subscribers connected now and keeps at most one retained message per topic."},
+    {"depth", "MQTT has no history cache whose depth could be set."},
+};
+
+// A setting MQTT cannot take: refused before anything runs.
+std::string refuse(const Options& o) {
+  if (o.history)
+    return "--history: MQTT has no history cache (the broker forwards each message once and keeps at most "
+           "one retained message per topic); omit --history";
+  if (o.durability == linklab::Durability::TransientLocal)
+    return "--durability transient_local: MQTT cannot keep a history for late-joining subscribers (a broker "
+           "keeps at most one retained message per topic); only volatile is possible";
+  return "";
+}
 
 struct Profile {
   std::string cafile, certfile, keyfile;
@@ -83,7 +111,8 @@ class Client {
 
   bool open(const Options& o, bool publisher, std::string& error) {
     if (!read_profile(o.profile, profile_, error)) return false;
-    qos_ = o.reliable.value_or(true) ? 1 : 0;
+    // ROS 2's default is reliable; --system-default leaves it to MQTT: QoS 0
+    qos_ = o.reliable.value_or(!o.system_default) ? 1 : 0;
     topic_ = o.dds_topic();
     tls_ = !profile_.cafile.empty();
     host_ = "127.0.0.1";
@@ -144,6 +173,11 @@ class Client {
         return false;
       }
       granted_qos_ = granted_[data_mid];
+      if (granted_qos_ < 0 || granted_qos_ > 2) {
+        error = "MQTT broker " + broker() + " refused the subscription to " + topic_ + " (reason code " +
+                std::to_string(granted_qos_) + ")";
+        return false;
+      }
       linklab::log("linklab-probe-mqtt: subscribed to '%s' (QoS %d granted %d)", topic_.c_str(), qos_, granted_qos_);
     }
     wait_for([&] { return granted_.count(mid) > 0; }, 10.0);
@@ -156,7 +190,7 @@ class Client {
   }
 
   bool publish(const uint8_t* data, uint32_t size) {
-    int rc = mosquitto_publish_v5(mosq_, nullptr, topic_.c_str(), int(size), data, qos_, false, nullptr);
+    int rc = mosquitto_publish_v5(mosq_, nullptr, topic_.c_str(), int(size), data, qos_, retain_, nullptr);
     if (rc != MOSQ_ERR_SUCCESS) return false;
     std::lock_guard<std::mutex> lock(mutex_);
     ++published_;
@@ -190,7 +224,13 @@ class Client {
     j.set("broker_receive_maximum", broker_receive_maximum_ ? Json(unsigned(broker_receive_maximum_)) : Json());
     j.set("max_inflight", profile_.max_inflight);
     j.set("keepalive_s", profile_.keepalive);
+    j.set("retain", retain_);
     j.set("history", "n/a (MQTT)");
+    linklab::RosQos r;
+    r.reliable = (publisher ? qos_ : granted_qos_) >= 1;  // what each PUBLISH carries / the SUBACK granted
+    r.durability = "volatile";  // data is published with retain_ off: nothing is kept for late joiners
+    r.unsupported = kUnsupported;
+    j.set("ros_qos", linklab::ros_qos_json(r));
     return j;
   }
 
@@ -262,6 +302,7 @@ class Client {
   std::string host_, topic_, client_id_, presence_mine_, presence_other_;
   int port_ = 1883, qos_ = 1;
   bool tls_ = false;
+  const bool retain_ = false;  // data is never retained: late joiners get nothing (volatile)
   std::mutex mutex_;
   std::condition_variable changed_;
   int connect_rc_ = -1;
@@ -317,6 +358,6 @@ int main(int argc, char** argv) {
   mosquitto_lib_version(&major, &minor, &revision);
   std::string version = "libmosquitto " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(revision);
   linklab::Middleware mw{"mqtt", version, linklab::open_endpoint<MqttPublisher, linklab::Publisher>,
-                         linklab::open_endpoint<MqttSubscriber, linklab::Subscriber>};
+                         linklab::open_endpoint<MqttSubscriber, linklab::Subscriber>, refuse};
   return linklab::probe_main(argc, argv, mw);
 }

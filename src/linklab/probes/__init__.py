@@ -8,7 +8,8 @@ Command line::
 
     linklab-probe-<mw> pub|sub --topic T --type TYPE [--size BYTES] --rate HZ
         [--count N] [--duration S] [--warmup S] [--qos reliable|best_effort]
-        [--history keep_all|keep_last:N] [--profile FILE] [--profile-name NAME]
+        [--history keep_all|keep_last:N] [--durability volatile|transient_local]
+        [--system-default] [--profile FILE] [--profile-name NAME]
         [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin
         [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N]
 
@@ -19,7 +20,19 @@ Command line::
   ``performance_test_msgs::msg::dds_::Array64k_`` / ``linklab_msgs::msg::dds_::Bytes_``.
 * QoS: the profile file (Fast DDS XML profiles, ``is_default_profile`` or
   ``--profile-name``; Cyclone: a CYCLONEDDS_URI configuration file), then the flags,
-  which win. Without either, ROS 2's defaults: RELIABLE, KEEP_LAST 10, VOLATILE.
+  which win. Without either, ROS 2's default profile: RELIABLE, KEEP_LAST 10, VOLATILE.
+  ``--system-default`` is rclcpp's system_default profile: a policy without a flag is
+  left to the middleware (Fast DDS reader BEST_EFFORT KEEP_LAST 1 VOLATILE, writer
+  RELIABLE KEEP_LAST 1 TRANSIENT_LOCAL; Cyclone reader BEST_EFFORT, writer RELIABLE,
+  both KEEP_LAST 1 VOLATILE; MQTT QoS 0; Zenoh's publisher default RELIABLE with
+  congestion control DROP). ``--durability transient_local`` on the DDS probes keeps
+  the writer's history for late-joining transient_local readers (Cyclone: its
+  durability_service history is set to the writer's history, as rmw_cyclonedds does).
+  What a middleware cannot take is a usage error before anything runs: MQTT and Zenoh
+  refuse ``--history`` (no history cache) and ``--durability transient_local`` (MQTT
+  keeps at most one retained message per topic; zenoh pub/sub keeps nothing for late
+  joiners); they take ``--durability volatile``, which is what they do.
+  ``linklab.probes.qos`` turns rclcpp's named profiles into these flags.
 * ``--peer`` gives unicast discovery peers and turns multicast discovery off;
   ``--interface`` binds the transports to one interface.
 * The publisher waits until ``--subscribers`` readers matched (``--match-timeout``,
@@ -52,14 +65,26 @@ Output: exactly one JSON line on stdout at exit::
 ``applied`` is read back from the created entities (Fast DDS: participant transports,
 max message size, discovery, writer/reader reliability, history, resource limits,
 heartbeat period, publish mode; Cyclone: dds_get_qos of writer/reader and the
-configuration handed to the domain). Logs go to stderr. Exit status: 0 run completed (or
-stopped by a signal), 1 the run failed (``errors`` says why), 2 bad arguments (one line
-``linklab-probe-<mw>: error: ...`` on stderr).
+configuration handed to the domain). ``applied.ros_qos`` has the same keys for every
+probe: ``reliability`` ("reliable" | "best_effort"), ``history`` ("keep_last" |
+"keep_all" | null), ``depth`` (int, keep_last only, else null), ``durability``
+("volatile" | "transient_local" | "transient" | "persistent" | null) and
+``unsupported`` (policy -> one sentence why this middleware has no such policy; empty
+for DDS). A listed policy is null; apart from depth with keep_all, only a listed one is.
+Read back: Fast DDS get_qos(), Cyclone dds_get_qos; MQTT the QoS level on every PUBLISH
+/ granted in the SUBACK (0 best_effort, 1-2 reliable) and volatile (nothing is
+retained); Zenoh the declared publisher's reliability (a zenoh subscriber has none:
+null) and volatile. The Fast DDS subscriber also reports ``polled_samples``: samples its
+50 ms poll took that the data-available listener had not (their receive time is the
+poll's, up to 50 ms late; with a ``notes`` entry when there are any). Logs go to stderr.
+Exit status: 0 run completed (or stopped by a signal), 1 the run failed (``errors`` says
+why), 2 bad arguments (one line ``linklab-probe-<mw>: error: ...`` on stderr).
 """
 
 from linklab.probes.binaries import MIDDLEWARES, binary_path
 from linklab.probes.command import ProbeCommand
 from linklab.probes.process import ProbeProcess, ProbeResult
+from linklab.probes.qos import ROS2_PROFILES, QosRequest, probe_qos_args, unsupported_policies
 from linklab.probes.records import RECORD_DTYPE, RecordFile, read_records
 from linklab.probes.summary import ProbeSummary, parse_summary
 from linklab.probes.types import FIXED_TYPE_BYTES, TYPES, dds_type_name
@@ -68,14 +93,18 @@ __all__ = [
     "FIXED_TYPE_BYTES",
     "MIDDLEWARES",
     "RECORD_DTYPE",
+    "ROS2_PROFILES",
     "TYPES",
     "ProbeCommand",
     "ProbeProcess",
     "ProbeResult",
     "ProbeSummary",
+    "QosRequest",
     "RecordFile",
     "binary_path",
     "dds_type_name",
     "parse_summary",
+    "probe_qos_args",
     "read_records",
+    "unsupported_policies",
 ]

@@ -12,7 +12,7 @@ from linklab.probes.types import payload_bytes
 
 @dataclass(frozen=True)
 class ProbeCommand:
-    middleware: str  # fastdds | cyclonedds
+    middleware: str  # fastdds | cyclonedds | mqtt
     role: str  # pub | sub
     topic: str
     records: Path
@@ -33,6 +33,8 @@ class ProbeCommand:
     idle_timeout_s: float | None = None
     linger_s: float | None = None
     subscribers: int | None = None
+    durability: str | None = None  # volatile | transient_local; None: profile / default
+    system_default: bool = False  # unset policies: the middleware's defaults, not ROS 2's
     extra: tuple[str, ...] = field(default=())
 
     def argv(self, binary: Path | None = None) -> list[str]:
@@ -59,6 +61,10 @@ class ProbeCommand:
             argv += ["--qos", "reliable" if self.reliable else "best_effort"]
         if self.history is not None:
             argv += ["--history", self.history]
+        if self.durability is not None:
+            argv += ["--durability", self.durability]
+        if self.system_default:
+            argv.append("--system-default")
         if self.profile is not None:
             argv += ["--profile", str(self.profile)]
         if self.profile_name is not None:

@@ -2,6 +2,7 @@
 eclipse-zenoh 1.10.2, in Python.
 
     linklab-probe-zenoh pub|sub --topic T --type TYPE [--size BYTES] --rate HZ ...
+        [--qos reliable|best_effort] [--durability volatile] [--system-default]
         --records FILE.bin [--mode peer|client] [--peer ENDPOINT ...] [--listen ENDPOINT ...]
 
 Same command line, records, pacing (absolute CLOCK_MONOTONIC deadlines, late ticks
@@ -18,9 +19,15 @@ end conditions and JSON summary as the C++ probes (probes/common/probe.cpp). Ext
   ``zenoh_tls.json5``) applied before linklab's settings.
 
 Key expression: ``rt/<topic>`` (the DDS topic name). Payload: seq u64 + t_send_ns i64 +
-the type's payload bytes. QoS: ``reliable`` (default, as ROS 2) -> Reliability.RELIABLE
-+ CongestionControl.BLOCK; ``best_effort`` -> BEST_EFFORT + DROP. Zenoh pub/sub has no
-history cache or domain: ``--history``/``--domain`` are reported as not applicable.
+the type's payload bytes. QoS (publisher): ``reliable`` (default, as ROS 2) ->
+Reliability.RELIABLE + CongestionControl.BLOCK; ``best_effort`` -> BEST_EFFORT + DROP;
+with ``--system-default`` and no ``--qos``, zenoh's own defaults. A zenoh 1.x subscriber
+has no reliability setting: its samples travel with the publisher's. Zenoh pub/sub has no
+history cache: ``--history`` and ``--durability transient_local`` are refused (usage
+error), ``--durability volatile`` is what it does. ``applied.ros_qos``: the publisher's
+reliability read back from the declared publisher; the subscriber's null; history and
+depth null; durability volatile; ``unsupported`` says why (``linklab.probes.qos``).
+Zenoh has no domain: ``--domain`` is reported as not applicable.
 
 Matching: the publisher counts matching subscribers through zenoh's matching status; the
 subscriber counts publishers through liveliness tokens the publishers declare
@@ -33,14 +40,17 @@ docs/RESULTS.md ("Zenoh probe overhead").
 from __future__ import annotations
 
 import json
-import re
 import signal
 import struct
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+
+from linklab.probes.qos import unsupported_policies
+from linklab.probes.types import dds_type_name
+from linklab.probes.zenoh_options import ProbeOptions, ProbeUsageError, parse_options
+
+__all__ = ["ProbeOptions", "ProbeUsageError", "main", "parse_options", "run"]
 
 RECORD = struct.Struct("<QqqI")
 HEADER = struct.Struct("<8sII")
@@ -48,206 +58,7 @@ MAGIC = b"LLREC1\0\0"
 PAYLOAD_HEADER = struct.Struct("<Qq")  # seq, t_send_ns at the start of every sample
 WARMUP_FLAG = 1 << 63
 END_OF_STREAM = (1 << 64) - 1
-DEFAULT_PORT = 7447
 PROG = "linklab-probe-zenoh"
-
-FIXED_TYPE_BYTES = {
-    "Array1k": 1024, "Array4k": 4096, "Array16k": 16384, "Array32k": 32768,
-    "Array60k": 61440, "Array64k": 65536, "Array256k": 262144, "Array1m": 1048576,
-    "Array2m": 2097152, "Array4m": 4194304,
-    "PointCloud512k": 524288, "PointCloud1m": 1048576, "PointCloud2m": 2097152,
-    "PointCloud4m": 4194304,
-}
-
-
-def dds_type_name(type_name: str) -> str:
-    if type_name == "Bytes":
-        return "linklab_msgs::msg::dds_::Bytes_"
-    return f"performance_test_msgs::msg::dds_::{type_name}_"
-
-
-class ProbeUsageError(Exception):
-    pass
-
-
-@dataclass
-class ProbeOptions:
-    role: str
-    topic: str = ""
-    type: str = ""
-    size: int = 0
-    rate_hz: float = 0.0
-    count: int = 0
-    duration_s: float = 0.0
-    warmup_s: float = 0.0
-    reliable: bool = True
-    history: str | None = None
-    profile: str | None = None
-    peers: list[str] = field(default_factory=list)
-    listen: list[str] = field(default_factory=list)
-    mode: str = "peer"
-    domain: int = 0
-    interface: str | None = None
-    records: str = ""
-    match_timeout_s: float = 30.0
-    idle_timeout_s: float = 30.0
-    linger_s: float = 5.0
-    subscribers: int = 1
-
-    @property
-    def key(self) -> str:
-        return f"rt/{self.topic}"
-
-
-def _seconds(flag: str, text: str) -> float:
-    match = re.fullmatch(r"([0-9.]+(?:[eE][-+]?\d+)?)(ms|s|min)?", text)
-    if not match:
-        raise ProbeUsageError(f"{flag}: expected a non-negative duration in seconds "
-                              f"(e.g. 20, 20s, 500ms), got '{text}'")
-    value = float(match.group(1))
-    return value * {"ms": 1e-3, "s": 1.0, "min": 60.0, None: 1.0}[match.group(2)]
-
-
-def _size(text: str) -> int:
-    match = re.fullmatch(r"([0-9.]+)(B|KB|MB|KiB|MiB)?", text)
-    if not match:
-        raise ProbeUsageError(f"--size: expected a payload size in bytes (e.g. 262144 or "
-                              f"256KiB), got '{text}'")
-    factor = {"B": 1, "KB": 1e3, "MB": 1e6, "KiB": 1024, "MiB": 1048576, None: 1}
-    value = float(match.group(1)) * factor[match.group(2)]
-    if value != int(value):
-        raise ProbeUsageError(f"--size: expected a whole number of bytes, got '{text}'")
-    return int(value)
-
-
-def _count(flag: str, text: str) -> int:
-    if not text.isdigit():
-        raise ProbeUsageError(f"{flag}: expected a non-negative integer, got '{text}'")
-    return int(text)
-
-
-def _endpoint(text: str) -> str:
-    """'10.0.0.2' / '10.0.0.2:7447' / 'tcp/10.0.0.2:7447' -> a zenoh endpoint."""
-    if "/" in text:
-        return text
-    return f"tcp/{text}" if ":" in text else f"tcp/{text}:{DEFAULT_PORT}"
-
-
-VALUE_FLAGS = {"--topic", "--type", "--size", "--rate", "--count", "--duration", "--warmup",
-               "--qos", "--history", "--profile", "--profile-name", "--peer", "--domain",
-               "--interface", "--records", "--match-timeout", "--idle-timeout", "--linger",
-               "--subscribers", "--mode", "--listen"}
-
-
-def parse_options(argv: list[str]) -> ProbeOptions:
-    if not argv:
-        raise ProbeUsageError("missing role: expected 'pub' or 'sub' (see --help)")
-    if argv[0] not in ("pub", "sub"):
-        raise ProbeUsageError(f"role: expected 'pub' or 'sub', got '{argv[0]}'")
-    o = ProbeOptions(role=argv[0])
-    size: int | None = None
-    rate_given = False
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-v", "--verbose"):
-            i += 1
-            continue
-        value = None
-        if arg.startswith("--") and "=" in arg:
-            arg, value = arg.split("=", 1)
-        if arg not in VALUE_FLAGS:
-            raise ProbeUsageError(f"unknown argument '{arg}' (see --help)")
-        if value is None:
-            if i + 1 >= len(argv):
-                raise ProbeUsageError(f"{arg}: missing value")
-            i += 1
-            value = argv[i]
-        i += 1
-        if arg == "--topic":
-            if not value or re.search(r"[ /\t]", value):
-                raise ProbeUsageError("--topic: expected a ROS 2 topic name without slashes "
-                                      f"(e.g. chatter), got '{value}'")
-            o.topic = value
-        elif arg == "--type":
-            if value != "Bytes" and value not in FIXED_TYPE_BYTES:
-                raise ProbeUsageError(f"--type: unknown type '{value}'; expected one of Bytes, "
-                                      + ", ".join(FIXED_TYPE_BYTES))
-            o.type = value
-        elif arg == "--size":
-            size = _size(value)
-        elif arg == "--rate":
-            match = re.fullmatch(r"([0-9.]+)(Hz)?", value)
-            if not match or float(match.group(1)) <= 0:
-                raise ProbeUsageError("--rate: expected a publish rate in Hz above 0 (e.g. 30 "
-                                      f"or 30Hz), got '{value}'")
-            o.rate_hz, rate_given = float(match.group(1)), True
-        elif arg == "--count":
-            o.count = _count(arg, value)
-        elif arg == "--duration":
-            o.duration_s = _seconds(arg, value)
-        elif arg == "--warmup":
-            o.warmup_s = _seconds(arg, value)
-        elif arg == "--qos":
-            if value not in ("reliable", "best_effort"):
-                raise ProbeUsageError(f"--qos: expected 'reliable' or 'best_effort', got '{value}'")
-            o.reliable = value == "reliable"
-        elif arg == "--history":
-            if not re.fullmatch(r"keep_all|keep_last:[1-9]\d*", value):
-                raise ProbeUsageError("--history: expected keep_all or keep_last:N (e.g. "
-                                      f"keep_last:10), got '{value}'")
-            o.history = value
-        elif arg == "--profile":
-            if not Path(value).is_file():
-                raise ProbeUsageError(f"--profile: cannot read '{value}'")
-            o.profile = value
-        elif arg == "--peer":
-            o.peers += [_endpoint(p) for p in value.split(",") if p]
-        elif arg == "--listen":
-            o.listen += [_endpoint(p) for p in value.split(",") if p]
-        elif arg == "--mode":
-            if value not in ("peer", "client"):
-                raise ProbeUsageError(f"--mode: expected 'peer' or 'client', got '{value}'")
-            o.mode = value
-        elif arg == "--domain":
-            o.domain = _count(arg, value)
-        elif arg == "--interface":
-            o.interface = value
-        elif arg == "--records":
-            o.records = value
-        elif arg == "--match-timeout":
-            o.match_timeout_s = _seconds(arg, value)
-        elif arg == "--idle-timeout":
-            o.idle_timeout_s = _seconds(arg, value)
-        elif arg == "--linger":
-            o.linger_s = _seconds(arg, value)
-        elif arg == "--subscribers":
-            o.subscribers = _count(arg, value)
-        # --profile-name: accepted for the common command line, no meaning for zenoh
-    if not o.topic:
-        raise ProbeUsageError("--topic is required (e.g. --topic chatter)")
-    if not o.type:
-        raise ProbeUsageError("--type is required (e.g. --type Bytes or --type Array64k)")
-    if o.type == "Bytes":
-        if o.role == "pub" and size is None:
-            raise ProbeUsageError("--size is required with --type Bytes (e.g. --size 262144)")
-        o.size = size or 0
-    else:
-        fixed = FIXED_TYPE_BYTES[o.type]
-        if size is not None and size != fixed:
-            raise ProbeUsageError(f"--size: {o.type} carries exactly {fixed} bytes; omit --size "
-                                  "or use --type Bytes")
-        o.size = fixed
-    if o.role == "pub":
-        if not rate_given:
-            raise ProbeUsageError("--rate is required for pub (e.g. --rate 30)")
-        if not o.count and not o.duration_s:
-            raise ProbeUsageError("pub needs --count N or --duration S")
-    if not o.records:
-        raise ProbeUsageError("--records FILE.bin is required")
-    if o.mode == "client" and not o.peers:
-        raise ProbeUsageError("--peer: client mode needs the router's endpoint")
-    return o
 
 
 def build_config(o: ProbeOptions):
@@ -344,21 +155,42 @@ class Pacer:
         return not self.stop.is_set()
 
 
-def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
+def _publisher_qos(o: ProbeOptions) -> dict:
+    """declare_publisher's QoS arguments: --qos, else ROS 2's reliable, else (with
+    --system-default) none, so zenoh's own defaults apply."""
     import zenoh
 
-    publisher = session.declare_publisher(
-        o.key,
-        congestion_control=(zenoh.CongestionControl.BLOCK if o.reliable
-                            else zenoh.CongestionControl.DROP),
-        reliability=zenoh.Reliability.RELIABLE if o.reliable else zenoh.Reliability.BEST_EFFORT,
-    )
+    reliable = o.reliable if o.reliable is not None else (None if o.system_default else True)
+    if reliable is None:
+        return {}
+    return {"congestion_control": (zenoh.CongestionControl.BLOCK if reliable
+                                   else zenoh.CongestionControl.DROP),
+            "reliability": (zenoh.Reliability.RELIABLE if reliable
+                            else zenoh.Reliability.BEST_EFFORT)}
+
+
+def ros_qos(role: str, reliability: str | None) -> dict:
+    """applied.ros_qos: zenoh pub/sub has no history; what it does is volatile."""
+    return {"reliability": reliability, "history": None, "depth": None,
+            "durability": "volatile", "unsupported": unsupported_policies("zenoh", role)}
+
+
+def _name(value) -> str:
+    return str(value).split(".")[-1]
+
+
+def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
+    publisher = session.declare_publisher(o.key, **_publisher_qos(o))
     token = session.liveliness().declare_token(
         f"linklab/presence/{o.key}/pub/{session.info.zid()}")
+    reliability = {"RELIABLE": "reliable", "BEST_EFFORT": "best_effort"}[
+        _name(publisher.reliability)]  # read back from the declared publisher
+    reliable = reliability == "reliable"
     summary["applied"].update({
-        "congestion_control": str(publisher.congestion_control).split(".")[-1],
-        "reliability": str(publisher.reliability).split(".")[-1],
-        "priority": str(publisher.priority).split(".")[-1],
+        "congestion_control": _name(publisher.congestion_control),
+        "reliability": _name(publisher.reliability),
+        "priority": _name(publisher.priority),
+        "ros_qos": ros_qos("pub", reliability),
     })
     records = RecordWriter(o.records, True) if o.records else None
     try:
@@ -412,7 +244,7 @@ def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
         if stop.is_set():
             reason = "signal"
         else:
-            for _ in range(1 if o.reliable else 3):
+            for _ in range(1 if reliable else 3):
                 pack(payload, 0, END_OF_STREAM, time.monotonic_ns())
                 put(payload)
                 time.sleep(0.02)
@@ -567,6 +399,8 @@ def run(o: ProbeOptions) -> tuple[dict, int]:
             "domain": "n/a (zenoh)",
             "probe_runtime": f"CPython {sys.version.split()[0]}",
         }
+        if o.role == "sub":  # no reliability setting on a zenoh subscriber
+            summary["applied"]["ros_qos"] = ros_qos("sub", None)
         try:
             runner = run_pub if o.role == "pub" else run_sub
             reason = runner(session, o, summary, errors, stop)

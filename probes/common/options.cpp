@@ -1,0 +1,253 @@
+// linklab probe command line (see probe.hpp for the contract): parse_options and the
+// one-line usage errors.
+#include "probe.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace linklab {
+
+[[noreturn]] void usage_error(const char* prog, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", prog, message.c_str());
+  std::exit(2);
+}
+
+namespace {
+
+const char* kUsage =
+    "usage: %s pub|sub --topic T --type TYPE [--size BYTES] [--rate HZ] [--count N]\n"
+    "       [--duration S] [--warmup S] [--qos reliable|best_effort]\n"
+    "       [--history keep_all|keep_last:N] [--durability volatile|transient_local]\n"
+    "       [--system-default] [--profile FILE] [--profile-name NAME]\n"
+    "       [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin\n"
+    "       [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N] [-v]\n"
+    "TYPE: Bytes (any --size), Array1k Array4k Array16k Array32k Array60k Array64k\n"
+    "      Array256k Array1m Array2m Array4m PointCloud512k PointCloud1m PointCloud2m\n"
+    "      PointCloud4m. The DDS topic is rt/T; type names are ROS 2's\n"
+    "      (performance_test_msgs::msg::dds_::Array64k_, linklab_msgs::msg::dds_::Bytes_).\n"
+    "QoS: flags win; unset policies come from the --profile file (Fast DDS) or ROS 2's\n"
+    "      default profile (RELIABLE, KEEP_LAST 10, VOLATILE); --system-default leaves\n"
+    "      them to the middleware (rclcpp's system_default). A policy this middleware\n"
+    "      cannot take is refused. The summary's applied.ros_qos is read back.\n"
+    "Sizes in bytes (or with B/KiB/MiB/KB/MB), rates in Hz, times in seconds (or ms/s).\n";
+
+bool parse_number(const std::string& text, double& value, std::string& unit) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(s, &end);
+  if (end == s || errno != 0 || !std::isfinite(value)) return false;
+  unit = std::string(end);
+  return true;
+}
+
+double parse_seconds(const char* prog, const std::string& arg, const std::string& text) {
+  double v;
+  std::string unit;
+  if (!parse_number(text, v, unit) || v < 0)
+    usage_error(prog, arg + ": expected a non-negative duration in seconds (e.g. 20, 20s, 500ms), got '" + text + "'");
+  if (unit.empty() || unit == "s") return v;
+  if (unit == "ms") return v / 1e3;
+  if (unit == "min") return v * 60;
+  usage_error(prog, arg + ": expected a duration in seconds (e.g. 20, 20s, 500ms), got '" + text + "'");
+}
+
+uint64_t parse_count(const char* prog, const std::string& arg, const std::string& text, uint64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  if (text.empty() || text[0] == '-') usage_error(prog, arg + ": expected a non-negative integer, got '" + text + "'");
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || v > max)
+    usage_error(prog, arg + ": expected an integer 0.." + std::to_string(max) + ", got '" + text + "'");
+  return v;
+}
+
+uint32_t parse_size(const char* prog, const std::string& text) {
+  double v;
+  std::string unit;
+  static const std::map<std::string, double> units = {
+      {"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"KiB", 1024}, {"MiB", 1048576}};
+  auto it = units.end();
+  if (parse_number(text, v, unit)) it = units.find(unit);
+  if (it == units.end() || v < 0)
+    usage_error(prog, "--size: expected a payload size in bytes (e.g. 262144 or 256KiB), got '" + text + "'");
+  double bytes = v * it->second;
+  if (bytes != std::floor(bytes) || bytes > 256.0 * 1048576)
+    usage_error(prog, "--size: expected a whole number of bytes up to 256MiB, got '" + text + "'");
+  return uint32_t(bytes);
+}
+
+}  // namespace
+
+std::string resolve_interface(const std::string& name_or_addr) {
+  in_addr a;
+  if (inet_pton(AF_INET, name_or_addr.c_str(), &a) == 1) return name_or_addr;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && name_or_addr == i->ifa_name) {
+      char buf[INET_ADDRSTRLEN];
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+      found = buf;
+      break;
+    }
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+Options parse_options(int argc, char** argv, const char* prog) {
+  Options o;
+  if (argc < 2) usage_error(prog, "missing role: expected 'pub' or 'sub' (see --help)");
+  std::string role = argv[1];
+  if (role == "-h" || role == "--help") {
+    std::printf(kUsage, prog);
+    std::exit(0);
+  }
+  if (role == "pub") o.role = Role::Pub;
+  else if (role == "sub") o.role = Role::Sub;
+  else usage_error(prog, "role: expected 'pub' or 'sub', got '" + role + "'");
+
+  bool have_size = false, have_rate = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (arg == "-v" || arg == "--verbose") { o.verbose = true; continue; }
+    if (arg == "--system-default") { o.system_default = true; continue; }
+    if (arg.rfind("--system-default=", 0) == 0) usage_error(prog, "--system-default takes no value");
+    if (arg == "-h" || arg == "--help") { std::printf(kUsage, prog); std::exit(0); }
+    auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_inline = true;
+    }
+    static const char* known[] = {"--topic", "--type", "--size", "--rate", "--count", "--duration",
+                                  "--warmup", "--qos", "--history", "--durability", "--profile", "--profile-name",
+                                  "--peer", "--domain", "--interface", "--records", "--match-timeout",
+                                  "--idle-timeout", "--linger", "--subscribers"};
+    bool is_known = false;
+    for (const char* k : known) is_known = is_known || arg == k;
+    if (!is_known) usage_error(prog, "unknown argument '" + arg + "' (see --help)");
+    if (!has_inline) {
+      if (i + 1 >= argc) usage_error(prog, arg + ": missing value");
+      value = argv[++i];
+    }
+    if (arg == "--topic") {
+      if (value.empty() || value.find_first_of(" /\t") != std::string::npos)
+        usage_error(prog, "--topic: expected a ROS 2 topic name without slashes (e.g. chatter), got '" + value + "'");
+      o.topic = value;
+    } else if (arg == "--type") {
+      o.type = find_type(value);
+      if (!o.type) {
+        std::string names;
+        for (const auto& t : all_types()) names += std::string(names.empty() ? "" : ", ") + t.name;
+        usage_error(prog, "--type: unknown type '" + value + "'; expected one of " + names);
+      }
+    } else if (arg == "--size") {
+      o.size = parse_size(prog, value);
+      have_size = true;
+    } else if (arg == "--rate") {
+      double v;
+      std::string unit;
+      if (!parse_number(value, v, unit) || !(unit.empty() || unit == "Hz") || v <= 0 || v > 1e6)
+        usage_error(prog, "--rate: expected a publish rate in Hz above 0 (e.g. 30 or 30Hz), got '" + value + "'");
+      o.rate_hz = v;
+      have_rate = true;
+    } else if (arg == "--count") {
+      o.count = parse_count(prog, arg, value, 1ULL << 40);
+    } else if (arg == "--duration") {
+      o.duration_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--warmup") {
+      o.warmup_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--qos") {
+      if (value == "reliable") o.reliable = true;
+      else if (value == "best_effort") o.reliable = false;
+      else usage_error(prog, "--qos: expected 'reliable' or 'best_effort', got '" + value + "'");
+    } else if (arg == "--history") {
+      History h;
+      if (value == "keep_all") {
+        h.keep_all = true;
+      } else if (value.rfind("keep_last:", 0) == 0) {
+        h.keep_all = false;
+        std::string n = value.substr(10);
+        uint64_t d = 0;
+        char* end = nullptr;
+        d = std::strtoull(n.c_str(), &end, 10);
+        if (n.empty() || *end != '\0' || d < 1 || d > 1000000)
+          usage_error(prog, "--history: expected keep_all or keep_last:N with N 1..1000000, got '" + value + "'");
+        h.depth = int32_t(d);
+      } else {
+        usage_error(prog, "--history: expected keep_all or keep_last:N (e.g. keep_last:10), got '" + value + "'");
+      }
+      o.history = h;
+    } else if (arg == "--durability") {
+      if (value == "volatile") o.durability = Durability::Volatile;
+      else if (value == "transient_local") o.durability = Durability::TransientLocal;
+      else usage_error(prog, "--durability: expected 'volatile' or 'transient_local', got '" + value + "'");
+    } else if (arg == "--profile") {
+      FILE* f = std::fopen(value.c_str(), "r");
+      if (!f) usage_error(prog, "--profile: cannot read '" + value + "': " + std::strerror(errno));
+      std::fclose(f);
+      o.profile = value;
+    } else if (arg == "--profile-name") {
+      o.profile_name = value;
+    } else if (arg == "--peer") {
+      std::stringstream ss(value);
+      std::string p;
+      while (std::getline(ss, p, ',')) {
+        in_addr a;
+        std::string host = p.substr(0, p.find(':'));
+        if (inet_pton(AF_INET, host.c_str(), &a) != 1)
+          usage_error(prog, "--peer: expected an IPv4 address (e.g. 10.0.0.2), got '" + p + "'");
+        o.peers.push_back(p);
+      }
+    } else if (arg == "--domain") {
+      o.domain = int(parse_count(prog, arg, value, 232));
+    } else if (arg == "--interface") {
+      o.interface = value;
+      o.interface_addr = resolve_interface(value);
+      if (o.interface_addr.empty())
+        usage_error(prog, "--interface: '" + value + "' is neither an IPv4 address nor an interface with an IPv4 address here");
+    } else if (arg == "--records") {
+      o.records = value;
+    } else if (arg == "--match-timeout") {
+      o.match_timeout_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--idle-timeout") {
+      o.idle_timeout_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--linger") {
+      o.linger_s = parse_seconds(prog, arg, value);
+    } else if (arg == "--subscribers") {
+      o.subscribers = int(parse_count(prog, arg, value, 1000));
+    }
+  }
+  if (o.topic.empty()) usage_error(prog, "--topic is required (e.g. --topic chatter)");
+  if (!o.type) usage_error(prog, "--type is required (e.g. --type Bytes or --type Array64k)");
+  if (o.type->kind == TypeKind::Bytes) {
+    if (o.role == Role::Pub && !have_size) usage_error(prog, "--size is required with --type Bytes (e.g. --size 262144)");
+  } else {
+    if (have_size && o.size != o.type->payload_bytes)
+      usage_error(prog, "--size: " + std::string(o.type->name) + " carries exactly " +
+                            std::to_string(o.type->payload_bytes) + " bytes; omit --size or use --type Bytes");
+    o.size = o.type->payload_bytes;
+  }
+  if (o.role == Role::Pub) {
+    if (!have_rate) usage_error(prog, "--rate is required for pub (e.g. --rate 30)");
+    if (o.count == 0 && o.duration_s == 0) usage_error(prog, "pub needs --count N or --duration S");
+  }
+  if (o.role == Role::Sub && o.records.empty()) usage_error(prog, "--records FILE.bin is required for sub");
+  return o;
+}
+
+}  // namespace linklab

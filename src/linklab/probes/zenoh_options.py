@@ -1,0 +1,219 @@
+"""The Zenoh probe's command line (``linklab-probe-zenoh``; zenoh_probe.py runs it).
+
+The common probe command line (``linklab.probes`` docstring) plus ``--mode``,
+``--listen``. QoS: ``--qos`` and ``--durability volatile`` are taken;
+``--durability transient_local`` and ``--history`` are refused (zenoh pub/sub keeps no
+history; the reasons are ``linklab.probes.qos``'s); ``--system-default`` leaves
+reliability and congestion control to zenoh's own defaults when ``--qos`` is not given.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linklab.probes.qos import DURABILITY, refusal
+from linklab.probes.types import FIXED_TYPE_BYTES
+
+DEFAULT_PORT = 7447
+
+
+class ProbeUsageError(Exception):
+    pass
+
+
+@dataclass
+class ProbeOptions:
+    role: str
+    topic: str = ""
+    type: str = ""
+    size: int = 0
+    rate_hz: float = 0.0
+    count: int = 0
+    duration_s: float = 0.0
+    warmup_s: float = 0.0
+    reliable: bool | None = None  # None: ROS 2's reliable, or zenoh's own with system_default
+    durability: str | None = None  # only "volatile" is accepted
+    system_default: bool = False
+    profile: str | None = None
+    peers: list[str] = field(default_factory=list)
+    listen: list[str] = field(default_factory=list)
+    mode: str = "peer"
+    domain: int = 0
+    interface: str | None = None
+    records: str = ""
+    match_timeout_s: float = 30.0
+    idle_timeout_s: float = 30.0
+    linger_s: float = 5.0
+    subscribers: int = 1
+
+    @property
+    def key(self) -> str:
+        return f"rt/{self.topic}"
+
+
+def _seconds(flag: str, text: str) -> float:
+    match = re.fullmatch(r"([0-9.]+(?:[eE][-+]?\d+)?)(ms|s|min)?", text)
+    if not match:
+        raise ProbeUsageError(f"{flag}: expected a non-negative duration in seconds "
+                              f"(e.g. 20, 20s, 500ms), got '{text}'")
+    value = float(match.group(1))
+    return value * {"ms": 1e-3, "s": 1.0, "min": 60.0, None: 1.0}[match.group(2)]
+
+
+def _size(text: str) -> int:
+    match = re.fullmatch(r"([0-9.]+)(B|KB|MB|KiB|MiB)?", text)
+    if not match:
+        raise ProbeUsageError(f"--size: expected a payload size in bytes (e.g. 262144 or "
+                              f"256KiB), got '{text}'")
+    factor = {"B": 1, "KB": 1e3, "MB": 1e6, "KiB": 1024, "MiB": 1048576, None: 1}
+    value = float(match.group(1)) * factor[match.group(2)]
+    if value != int(value):
+        raise ProbeUsageError(f"--size: expected a whole number of bytes, got '{text}'")
+    return int(value)
+
+
+def _count(flag: str, text: str) -> int:
+    if not text.isdigit():
+        raise ProbeUsageError(f"{flag}: expected a non-negative integer, got '{text}'")
+    return int(text)
+
+
+def _endpoint(text: str) -> str:
+    """'10.0.0.2' / '10.0.0.2:7447' / 'tcp/10.0.0.2:7447' -> a zenoh endpoint."""
+    if "/" in text:
+        return text
+    return f"tcp/{text}" if ":" in text else f"tcp/{text}:{DEFAULT_PORT}"
+
+
+VALUE_FLAGS = {"--topic", "--type", "--size", "--rate", "--count", "--duration", "--warmup",
+               "--qos", "--history", "--durability", "--profile", "--profile-name", "--peer",
+               "--domain", "--interface", "--records", "--match-timeout", "--idle-timeout",
+               "--linger", "--subscribers", "--mode", "--listen"}
+
+
+def parse_options(argv: list[str]) -> ProbeOptions:
+    if not argv:
+        raise ProbeUsageError("missing role: expected 'pub' or 'sub' (see --help)")
+    if argv[0] not in ("pub", "sub"):
+        raise ProbeUsageError(f"role: expected 'pub' or 'sub', got '{argv[0]}'")
+    o = ProbeOptions(role=argv[0])
+    size: int | None = None
+    rate_given = False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-v", "--verbose"):
+            i += 1
+            continue
+        if arg == "--system-default":
+            o.system_default = True
+            i += 1
+            continue
+        if arg.startswith("--system-default="):
+            raise ProbeUsageError("--system-default takes no value")
+        value = None
+        if arg.startswith("--") and "=" in arg:
+            arg, value = arg.split("=", 1)
+        if arg not in VALUE_FLAGS:
+            raise ProbeUsageError(f"unknown argument '{arg}' (see --help)")
+        if value is None:
+            if i + 1 >= len(argv):
+                raise ProbeUsageError(f"{arg}: missing value")
+            i += 1
+            value = argv[i]
+        i += 1
+        if arg == "--topic":
+            if not value or re.search(r"[ /\t]", value):
+                raise ProbeUsageError("--topic: expected a ROS 2 topic name without slashes "
+                                      f"(e.g. chatter), got '{value}'")
+            o.topic = value
+        elif arg == "--type":
+            if value != "Bytes" and value not in FIXED_TYPE_BYTES:
+                raise ProbeUsageError(f"--type: unknown type '{value}'; expected one of Bytes, "
+                                      + ", ".join(FIXED_TYPE_BYTES))
+            o.type = value
+        elif arg == "--size":
+            size = _size(value)
+        elif arg == "--rate":
+            match = re.fullmatch(r"([0-9.]+)(Hz)?", value)
+            if not match or float(match.group(1)) <= 0:
+                raise ProbeUsageError("--rate: expected a publish rate in Hz above 0 (e.g. 30 "
+                                      f"or 30Hz), got '{value}'")
+            o.rate_hz, rate_given = float(match.group(1)), True
+        elif arg == "--count":
+            o.count = _count(arg, value)
+        elif arg == "--duration":
+            o.duration_s = _seconds(arg, value)
+        elif arg == "--warmup":
+            o.warmup_s = _seconds(arg, value)
+        elif arg == "--qos":
+            if value not in ("reliable", "best_effort"):
+                raise ProbeUsageError(f"--qos: expected 'reliable' or 'best_effort', got '{value}'")
+            o.reliable = value == "reliable"
+        elif arg == "--history":
+            if not re.fullmatch(r"keep_all|keep_last:[1-9]\d*", value):
+                raise ProbeUsageError("--history: expected keep_all or keep_last:N (e.g. "
+                                      f"keep_last:10), got '{value}'")
+            raise ProbeUsageError(f"--history: {refusal('zenoh', 'history', 'keep_all')}; "
+                                  "omit --history")
+        elif arg == "--durability":
+            if value not in DURABILITY:
+                raise ProbeUsageError("--durability: expected 'volatile' or 'transient_local', "
+                                      f"got '{value}'")
+            why = refusal("zenoh", "durability", value)
+            if why:
+                raise ProbeUsageError(f"--durability {value}: {why}")
+            o.durability = value
+        elif arg == "--profile":
+            if not Path(value).is_file():
+                raise ProbeUsageError(f"--profile: cannot read '{value}'")
+            o.profile = value
+        elif arg == "--peer":
+            o.peers += [_endpoint(p) for p in value.split(",") if p]
+        elif arg == "--listen":
+            o.listen += [_endpoint(p) for p in value.split(",") if p]
+        elif arg == "--mode":
+            if value not in ("peer", "client"):
+                raise ProbeUsageError(f"--mode: expected 'peer' or 'client', got '{value}'")
+            o.mode = value
+        elif arg == "--domain":
+            o.domain = _count(arg, value)
+        elif arg == "--interface":
+            o.interface = value
+        elif arg == "--records":
+            o.records = value
+        elif arg == "--match-timeout":
+            o.match_timeout_s = _seconds(arg, value)
+        elif arg == "--idle-timeout":
+            o.idle_timeout_s = _seconds(arg, value)
+        elif arg == "--linger":
+            o.linger_s = _seconds(arg, value)
+        elif arg == "--subscribers":
+            o.subscribers = _count(arg, value)
+        # --profile-name: accepted for the common command line, no meaning for zenoh
+    if not o.topic:
+        raise ProbeUsageError("--topic is required (e.g. --topic chatter)")
+    if not o.type:
+        raise ProbeUsageError("--type is required (e.g. --type Bytes or --type Array64k)")
+    if o.type == "Bytes":
+        if o.role == "pub" and size is None:
+            raise ProbeUsageError("--size is required with --type Bytes (e.g. --size 262144)")
+        o.size = size or 0
+    else:
+        fixed = FIXED_TYPE_BYTES[o.type]
+        if size is not None and size != fixed:
+            raise ProbeUsageError(f"--size: {o.type} carries exactly {fixed} bytes; omit --size "
+                                  "or use --type Bytes")
+        o.size = fixed
+    if o.role == "pub":
+        if not rate_given:
+            raise ProbeUsageError("--rate is required for pub (e.g. --rate 30)")
+        if not o.count and not o.duration_s:
+            raise ProbeUsageError("pub needs --count N or --duration S")
+    if not o.records:
+        raise ProbeUsageError("--records FILE.bin is required")
+    if o.mode == "client" and not o.peers:
+        raise ProbeUsageError("--peer: client mode needs the router's endpoint")
+    return o
