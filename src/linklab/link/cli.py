@@ -31,16 +31,17 @@ def _settings(fields: dict[str, Any]) -> str:
 
 
 def _print_presets(entries: list[dict[str, Any]]) -> None:
+    def line(text: str) -> None:  # user text: no markup, no wrapping inside paths
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     for entry in entries:
         where = (f"{Path(entry['file']).name}:{entry['line']} (shipped)" if entry["shipped"]
                  else f"{entry['file']}:{entry['line']}")
-        console.print(f"{entry['name']:<14} {entry['description']}", markup=False,
-                      highlight=False)
-        console.print(f"    {_settings(entry['fields'])}", markup=False, highlight=False)
+        line(f"{entry['name']:<14} {entry['description']}".rstrip())
+        line(f"    {_settings(entry['fields'])}")
         if entry["source"]:
-            console.print(f"    source: {' '.join(entry['source'].split())}", markup=False,
-                          highlight=False)
-        console.print(f"    from: {where}", markup=False, highlight=False)
+            line(f"    source: {' '.join(entry['source'].split())}")
+        line(f"    from: {where}")
 
 
 def _fmt(value: Any) -> str:

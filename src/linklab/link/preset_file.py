@@ -26,6 +26,7 @@ need the userspace emulator are fine here. Errors read
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from dataclasses import dataclass
@@ -101,6 +102,18 @@ def _kind(node: Node) -> str:
     return str(node.value)
 
 
+def _yaml_line(error: yaml.MarkedYAMLError, text: str) -> int | None:
+    """Where a YAML error is: where it was found, unless that is the end of the file (an
+    unclosed bracket or a key without ':'), then where the unfinished part began."""
+    marks = [m for m in (error.problem_mark, error.context_mark) if m is not None]
+    if not marks:
+        return None
+    last = len(text.rstrip().splitlines())
+    line = marks[0].line + 1
+    at_end = line > last or "end of stream" in str(error.problem)
+    return marks[-1].line + 1 if at_end else line
+
+
 def _inside(where: tuple[str, ...], key: str | None) -> tuple[str, ...]:
     """The context of a mapping's value: (), (preset NAME), (preset NAME, FIELD[.SUB])."""
     if key is None:
@@ -169,9 +182,8 @@ class _FileReader:
             self.loader = yaml.SafeLoader(text)
             return self.loader.get_single_node()
         except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
             problem = ", ".join(t for t in (error.context, error.problem) if t) or "not valid"
-            raise self.fail(mark.line + 1 if mark else None,
+            raise self.fail(_yaml_line(error, text),
                             f"invalid YAML: {problem}; expected {SHAPE}") from None
         except yaml.YAMLError as error:  # e.g. ReaderError: a control character
             position = getattr(error, "position", None)
@@ -322,14 +334,21 @@ class _FileReader:
                     raise self.fail(key, f"{key_text!r} is not a burst loss parameter; "
                                     f"expected {', '.join(BURST_KEYS)} (fractions)",
                                     where, path)
-                value[key_text] = self.loader.construct_object(item)
+                value[key_text] = self._scalar(item)
         else:
-            value = self.loader.construct_object(node)
+            value = self._scalar(node)
         filled = _fill(shape, value)
         try:
             build_spec(name, filled, {})
         except UsageError as error:
             raise self.fail(node, _message(error), where, path) from None
+        return value
+
+    def _scalar(self, node: Node) -> Any:
+        assert self.loader is not None
+        value = self.loader.construct_object(node)
+        if isinstance(value, (bool, datetime.date)):
+            return node.value  # 'yes', '2024-01-01': what was written, as text
         return value
 
     # --- trace files -----------------------------------------------------------------
