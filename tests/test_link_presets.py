@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from linklab.errors import UsageError
-from linklab.link import design, open_run
+from linklab.link import design, open_run, up
 from linklab.link import presets as presets_module
 from linklab.link.journal import Journal
 from linklab.link.preset_file import FIELDS
 from linklab.link.presets import (
     catalogue,
+    check_not_shipped,
     load_preset_file,
     load_presets,
     resolve_preset,
@@ -335,6 +336,15 @@ def test_up_checks_trace_files_before_anything_is_made(tmp_path):
         check_traces(spec)
     write(tmp_path, "1\n", "gone.trace")
     check_traces(spec)
+
+
+def test_up_refuses_other_fields_under_a_shipped_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINKLAB_STATE_DIR", str(tmp_path / "state"))
+    with pytest.raises(UsageError, match=r"^PRESET: 'wifi-mild' is a shipped preset "):
+        up("wifi-mild", preset_fields={"loss": "5%"}, name=f"t{os.getpid()}s")
+    assert not (tmp_path / "state").exists()  # refused before anything was made
+    check_not_shipped("wifi-mild", resolve_preset("wifi-mild"))
+    check_not_shipped("lab", {"loss": "5%"})
 
 
 def test_open_run_needs_no_preset_file_and_reads_runs_recorded_before(tmp_path, monkeypatch):

@@ -29,7 +29,7 @@ from linklab.link.journal import (
     state_dir,
 )
 from linklab.link.netops import ALIAS_PREFIX, NetOps, Snapshot
-from linklab.link.presets import get_preset
+from linklab.link.presets import check_not_shipped, get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
 from linklab.link.spec_checks import check_spec, check_traces
 from linklab.link.stages import (
@@ -313,6 +313,7 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
     """
     plan_design = design(preset, preset_fields=preset_fields, topology=topology,
                          hosts=hosts, name=name, wire=wire, **overrides)
+    check_not_shipped(preset, preset_fields)
     check_traces(plan_design.spec)
     check_privileges()
     require_tools()

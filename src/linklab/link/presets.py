@@ -15,7 +15,7 @@ set.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -104,6 +104,16 @@ def catalogue(user_files: Sequence[Path | str] = ()) -> list[dict[str, Any]]:
                         "fields": fields, "file": preset.file, "line": preset.line,
                         "shipped": shipped})
     return out
+
+
+def check_not_shipped(name: str | None, fields: Mapping[str, Any] | None) -> None:
+    """Refuse other fields under a shipped preset's name (one name, one meaning)."""
+    shipped = _shipped().get(name or "")
+    if shipped is not None and fields is not None and dict(fields) != shipped.fields:
+        raise UsageError(f"{name!r} is a shipped preset ({shipped.file}:{shipped.line}) and "
+                         "these are other fields; give your preset another name, or change "
+                         "the shipped one with overrides (--loss, --rate, ...)",
+                         argument="PRESET")
 
 
 def load_presets() -> dict[str, dict[str, Any]]:
