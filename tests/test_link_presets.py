@@ -180,6 +180,7 @@ def test_a_relative_trace_is_relative_to_the_file_not_the_working_directory(tmp_
     ("", 1, "", f"the file holds no presets; expected {SHAPE}"),
     ("# only a comment\n\n", 1, "", f"the file holds no presets; expected {SHAPE}"),
     ("\n- a\n- b\n", 2, "", f"the top level is a list; expected {SHAPE}"),
+    ("{}\n", 1, "", f"the file holds no presets; expected {SHAPE}"),
     ("just text\n", 1, "", f"the top level is text 'just text'; expected {SHAPE}"),
     ("a:\n  loss: 1%\nmy wifi:\n  loss: 2%\n", 3, "",
      "'my wifi' is not a preset name; use 1-64 letters, digits, '_', '.' or '-', "
@@ -247,6 +248,8 @@ def test_a_bad_file_is_one_line_with_file_and_line(tmp_path, text, line, where, 
 def test_bad_bytes_and_missing_files(tmp_path):
     path = write(tmp_path, b"a:\n  loss: 1%\n  rate: \xff\n")
     assert error_of(path) == f"{path}:3: not UTF-8 text (byte 0xff); save the file as UTF-8"
+    deep = write(tmp_path, "a: " + "[" * 5000 + "]" * 5000 + "\n", "deep.yaml")
+    assert error_of(deep) == f"{deep}: invalid YAML: nested too deeply; expected {SHAPE}"
     missing = tmp_path / "nope.yaml"
     accepted = f"expected a readable YAML file of presets ({SHAPE})"
     assert error_of(missing) == f"{missing}: no such file; {accepted}"

@@ -154,8 +154,12 @@ class _FileReader:
             self._check_tree(root, (), set())
             if not isinstance(root, MappingNode):
                 raise self.fail(root, f"the top level is {_kind(root)}; expected {SHAPE}")
-            return {name: self._preset(name, key, value)
-                    for name, (key, value) in self._pairs(root).items()}
+            pairs = self._pairs(root)
+            if not pairs:
+                raise self.fail(root, f"the file holds no presets; expected {SHAPE}")
+            return {name: self._preset(name, key, value) for name, (key, value) in pairs.items()}
+        except RecursionError:
+            raise self.fail(None, f"invalid YAML: nested too deeply; expected {SHAPE}") from None
         finally:
             if self.loader is not None:
                 self.loader.dispose()
