@@ -18,7 +18,10 @@ Python API (for the bench and tests)::
         bed.status()         # everything `linklab link status --json` shows
 
 * ``preset``: a name from ``presets.yaml`` (``wifi-ideal``, ``wifi-mild``, ``wifi-severe``,
-  ``wifi-outage``, ``ethernet-1g``, ``lan-2.5g``) or None for a clean link.
+  ``wifi-outage``, ``ethernet-1g``, ``lan-2.5g``) or ``presets-emu.yaml``, or None for a
+  clean link. A preset from the user's own file: ``preset_fields=resolve_preset(name,
+  [path])`` (``linklab.link.presets``) with ``preset=name``; the fields are recorded
+  with the run, so other processes need not see the file.
 * Overrides (strings with units, as on the command line): ``loss="1%"``,
   ``rate="100Mbit/s"``, ``outage="10s+20s"`` (or ``"5s+2s/30s"``, repeating),
   ``mtu=1500``; per direction: ``loss={"up": "1%", "down": "20%"}`` or

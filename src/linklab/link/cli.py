@@ -1,16 +1,47 @@
-"""``linklab link up|status|exec|down|clean``: a thin shell over ``linklab.link``."""
+"""``linklab link up|status|exec|down|clean|presets``: a thin shell over ``linklab.link``."""
 
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import typer
 
-from linklab.errors import LinklabError
+from linklab.errors import LinklabError, UsageError
 from linklab.output import console, print_json
 
 NAME_HELP = "Run name (namespaces are linklab-NAME-HOST)."
+PRESETS_HELP = ("A YAML file of your own presets (format: linklab link presets --help); "
+                "may be given more than once.")
+
+
+def _settings(fields: dict[str, Any]) -> str:
+    """{rate: 5Mbit/s, loss: {up: 1%}, up: {delay: 3ms}} -> 'rate 5Mbit/s, loss up=1%;
+    up: delay 3ms'."""
+    def one(key: str, value: Any) -> str:
+        if isinstance(value, dict):
+            value = ",".join(f"{k}={v}" for k, v in value.items())
+        return f"{key} {value}"
+
+    parts = [", ".join(one(k, v) for k, v in fields.items() if k not in ("up", "down"))]
+    parts += [f"{d}: " + ", ".join(one(k, v) for k, v in fields[d].items())
+              for d in ("up", "down") if fields.get(d)]
+    return "; ".join(p for p in parts if p) or "a clean link"
+
+
+def _print_presets(entries: list[dict[str, Any]]) -> None:
+    def line(text: str) -> None:  # user text: no markup, no wrapping inside paths
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    for entry in entries:
+        where = (f"{Path(entry['file']).name}:{entry['line']} (shipped)" if entry["shipped"]
+                 else f"{entry['file']}:{entry['line']}")
+        line(f"{entry['name']:<14} {entry['description']}".rstrip())
+        line(f"    {_settings(entry['fields'])}")
+        if entry["source"]:
+            line(f"    source: {' '.join(entry['source'].split())}")
+        line(f"    from: {where}")
 
 
 def _fmt(value: Any) -> str:
@@ -70,7 +101,9 @@ def register(app: typer.Typer) -> None:
     def up_command(
         preset: str = typer.Argument(None, help="Preset: wifi-ideal, wifi-mild, wifi-severe, "
                                      "wifi-outage, ethernet-1g, lan-2.5g; with the emulator: "
-                                     "4g, wifi, wifi-far, cloud."),
+                                     "4g, wifi, wifi-far, cloud; or one of --presets FILE "
+                                     "(all: linklab link presets)."),
+        presets: list[Path] = typer.Option(None, "--presets", help=PRESETS_HELP),
         topology: str = typer.Option("pair", "--topology", help="pair | star | chain."),
         hosts: int = typer.Option(1, "--hosts", help="Robots in a star topology."),
         loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1% or up=1%,down=20%."),
@@ -92,12 +125,22 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
-        """Build hosts and links; they stay up until `linklab link down`."""
+        """Build hosts and links; they stay up until `linklab link down`.
+
+        Options replace the preset's values. A preset from --presets FILE is recorded
+        with the run: status, exec and down do not need the file.
+        """
         from linklab.emu.link_options import emu_overrides
         from linklab.link.lifecycle import up
+        from linklab.link.presets import resolve_preset
 
-        bed = up(preset, topology=topology, hosts=hosts, name=name, loss=loss, rate=rate,
-                 outage=outage, mtu=mtu,
+        if presets and not preset:
+            raise UsageError("given without a PRESET to take from it; name one of its "
+                             "presets (list them: linklab link presets --presets FILE)",
+                             argument="--presets")
+        fields = resolve_preset(preset, presets or ()) if preset else None
+        bed = up(preset, preset_fields=fields, topology=topology, hosts=hosts, name=name,
+                 loss=loss, rate=rate, outage=outage, mtu=mtu,
                  **emu_overrides(delay=delay, jitter=jitter,
                                  jitter_distribution=jitter_distribution,
                                  loss_model=loss_model, trace=trace))
@@ -106,6 +149,39 @@ def register(app: typer.Typer) -> None:
             print_json(status)
         else:
             _print_status(status)
+
+    @link.command("presets")
+    def presets_command(
+        presets: list[Path] = typer.Option(None, "--presets", help=PRESETS_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """List the presets (shipped, and those of --presets FILE): name, description,
+        settings, source and where each is defined. Every file is validated whole.
+
+        A preset file is YAML, one entry per preset (linklab link up NAME --presets FILE):
+
+        \b
+            my-wifi:                    # letters, digits, _ . - (not a shipped name)
+              description: the lab's access point   # optional
+              source: iperf3 -u, robot to edge       # optional
+              rate: 50Mbit/s
+              loss: 2%                  # or up=2%,down=5%, or {up: 2%, down: 5%}
+              delay: 3ms                # emulator fields: delay, jitter,
+              up: {loss: 5%}            #   jitter_distribution, burst_loss, trace
+              mtu: 1500
+
+        Fields: description, source, mtu, rate, loss, outage, delay, jitter,
+        jitter_distribution, burst_loss, trace, up, down (robot -> edge / back).
+        Trace paths are relative to the file. A problem is one line: FILE:LINE: preset
+        NAME: FIELD: what is wrong; what is accepted.
+        """
+        from linklab.link.presets import catalogue
+
+        entries = catalogue(presets or ())
+        if as_json:
+            print_json(entries)
+        else:
+            _print_presets(entries)
 
     @link.command("status")
     def status_command(

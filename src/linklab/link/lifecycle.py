@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,9 @@ from linklab.link.journal import (
     state_dir,
 )
 from linklab.link.netops import ALIAS_PREFIX, NetOps, Snapshot
-from linklab.link.presets import get_preset
+from linklab.link.presets import check_not_shipped, get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
+from linklab.link.spec_checks import check_spec, check_traces
 from linklab.link.stages import (
     OutageStage,
     SocketBufferStage,
@@ -75,13 +76,20 @@ class Design:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-def design(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
-           name: str = DEFAULT_NAME, wire: str | None = None,
-           **overrides: Any) -> Design:
-    """Validate a request and decide the topology, stages and wires (pure, no changes)."""
+def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
+           topology: str = "pair", hosts: int = 1, name: str = DEFAULT_NAME,
+           wire: str | None = None, **overrides: Any) -> Design:
+    """Validate a request and decide the topology, stages and wires (pure, no changes).
+
+    ``preset_fields``: a preset's fields (``presets.resolve_preset``, e.g. from a user's
+    file; ``preset`` is then only its name). Recorded in ``inputs`` with the rest, so
+    any process reopens the run without that file."""
     check_name(name)
-    preset_fields = get_preset(preset) if preset else None
-    spec = build_spec(preset, preset_fields, overrides)
+    if preset_fields is None and preset:
+        preset_fields = get_preset(preset)
+    fields = dict(preset_fields) if preset_fields is not None else None
+    spec = build_spec(preset, fields, overrides)
+    check_spec(spec, overrides)
     plan = plan_topology(topology, name, hosts)
     stages: dict[str, dict[str, list[Stage]]] = {}
     wires: dict[str, type[Wire]] = {}
@@ -91,7 +99,8 @@ def design(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
         needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
                   if s.runs_in == "relay"}
         wires[link.name] = choose_wire(needed, wire)
-    inputs = {"preset": preset, "topology": topology, "hosts": hosts, "wire": wire,
+    inputs = {"preset": preset, "preset_fields": fields, "topology": topology,
+              "hosts": hosts, "wire": wire,
               "overrides": {k: v for k, v in overrides.items() if v is not None}}
     return Design(name, plan, spec, stages, wires, inputs)
 
@@ -291,21 +300,27 @@ def _wire_by_name(name: str) -> type[Wire] | None:
 
 # --- up ----------------------------------------------------------------------------------
 
-def up(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
-       name: str = DEFAULT_NAME, wire: str | None = None, owner: bool = False,
-       arm_outage: bool = True, **overrides: Any) -> Testbed:
+def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
+       topology: str = "pair", hosts: int = 1, name: str = DEFAULT_NAME,
+       wire: str | None = None, owner: bool = False, arm_outage: bool = True,
+       **overrides: Any) -> Testbed:
     """Build a testbed and return it (it stays up until ``down``; see ``testbed()``).
 
     ``owner=True`` records this process as the owner: ``clean`` leaves the run alone
     while this process lives. Overrides: loss, rate, outage, mtu (and the relay fields
     delay, jitter, burst_loss, trace), as strings with units or per-direction mappings.
+    ``preset_fields``: a preset from a user's file (see ``design``).
     """
-    plan_design = design(preset, topology=topology, hosts=hosts, name=name, wire=wire,
-                         **overrides)
+    plan_design = design(preset, preset_fields=preset_fields, topology=topology,
+                         hosts=hosts, name=name, wire=wire, **overrides)
+    check_not_shipped(preset, preset_fields)
+    check_traces(plan_design.spec)
     check_privileges()
     require_tools()
     if not userns.is_root():
-        kwargs = {"preset": preset, "topology": topology, "hosts": hosts, "name": name,
+        # The holder gets the preset's fields, not its file (which it may not read).
+        kwargs = {"preset": preset, "preset_fields": plan_design.inputs["preset_fields"],
+                  "topology": topology, "hosts": hosts, "name": name,
                   "wire": wire, "arm_outage": arm_outage,
                   **{k: v for k, v in overrides.items() if v is not None}}
         userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None)
@@ -428,9 +443,9 @@ def _static_neighbours(bed: Testbed, net: NetOps) -> None:
 # --- the context manager ------------------------------------------------------------------
 
 @contextlib.contextmanager
-def testbed(preset: str | None = None, *, topology: str = "pair", hosts: int = 1,
-            name: str | None = None, arm_outage: bool = True,
-            **overrides: Any) -> Iterator[Testbed]:
+def testbed(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
+            topology: str = "pair", hosts: int = 1, name: str | None = None,
+            arm_outage: bool = True, **overrides: Any) -> Iterator[Testbed]:
     """Build a testbed for the duration of a ``with`` block (see the package docstring).
 
     Teardown happens on normal exit, on an exception, and on SIGINT/SIGTERM/SIGHUP of
@@ -447,8 +462,8 @@ def testbed(preset: str | None = None, *, topology: str = "pair", hosts: int = 1
         for sig in (signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, _raise)
     try:
-        bed = up(preset, topology=topology, hosts=hosts, name=name, owner=True,
-                 arm_outage=arm_outage, **overrides)
+        bed = up(preset, preset_fields=preset_fields, topology=topology, hosts=hosts,
+                 name=name, owner=True, arm_outage=arm_outage, **overrides)
         try:
             yield bed
         finally:
@@ -478,7 +493,9 @@ def open_run(name: str) -> Testbed:
     if holder and not userns.is_root():
         journal.shell = Shell(userns.holder_prefix(holder))
     inputs = journal.state.get("inputs", {})
-    plan_design = design(inputs.get("preset"), topology=inputs.get("topology", "pair"),
+    # Runs recorded before preset_fields was recorded name a shipped preset only.
+    plan_design = design(inputs.get("preset"), preset_fields=inputs.get("preset_fields"),
+                         topology=inputs.get("topology", "pair"),
                          hosts=inputs.get("hosts", 1), name=name, wire=inputs.get("wire"),
                          **inputs.get("overrides", {}))
     return Testbed(journal, plan_design)

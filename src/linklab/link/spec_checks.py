@@ -1,0 +1,56 @@
+"""Settings of a :class:`LinkSpec` that parse one by one but cannot all be applied.
+
+``build_spec`` checks each value alone. Some combinations would leave a setting without
+effect, and linklab applies a setting or refuses it, never drops it: these are refused
+(by ``design()`` for the command line and the Python API, and by the preset loader with
+the file and line of the field). ``check_traces`` reads the trace files; the rest is
+pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from linklab.errors import UsageError
+from linklab.link.spec import DIRECTIONS, LinkSpec
+
+
+def conflicts(spec: LinkSpec) -> list[tuple[str, str]]:
+    """(field, one-line message) for every combination the testbed cannot apply."""
+    out: list[tuple[str, str]] = []
+    lonely = [d for d in DIRECTIONS if spec.direction(d).jitter_distribution is not None
+              and spec.direction(d).jitter_s is None]
+    if lonely:
+        out.append(("jitter_distribution",
+                    f"set for {' and '.join(lonely)} without a jitter there, so it would "
+                    "shape nothing; give a jitter too (e.g. 5ms) or leave the distribution "
+                    "out"))
+    up, down = spec.up.outage, spec.down.outage
+    if up is not None and down is not None and up != down:
+        # The scheduler switches every outage stage of a run on one schedule
+        # (lifecycle._build, outage.py).
+        out.append(("outage",
+                    f"up ({up.text()}) and down ({down.text()}) differ, but a run has one "
+                    "outage schedule; give one schedule for both directions, or an outage "
+                    "in one direction only"))
+    return out
+
+
+def check_spec(spec: LinkSpec, overrides: Mapping[str, Any]) -> None:
+    """The first conflict as a UsageError naming the option (or the preset's field)."""
+    for key, message in conflicts(spec):
+        from_preset = spec.preset and overrides.get(key) is None
+        raise UsageError(message, argument=f"preset {spec.preset!r}: {key}" if from_preset
+                         else f"--{key.replace('_', '-')}")
+
+
+def check_traces(spec: LinkSpec) -> None:
+    """Every trace file of the spec can be read (checked before anything is made)."""
+    traces = sorted({t for t in (spec.up.trace, spec.down.trace) if t is not None})
+    if traces:
+        from linklab.emu.models import read_trace
+
+        for trace in traces:
+            read_trace(Path(trace))
