@@ -274,7 +274,8 @@ axes:
   middleware: [fastdds, cyclonedds, mqtt, zenoh-peer]
   qos: [sensor_data, default]
 """)
-    applied = {(s["cell_id"]): json.loads(s["applied_qos"]) for s in streams}
+    applied = {s["cell_id"]: json.loads(s["applied_qos"]) for s in streams}
+    writers = {s["cell_id"]: json.loads(s["pub_applied_qos"]) for s in streams}
     for middleware in ("fastdds", "cyclonedds"):
         sensor = applied[f"{middleware}-sensor_data"]
         assert (sensor["reliability"], sensor["history"], sensor["depth"],
@@ -284,10 +285,14 @@ axes:
                 default["durability"]) == ("reliable", "keep_last", 10, "volatile")
         assert sensor["unsupported"] == {}
     for middleware in ("mqtt", "zenoh-peer"):
-        sensor, default = applied[f"{middleware}-sensor_data"], applied[f"{middleware}-default"]
+        sensor, default = writers[f"{middleware}-sensor_data"], writers[f"{middleware}-default"]
         assert (sensor["reliability"], default["reliability"]) == ("best_effort", "reliable")
         assert sensor["history"] is None and sensor["depth"] is None
-        assert "history" in sensor["unsupported"]
+        assert "history" in sensor["unsupported"] and "depth" in sensor["unsupported"]
+    # a zenoh subscriber has no reliability of its own: it says so rather than guess
+    assert applied["zenoh-peer-default"]["reliability"] is None
+    assert "reliability" in applied["zenoh-peer-default"]["unsupported"]
+    assert applied["mqtt-default"]["reliability"] == "reliable"  # the QoS 1 it was granted
     assert all(r["status"] == "ok" for r in rows.values()), \
         {k: r["failure_reason"] for k, r in rows.items()}
 

@@ -233,8 +233,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             "sub_rss_peak_bytes": sub_report["rss_peak_bytes"],
             "write_failures": pub_summary.get("write_failures"),
             "polled_samples": polled,
-            "applied_qos": json.dumps((sub_summary.get("applied") or {}).get("ros_qos"))
-            if (sub_summary.get("applied") or {}).get("ros_qos") is not None else None,
+            "applied_qos": _ros_qos(sub_summary), "pub_applied_qos": _ros_qos(pub_summary),
         })
         streams.append(row)
         by_topic_latency.setdefault(stream.topic, {})[stream.endpoint] = metrics.latency_mean_ms
@@ -280,6 +279,12 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         "interfaces": interface_deltas(before, after),
     })
     return row, streams
+
+
+def _ros_qos(summary: dict[str, Any]) -> str | None:
+    """A probe's ``applied.ros_qos`` (read back from its middleware) as JSON text."""
+    value = (summary.get("applied") or {}).get("ros_qos")
+    return None if value is None else json.dumps(value)
 
 
 def expects_every_sample(middleware: str, qos: tuple[str, ...]) -> bool:

@@ -111,8 +111,9 @@ subscriber against its topic's publisher (``published``, ``received``, ``duplica
 ``status`` / ``failure_reason`` of that subscriber, ``completion_rule``,
 ``history_applied``, ``pub_cpu_s``, ``sub_cpu_s``, ``pub_cpu_fraction``,
 ``sub_cpu_fraction``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``,
-``write_failures``, ``polled_samples``, ``applied_qos`` (JSON text: the subscriber's
-``applied.ros_qos`` read back from its middleware), ``fanout_rank`` (1 = the first of
+``write_failures``, ``polled_samples``, ``applied_qos`` and ``pub_applied_qos`` (JSON
+text: the subscriber's and the publisher's ``applied.ros_qos``, read back from the
+middleware), ``fanout_rank`` (1 = the first of
 the topic's subscribers to get its copies, by mean latency) and
 ``model_fanout_offset_ms`` (the model's delay of that rank's copy).
 

@@ -22,6 +22,7 @@ from linklab.brokers.process import BrokerProcess, in_namespace
 from linklab.drive.hosts import Hosts
 from linklab.drive.kinematics import TWIST_CDR_BYTES, Received, SquarePlan
 from linklab.errors import EnvironmentProblem, LinklabError
+from linklab.probes.qos import ROS2_PROFILES, probe_qos_args
 
 REPO = Path(__file__).resolve().parents[3]
 PROBES = REPO / "build" / "probes"
@@ -106,9 +107,12 @@ def transmit(middleware: str, hosts: Hosts, plan: SquarePlan, workdir: Path) -> 
     workdir.mkdir(parents=True, exist_ok=True)
     probe = probe_command(middleware)
     pub_extra, sub_extra = _endpoints(middleware, hosts)
+    # cmd_vel with ROS 2's default QoS (KEEP_LAST 10, RELIABLE, VOLATILE); MQTT and Zenoh
+    # take its reliability (they have no history cache)
+    qos = probe_qos_args(ROS2_PROFILES["default"],
+                         "zenoh" if middleware.startswith("zenoh") else middleware)
     common = ["--topic", "cmd_vel", "--type", "Bytes", "--size", str(TWIST_CDR_BYTES),
-              "--qos", "reliable", "--history", "keep_last:10",
-              "--count", str(plan.command_count)]
+              *qos, "--count", str(plan.command_count)]
     sub_records = workdir / f"{middleware}-robot.bin"
     pub_records = workdir / f"{middleware}-host.bin"
     broker = _start_broker(middleware, hosts, workdir)
