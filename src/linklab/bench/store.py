@@ -286,7 +286,8 @@ def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
 def read_rows(root: Path) -> list[dict[str, Any]]:
     """The cells of a run. cells.parquet is the truth; rows only in cells.jsonl (a kill
     between the two writes) are added from there. A row that is not a cell (not an
-    object, no string ``cell_id``, no integer ``index``, a metric that is not a number) is
+    object, no text ``cell_id``/``link``/``profile``, no integer ``index``, a metric that
+    is not a number) is
     a one-line UsageError naming the file; a cells.jsonl line that is not JSON at all (cut
     by a kill) is skipped."""
     rows: list[dict[str, Any]] = []
@@ -348,6 +349,10 @@ def check_row(row: Any, where: str) -> dict[str, Any]:
     if not _is_number(row.get("payload_bytes")):
         raise UsageError(f"{where}: cell {_short(cell_id)} has no payload_bytes (a number)",
                          argument="RUN_DIR")
+    for key in ("link", "profile"):  # what a report groups cells by
+        if not isinstance(row.get(key), str):
+            raise UsageError(f"{where}: cell {_short(cell_id)} has no {key} (text)",
+                             argument="RUN_DIR")
     out = {}
     for key, value in row.items():
         if key == "rate_bins_hz":
