@@ -375,21 +375,30 @@ def test_star_robots_share_one_channel():
             assert " 0 received" not in ping.stdout, ping.stdout
         kinds = {(s["link"], s["kind"]) for s in bed.counters()["stages"]}
         assert ("ap-edge", "rate") in kinds and ("robot2-ap", "loss") in kinds
-        # two robots, each offering 30 Mbit/s, share the 30 Mbit/s channel to the edge
+        # two robots, each offering 30 Mbit/s, share the 30 Mbit/s channel to the edge.
+        # Poisson senders (exponential gaps): even ones lock into phase with the tbf's
+        # departures and split the channel by phase, not by load (udpflow docstring).
         edge = bed.hosts["edge"].address
         rx = [start_receiver(bed, "edge", port, idle=0.5) for port in (9011, 9012)]
-        tx = [start_sender(bed, robot, edge, port, pps=30e6 / 8 / 1472, seconds=3, size=1472)
-              for robot, port in (("robot1", 9011), ("robot2", 9012))]
-        for p in tx:
-            finish(p)
-        shares = [finish(p)["goodput_bps"] for p in rx]
+        tx = [start_sender(bed, robot, edge, port, pps=30e6 / 8 / 1472, seconds=3, size=1472,
+                           gaps="exponential", seed=seed)
+              for robot, port, seed in (("robot1", 9011, 1), ("robot2", 9012, 2))]
+        sent = [finish(p) for p in tx]
+        received = [finish(p) for p in rx]
+    shares = [r["goodput_bps"] for r in received]
+    offered = [s["bytes"] * 8 / ((s["end_ns"] - s["start_ns"]) / 1e9) for s in sent]
     total = sum(shares)
-    print(f"star: shares {[round(x / 1e6, 1) for x in shares]} Mbit/s, total "
-          f"{total / 1e6:.1f} Mbit/s of a 30 Mbit/s channel")
+    print(f"star: offered {[round(x / 1e6, 1) for x in offered]} Mbit/s, got "
+          f"{[round(x / 1e6, 1) for x in shares]} Mbit/s, total {total / 1e6:.1f} Mbit/s "
+          "of a 30 Mbit/s channel")
+    assert sum(offered) > 1.2 * 30e6  # the channel was overloaded (else nothing to share)
     assert 0.85 * 30e6 <= total <= 1.05 * 30e6
-    # both get through, neither starves (the split itself depends on how the two Python
-    # senders are scheduled on a loaded 2-core machine: 17.5/12.3 idle, 22.2/7.1 loaded)
-    assert min(shares) > 0.15 * total
+    # FIFO drop-tail with Poisson arrivals: every packet meets the same chance of a full
+    # queue, so each robot keeps its share of what was offered. Over ~7600 packets the
+    # binomial spread of a share is 0.6 percentage points; 5 leaves room for the senders'
+    # catch-up bursts after a scheduling stall (which are not Poisson).
+    for got, wanted in zip(shares, offered, strict=True):
+        assert abs(got / total - wanted / sum(offered)) < 0.05, (shares, offered)
 
 
 def test_chain_routes_through_ap_with_different_up_and_down_rates():
