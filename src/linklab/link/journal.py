@@ -28,6 +28,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -206,6 +207,7 @@ class Journal:
         self.state = state
         self.shell = shell
         self._children: dict[int, subprocess.Popen[Any]] = {}
+        self._lock = threading.RLock()
 
     @property
     def path(self) -> Path:
@@ -281,8 +283,9 @@ class Journal:
 
     def _append(self, what: str, record: made.Record) -> None:
         step = made.check({"what": what[:made.WHAT_MAX], **record}, self.name)
-        self.steps.append(step)
-        self.save()
+        with self._lock:  # (host processes may be started from several threads)
+            self.steps.append(step)
+            self.save()
 
     def spawn(self, what: str, argv: Sequence[str], netns: str | None = None, *,
               log: Path | None = None, env: dict[str, str] | None = None) -> int:
@@ -304,24 +307,24 @@ class Journal:
                 if log:
                     out.close()  # type: ignore[union-attr]
             self._children[child.pid] = child
-            self._append(what, made.process(child.pid, _start_of(child.pid), "helper"))
+            self._append(what, made.process(child.pid, _start_of(child), "helper"))
         return child.pid
 
     def adopt(self, what: str, child: subprocess.Popen[Any]) -> None:
         """Record a process started in a host (Testbed.popen/run) so that ``down`` and
         ``clean`` end it if it still runs. Records of processes that are gone are
         dropped first, so a long session does not grow its state file."""
-        with signals_held():
+        with signals_held(), self._lock:
             self.state["steps"] = [
                 s for s in self.steps
                 if not (s["kind"] == "process" and s["role"] == "host"
                         and not process_alive(s["pid"], s["start"]))]
             self._children[child.pid] = child
-            self._append(what, made.process(child.pid, _start_of(child.pid), "host"))
+            self._append(what, made.process(child.pid, _start_of(child), "host"))
 
     def forget(self, child: subprocess.Popen[Any]) -> None:
         """Drop the record of a host process that has ended (Testbed.run, after it)."""
-        with signals_held():
+        with signals_held(), self._lock:
             self._children.pop(child.pid, None)
             kept = [s for s in self.steps if not (s["kind"] == "process"
                                                    and s["role"] == "host"
@@ -386,14 +389,14 @@ class Journal:
         self.store.remove(self.name + STATE_SUFFIX)
 
 
-def _start_of(pid: int) -> str | None:
-    start = None
+def _start_of(child: subprocess.Popen[Any]) -> str | None:
+    """The start time of a child just started (None: it has already ended)."""
     for _ in range(100):  # /proc/PID/stat appears at once; be patient anyway
-        start = process_start_time(pid)
-        if start:
-            break
+        start = process_start_time(child.pid)
+        if start or child.poll() is not None:
+            return start
         time.sleep(0.001)
-    return start
+    return None
 
 
 def _encode(state: dict[str, Any]) -> bytes:
