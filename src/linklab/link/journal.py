@@ -271,9 +271,10 @@ class Journal:
         """Run ``argv`` (in ``netns``); on success record ``undo``: what it made (a record
         from ``made.py``). ``undo=None``: a change that goes away with the object that
         contains it (a rule inside an nft table, an MTU of a link) -- nothing to undo."""
+        step = self._step(what, undo if undo is not None else {"kind": "inside"})
         with signals_held():
             result = self.shell.run(argv, netns, input=input)
-            self._append(what, undo if undo is not None else {"kind": "inside"})
+            self._add(step)
         return result.stdout
 
     def record(self, what: str, undo: made.Record) -> None:
@@ -281,11 +282,18 @@ class Journal:
         with signals_held():
             self._append(what, undo)
 
-    def _append(self, what: str, record: made.Record) -> None:
-        step = made.check({"what": what[:made.WHAT_MAX], **record}, self.name)
+    def _step(self, what: str, record: made.Record) -> made.Record:
+        """The step as it will be stored, checked before the change is made (a change
+        whose record could not be read back must not happen)."""
+        return made.check({"what": what[:made.WHAT_MAX], **record}, self.name)
+
+    def _add(self, step: made.Record) -> None:
         with self._lock:  # (host processes may be started from several threads)
             self.steps.append(step)
             self.save()
+
+    def _append(self, what: str, record: made.Record) -> None:
+        self._add(self._step(what, record))
 
     def spawn(self, what: str, argv: Sequence[str], netns: str | None = None, *,
               log: Path | None = None, env: dict[str, str] | None = None) -> int:
