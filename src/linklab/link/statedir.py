@@ -25,7 +25,6 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 from linklab.errors import LinklabError
@@ -282,9 +281,6 @@ class StateDir:
         except FileNotFoundError:
             return False
         return True
-
-    def iter_names(self, prefix: str) -> Iterator[str]:
-        return (n for n in self.names() if n.startswith(prefix))
 
 
 def _check_name(name: str) -> None:
