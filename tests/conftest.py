@@ -40,3 +40,20 @@ def artifacts_dir() -> Path:
     path = REPO / "test-artifacts"
     path.mkdir(exist_ok=True)
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_dir(tmp_path_factory):
+    """Link runs of this test session keep their state in a directory of their own
+    (owned by the user, 0700, as linklab requires), never in the machine's /run/linklab,
+    which other sessions on the same machine use."""
+    if os.environ.get("LINKLAB_STATE_DIR"):
+        yield
+        return
+    state = tmp_path_factory.mktemp("linklab-state")
+    os.chmod(state, 0o700)
+    os.environ["LINKLAB_STATE_DIR"] = str(state)
+    try:
+        yield
+    finally:
+        del os.environ["LINKLAB_STATE_DIR"]

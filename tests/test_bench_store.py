@@ -98,3 +98,38 @@ def test_a_damaged_parquet_falls_back_to_the_jsonl_rows_and_without_it_is_a_clea
     (run.root / CELLS_JSONL).unlink()
     with pytest.raises(UsageError, match="unreadable"):
         read_rows(run.root)
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (b"[1, 2]", "not an object"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b'"a string"', "not an object"),
+])
+def test_a_run_json_that_is_not_a_json_object_in_utf8_is_one_line(tmp_path, content, needle):
+    (tmp_path / "run.json").write_bytes(content)
+    with pytest.raises(UsageError, match=needle) as caught:
+        RunStore.open(tmp_path)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ('{"index": 0, "payload_bytes": 1024, "link": "l", "profile": "p"}', "no cell_id"),
+    ("[1, 2, 3]", "not an object"),
+    ('{"cell_id": "a", "index": null, "payload_bytes": 1, "link": "l", "profile": "p"}',
+     "index None"),
+    ('{"cell_id": "a", "index": 0, "payload_bytes": 1, "link": "l", "profile": "p", '
+     '"latency_mean_ms": "fast"}', "not a number"),
+])
+def test_a_cells_jsonl_line_that_is_not_a_cell_names_the_file_and_line(tmp_path, line, needle):
+    (tmp_path / "run.json").write_text(json.dumps({"format_version": 1, "planned": []}))
+    (tmp_path / CELLS_JSONL).write_text(line + "\n")
+    with pytest.raises(UsageError, match=needle) as caught:
+        RunStore.open(tmp_path)
+    assert f"{CELLS_JSONL}, line 1" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_out_into_a_directory_that_cannot_be_made_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match="--out: cannot make the run directory"):
+        RunStore.create(tmp_path / "file" / "run", scenario={}, options={}, planned=[],
+                        estimated_s=0.0, versions={})

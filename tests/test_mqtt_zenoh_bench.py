@@ -48,7 +48,9 @@ axes:
         assert row["received"] == 40 and row["delivery_ratio"] == 1.0
         assert row["pub_cpu_s"] > 0 and row["sub_cpu_s"] > 0
     # a broker/router ran on the edge host and its CPU time was measured
-    assert rows["mqtt"]["broker_cpu_s"] >= 0 and rows["zenoh-router"]["broker_cpu_s"] > 0
+    # (the kernel's nanosecond run time: relaying 40 x 64 KiB takes a few ms, below the
+    # 10 ms tick, and a broker that is gone reads NaN, not 0)
+    assert rows["mqtt"]["broker_cpu_s"] > 0 and rows["zenoh-router"]["broker_cpu_s"] > 0
     peer_broker = rows["zenoh-peer"]["broker_cpu_s"]
     assert peer_broker is None or math.isnan(peer_broker)
     # the secured variants really ran secured: TLS transports, a DDS-Security profile

@@ -88,7 +88,9 @@ def test_strict_refuses_a_topic_that_does_not_fit(tmp_path):
     assert loose.returncode == 0
     assert "INFEASIBLE" in loose.stdout and "largest rate that fits is 15.4 Hz" in loose.stdout
     strict = run("tune", *args[:-1], str(tmp_path / "q"), "--strict")
-    assert strict.returncode != 0
+    assert strict.returncode == 3  # --strict's own status (a traceback would exit 1)
+    assert strict.stderr.strip().splitlines() == [
+        "linklab: error: --strict: the topic does not fit the link; no files written"]
     assert "INFEASIBLE" in strict.stdout
     assert not (tmp_path / "q").exists()
 

@@ -60,3 +60,16 @@ def test_formatting_round_numbers():
     assert units.format_size(262144) == "256 KiB"
     assert units.format_bitrate(433e6) == "433 Mbit/s"
     assert units.format_duration(0.5) == "500 ms"
+
+
+@pytest.mark.parametrize(("parse", "bad"), [
+    (units.parse_size, "1e300GiB"), (units.parse_size, "1e20GiB"),
+    (units.parse_duration, "1e308h"), (units.parse_duration, "2e9s"),
+    (units.parse_bitrate, "inf"), (units.parse_bitrate, "1e308Gbit/s"),
+    (units.parse_frequency, "nan"), (units.parse_size, float("nan")),
+    (units.parse_fraction, 10**400), (units.parse_duration, float("inf")),
+])
+def test_values_that_overflow_or_are_not_finite_are_one_line_errors(parse, bad):
+    with pytest.raises(UsageError) as caught:
+        parse(bad, argument="--x")
+    assert str(caught.value).startswith("--x: ") and "\n" not in str(caught.value)

@@ -231,11 +231,16 @@ class RunStore:
                planned: list[str], estimated_s: float,
                versions: dict[str, Any] | None = None) -> RunStore:
         root = Path(root)
-        if (root / RUN_JSON).exists():
-            raise UsageError(f"{root} already holds a run; use --resume {root} to continue it",
-                             argument="--out")
-        (root / "records").mkdir(parents=True, exist_ok=True)
-        (root / "profiles").mkdir(exist_ok=True)
+        try:
+            if (root / RUN_JSON).exists():
+                raise UsageError(f"{root} already holds a run; use --resume {root} to "
+                                 "continue it", argument="--out")
+            (root / "records").mkdir(parents=True, exist_ok=True)
+            (root / "profiles").mkdir(exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"cannot make the run directory {root}: "
+                             f"{error.strerror or error} ({error.filename or root})",
+                             argument="--out") from None
         info = {
             "format_version": FORMAT_VERSION,
             "created_utc": now_utc(),
@@ -258,17 +263,36 @@ class RunStore:
     def open(cls, root: Path) -> RunStore:
         root = Path(root)
         path = root / RUN_JSON
-        if not path.is_file():
-            raise UsageError(f"{root} is not a run directory (no {RUN_JSON})",
-                             argument="RUN_DIR")
         try:
-            info = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise UsageError(f"{path} is unreadable: {error}", argument="RUN_DIR") from None
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise UsageError(f"{root} is not a run directory (no {RUN_JSON})",
+                             argument="RUN_DIR") from None
+        except OSError as error:
+            raise UsageError(f"{path} is unreadable: {error.strerror or error}",
+                             argument="RUN_DIR") from None
+        try:
+            info = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise UsageError(f"{path} is not UTF-8 text", argument="RUN_DIR") from None
+        except (ValueError, RecursionError) as error:
+            raise UsageError(f"{path} is not JSON ({_first_line(error)})",
+                             argument="RUN_DIR") from None
+        if not isinstance(info, dict):
+            raise UsageError(f"{path} holds a JSON {type(info).__name__}, not an object",
+                             argument="RUN_DIR")
         version = info.get("format_version")
         if version != FORMAT_VERSION:
-            raise UsageError(f"{path}: format version {version}, this linklab reads "
+            raise UsageError(f"{path}: format version {_short(version)}, this linklab reads "
                              f"{FORMAT_VERSION}", argument="RUN_DIR")
+        for key, kind in (("scenario", dict), ("options", dict), ("versions", dict),
+                          ("links", dict), ("profiles", dict), ("planned", list)):
+            if key in info and not isinstance(info[key], kind):
+                raise UsageError(f"{path}: {key} is not a JSON {kind.__name__}",
+                                 argument="RUN_DIR")
+        if not all(isinstance(c, str) for c in info.get("planned", [])):
+            raise UsageError(f"{path}: planned holds something other than cell ids",
+                             argument="RUN_DIR")
         rows = read_rows(root)
         return cls(root, info, rows, read_streams(root, {r["cell_id"] for r in rows}))
 
@@ -378,29 +402,106 @@ def read_streams(root: Path, cell_ids: set[str] | None = None) -> list[dict[str,
 
 def read_rows(root: Path) -> list[dict[str, Any]]:
     """The cells of a run. cells.parquet is the truth; rows only in cells.jsonl (a kill
-    between the two writes) are added from there."""
+    between the two writes) are added from there. A row that is not a cell (not an
+    object, no text ``cell_id``/``link``/``profile``, no integer ``index``, a metric that
+    is not a number) is
+    a one-line UsageError naming the file; a cells.jsonl line that is not JSON at all (cut
+    by a kill) is skipped."""
     rows: list[dict[str, Any]] = []
     parquet = root / CELLS_PARQUET
     jsonl = root / CELLS_JSONL
     if parquet.exists():
         try:
-            rows = pq.read_table(parquet).to_pylist()
-        except (pa.ArrowException, OSError) as error:
+            table = pq.read_table(parquet).to_pylist()
+        except (pa.ArrowException, OSError, ValueError) as error:
             if not jsonl.exists():
-                raise UsageError(f"{parquet} is unreadable ({error}) and there is no "
-                                 f"{CELLS_JSONL} to fall back on", argument="RUN_DIR") from None
-            rows = []  # damaged: cells.jsonl holds the same rows
+                raise UsageError(f"{parquet} is unreadable ({_first_line(error)}) and there "
+                                 f"is no {CELLS_JSONL} to fall back on",
+                                 argument="RUN_DIR") from None
+            table = []  # damaged: cells.jsonl holds the same rows
+        rows = [check_row(row, f"{parquet}, row {i + 1}") for i, row in enumerate(table)]
     have = {r["cell_id"] for r in rows}
     if jsonl.exists():
-        for line in jsonl.read_text().splitlines():
+        try:
+            lines = jsonl.read_bytes().splitlines()
+        except OSError as error:
+            raise UsageError(f"{jsonl} is unreadable: {error.strerror or error}",
+                             argument="RUN_DIR") from None
+        for number, line in enumerate(lines, 1):
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
+                row = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
                 continue  # a line cut by a kill
-            if row.get("cell_id") not in have:
-                rows.append({k: (float("nan") if v is None and k.endswith(
-                    ("_ms", "_hz", "_ratio", "_s", "_amplification")) else v)
-                    for k, v in row.items()})
+            row = check_row(row, f"{jsonl}, line {number}")
+            if row["cell_id"] not in have:
+                rows.append(row)
                 have.add(row["cell_id"])
-    rows.sort(key=lambda r: r.get("index", 0))
+    rows.sort(key=lambda r: r["index"])
     return rows
+
+
+# Columns that hold numbers (NaN = not measured): by name, and by suffix.
+_NUMBER_COLUMNS = frozenset({"count", "trial", "published", "received", "duplicates",
+                             "warmup_samples", "write_failures", "payload_bytes"})
+_NUMBER_SUFFIXES = ("_s", "_ms", "_hz", "_ratio", "_amplification", "_bytes", "_packets",
+                    "_errors")
+_TEXT_COLUMNS = frozenset({"middleware", "profile", "link", "qos", "history",
+                           "history_applied", "type", "status", "failure_reason",
+                           "exit_note", "profile_file", "started_utc"})
+
+
+def check_row(row: Any, where: str) -> dict[str, Any]:
+    """One cell row as read back, checked (see ``read_rows``); a missing number (null) in
+    a float column becomes NaN, as cells.parquet has it."""
+    if not isinstance(row, dict):
+        raise UsageError(f"{where}: a cell row is a JSON {type(row).__name__}, not an "
+                         "object", argument="RUN_DIR")
+    cell_id = row.get("cell_id")
+    if not isinstance(cell_id, str) or not cell_id:
+        raise UsageError(f"{where}: no cell_id (text)", argument="RUN_DIR")
+    index = row.get("index")
+    if type(index) is not int or index < 0:
+        raise UsageError(f"{where}: cell {_short(cell_id)} has index {_short(index)}, not a "
+                         "whole number >= 0", argument="RUN_DIR")
+    if not _is_number(row.get("payload_bytes")):
+        raise UsageError(f"{where}: cell {_short(cell_id)} has no payload_bytes (a number)",
+                         argument="RUN_DIR")
+    for key in ("link", "profile"):  # what a report groups cells by
+        if not isinstance(row.get(key), str):
+            raise UsageError(f"{where}: cell {_short(cell_id)} has no {key} (text)",
+                             argument="RUN_DIR")
+    out = {}
+    for key, value in row.items():
+        if key == "rate_bins_hz":
+            if value is not None and (not isinstance(value, list)
+                                      or not all(_is_number(v) for v in value)):
+                raise UsageError(f"{where}: cell {_short(cell_id)}: rate_bins_hz is not a "
+                                 "list of numbers", argument="RUN_DIR")
+        elif key in _NUMBER_COLUMNS or key.endswith(_NUMBER_SUFFIXES):
+            if value is None:
+                value = float("nan") if key not in _NUMBER_COLUMNS else None
+            elif not _is_number(value):
+                raise UsageError(f"{where}: cell {_short(cell_id)}: {key} is "
+                                 f"{_short(value)}, not a number", argument="RUN_DIR")
+        elif key in _TEXT_COLUMNS and value is not None and not isinstance(value, str):
+            raise UsageError(f"{where}: cell {_short(cell_id)}: {key} is {_short(value)}, "
+                             "not text", argument="RUN_DIR")
+        out[key] = value
+    if out.get("payload_bytes") != out.get("payload_bytes") or \
+            abs(out["payload_bytes"]) == float("inf"):
+        raise UsageError(f"{where}: cell {_short(cell_id)}: payload_bytes is not finite",
+                         argument="RUN_DIR")
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0][:200]

@@ -37,8 +37,11 @@ Python API (for the bench and tests)::
 * ``up(...)`` returns a ``Testbed`` that stays up (what ``linklab link up`` uses);
   ``open_run(name)`` reopens a run from any process; ``clean(name=, prefix=)``.
 
-Every change goes through one journal (``journal.py``) persisted under ``/run/linklab``
-(``$LINKLAB_STATE_DIR``); nothing is made outside the run's namespaces
+Every change goes through one journal (``journal.py``; records of what was made,
+``made.py``) persisted under ``/run/linklab`` (``$LINKLAB_STATE_DIR``; owned by the user
+and 0700, checked each time: ``statedir.py``); processes started through ``bed.popen`` /
+``bed.run`` are recorded too, so ``down``/``clean`` end them; ``runs.py`` lists runs and
+cleans up. Nothing is made outside the run's namespaces
 (``linklab-<run>-<host>``; interfaces, nft tables and qdiscs carry the run's tag).
 Stages: ``stages.py``. Wires (veth, or a userspace relay added by the emu package):
 ``wires/__init__.py``.

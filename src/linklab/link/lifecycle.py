@@ -20,16 +20,26 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linklab.errors import LinklabError, UsageError
-from linklab.link import userns
+from linklab.errors import EnvironmentProblem, LinklabError, UsageError
+from linklab.link import made, userns
 from linklab.link.journal import (
     Journal,
-    process_alive,
+    StateFileError,
     process_start_time,
+    signals_held,
     state_dir,
 )
-from linklab.link.netops import ALIAS_PREFIX, NetOps, Snapshot
+from linklab.link.netops import NetOps, Snapshot, ifb_unavailable
 from linklab.link.presets import check_not_shipped, get_preset
+from linklab.link.runs import (
+    check_privileges,
+    clean,
+    journal_down,
+    list_runs,
+    open_store,
+    remove_state,
+    residue,
+)
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
 from linklab.link.spec_checks import check_spec, check_traces
 from linklab.link.stages import (
@@ -40,12 +50,10 @@ from linklab.link.stages import (
 )
 from linklab.link.system import Shell, list_netns, require_tools
 from linklab.link.topology import (
-    RUN_NAME,
     LinkPlan,
     PathView,
     TopologyPlan,
     check_name,
-    parse_netns_name,
     plan_topology,
 )
 from linklab.link.wires import Wire, choose_wire
@@ -105,13 +113,6 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     return Design(name, plan, spec, stages, wires, inputs)
 
 
-# --- privileges ----------------------------------------------------------------------
-
-def check_privileges() -> None:
-    """Root, or a user namespace we can use (else a one-line PrivilegeError)."""
-    userns.check()
-
-
 # --- the testbed object --------------------------------------------------------------
 
 class Testbed:
@@ -144,13 +145,43 @@ class Testbed:
         return self.shell.exec_argv(self.plan.host(host).netns, [str(a) for a in argv])
 
     def popen(self, host: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
-        return subprocess.Popen(self.argv(host, argv), **kwargs)
+        """Start ``argv`` inside ``host``. The process is recorded in the run's journal
+        (pid and start time): ``down`` and ``clean`` end it if it still runs, also after
+        this process was killed."""
+        full = self.argv(host, argv)
+        with signals_held():
+            child = subprocess.Popen(full, **kwargs)
+            try:
+                self.journal.adopt(f"process in {host}: {' '.join(full[-len(argv):])}", child)
+            except BaseException:
+                child.kill()
+                child.wait()
+                raise
+        return child
 
-    def run(self, host: str, argv: Sequence[str],
+    def run(self, host: str, argv: Sequence[str], *, input: Any = None,
+            timeout: float | None = None, check: bool = False,
             **kwargs: Any) -> subprocess.CompletedProcess[Any]:
-        kwargs.setdefault("capture_output", True)
+        """Run ``argv`` inside ``host`` to its end (like ``subprocess.run``; output is
+        captured as text unless told otherwise); recorded like ``popen`` while it runs."""
         kwargs.setdefault("text", True)
-        return subprocess.run(self.argv(host, argv), check=kwargs.pop("check", False), **kwargs)
+        if kwargs.pop("capture_output", True):
+            kwargs.setdefault("stdout", subprocess.PIPE)
+            kwargs.setdefault("stderr", subprocess.PIPE)
+        if input is not None:
+            kwargs["stdin"] = subprocess.PIPE
+        with self.popen(host, argv, **kwargs) as child:
+            try:
+                out, err = child.communicate(input, timeout=timeout)
+            except BaseException:
+                child.kill()
+                child.wait()
+                raise
+        self.journal.forget(child)
+        result = subprocess.CompletedProcess(child.args, child.returncode, out, err)
+        if check:
+            result.check_returncode()
+        return result
 
     # -- outage schedule --
 
@@ -179,10 +210,18 @@ class Testbed:
 
     def outage_events(self) -> list[dict[str, Any]]:
         """Switches the scheduler made so far: planned and measured times (monotonic ns)."""
-        path = events_path(self.journal.path)
-        if not path.exists():
+        name = events_path(self.journal.path).name
+        try:
+            text = self.journal.store.read(name).decode("utf-8", "replace")
+        except FileNotFoundError:
             return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        events = []
+        for line in text.splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if isinstance(event, dict):
+                    events.append(event)
+        return events
 
     # -- counters --
 
@@ -263,10 +302,12 @@ class Testbed:
         if self._closed:
             return []
         self._closed = True
+        self.journal.reload()  # processes other processes of this run recorded
         holder = self.journal.state.get("holder")
         if holder and not userns.is_root():
+            self.journal.stop_processes(role="host")
             userns.stop_holder(holder, self.journal.path)
-            if self.journal.path.exists():
+            if self.journal.exists():
                 return [f"the holder of run {self.name!r} did not take it down; "
                         f"run linklab link clean --name {self.name}"]
             return []
@@ -276,7 +317,7 @@ class Testbed:
         if left:
             problems.append(f"namespaces still present: {', '.join(left)}")
         if not problems:
-            _remove_state(self.journal)
+            remove_state(self.journal)
         return problems
 
     def __enter__(self) -> Testbed:
@@ -347,6 +388,7 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
 
 def _build(bed: Testbed, *, arm_outage: bool) -> None:
     plan, journal = bed.plan, bed.journal
+    _check_ifb(bed)
     net = NetOps(journal, plan.tag)
     buffers: dict[str, Any] = {}
     for host in plan.hosts:
@@ -360,7 +402,7 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
         if host.bridge:
             net.ip(host.netns, ["link", "add", host.bridge, "type", "bridge", "stp_state", "0",
                                 "forward_delay", "0", "mcast_snooping", "0"],
-                   undo=["link", "del", host.bridge])
+                   undo=made.link(host.netns, host.bridge))
     journal.update(socket_buffers=buffers)
     bridges = {h.name: h.bridge for h in plan.hosts if h.bridge}
     for link in plan.links:
@@ -372,24 +414,25 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.offloads_off(port.netns, port.ifname)
             if port.host in bridges:
                 net.ip(port.netns, ["link", "set", port.ifname, "master", bridges[port.host]],
-                       undo=["link", "set", port.ifname, "nomaster"])
+                       undo=made.master(port.netns, port.ifname))
     for host in plan.hosts:
         if host.bridge:
             net.ip(host.netns, ["link", "set", host.bridge, "mtu", str(bed.spec.mtu)], undo=None)
             net.offloads_off(host.netns, host.bridge)
             net.ip(host.netns, ["link", "set", host.bridge, "up"],
-                   undo=["link", "set", host.bridge, "down"])
+                   undo=made.link_up(host.netns, host.bridge))
         for ifname, cidr in host.addresses:
             net.ip(host.netns, ["addr", "add", cidr, "dev", ifname],
-                   undo=["addr", "del", cidr, "dev", ifname])
+                   undo=made.address(host.netns, ifname, cidr))
     for link in plan.links:
         for port in (link.a, link.b):
             net.ip(port.netns, ["link", "set", port.ifname, "up"],
-                   undo=["link", "set", port.ifname, "down"])
+                   undo=made.link_up(port.netns, port.ifname))
     for host in plan.hosts:
         for destination, via, dev in host.routes:
             route = [destination] + (["via", via] if via else []) + ["dev", dev]
-            net.ip(host.netns, ["route", "add", *route], undo=["route", "del", *route])
+            net.ip(host.netns, ["route", "add", *route],
+                   undo=made.route(host.netns, destination, via, dev))
     _static_neighbours(bed, net)
     switches = []
     for link in plan.links:
@@ -409,6 +452,21 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             bed.arm_outage()
 
 
+
+
+def _check_ifb(bed: Testbed) -> None:
+    """A rate shaped at a port's ingress needs ifb devices; refuse before building if the
+    kernel cannot make them without loading a module (linklab loads none: netops.py)."""
+    for link in bed.plan.links:
+        for direction in DIRECTIONS:
+            path = bed.path(link, direction)
+            if path.sender != path.shaper and any(
+                    s.kind == "rate" and s.runs_in == "kernel"
+                    for s in bed.design.stages[link.name][direction]):
+                reason = ifb_unavailable()
+                if reason is not None:
+                    raise EnvironmentProblem(reason)
+                return
 
 
 def _static_neighbours(bed: Testbed, net: NetOps) -> None:
@@ -436,8 +494,8 @@ def _static_neighbours(bed: Testbed, net: NetOps) -> None:
             if lines:
                 net.journal.change(f"static neighbours {netns}/{ifname}",
                                    ["ip", "-n", netns, "-batch", "-"],
-                                   ["ip", "-n", netns, "neigh", "flush", "dev", ifname,
-                                    "nud", "permanent"], input="\n".join(lines) + "\n")
+                                   made.neighbours(netns, ifname),
+                                   input="\n".join(lines) + "\n")
 
 
 # --- the context manager ------------------------------------------------------------------
@@ -481,172 +539,59 @@ def state_path(name: str) -> Path:
     return state_dir() / f"{name}.json"
 
 
-def open_run(name: str) -> Testbed:
-    """The testbed of a run that is up (from its state file, from any process)."""
+def _load(name: str) -> Journal:
     check_name(name)
-    path = state_path(name)
-    if not path.exists():
+    store = open_store()
+    try:
+        if store is None:
+            raise FileNotFoundError(name)
+        return Journal.load(store, name)
+    except FileNotFoundError:
         runs = ", ".join(list_runs()) or "none"
-        raise UsageError(f"no link named {name!r} is up (runs: {runs})", argument="--name")
-    journal = Journal.open(path)
+        raise UsageError(f"no link named {name!r} is up (runs: {runs})",
+                         argument="--name") from None
+
+
+def _testbed(journal: Journal) -> Testbed:
     holder = journal.state.get("holder")
     if holder and not userns.is_root():
         journal.shell = Shell(userns.holder_prefix(holder))
-    inputs = journal.state.get("inputs", {})
-    # Runs recorded before preset_fields was recorded name a shipped preset only.
-    plan_design = design(inputs.get("preset"), preset_fields=inputs.get("preset_fields"),
-                         topology=inputs.get("topology", "pair"),
-                         hosts=inputs.get("hosts", 1), name=name, wire=inputs.get("wire"),
-                         **inputs.get("overrides", {}))
+    inputs = journal.state.get("inputs")
+    if not isinstance(inputs, dict):
+        raise StateFileError(f"state file {journal.path} has no inputs")
+    overrides = inputs.get("overrides", {})
+    if not isinstance(overrides, dict):
+        raise StateFileError(f"state file {journal.path}: overrides is not an object")
+    preset_fields = inputs.get("preset_fields")
+    if preset_fields is not None and not isinstance(preset_fields, dict):
+        raise StateFileError(f"state file {journal.path}: preset_fields is not an object")
+    try:
+        # Runs recorded before preset_fields was recorded name a shipped preset only.
+        plan_design = design(inputs.get("preset"), preset_fields=preset_fields,
+                             topology=inputs.get("topology", "pair"),
+                             hosts=inputs.get("hosts", 1), name=journal.name,
+                             wire=inputs.get("wire"), **overrides)
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        raise StateFileError(f"state file {journal.path}: its inputs do not describe a "
+                             f"testbed ({type(error).__name__})") from None
     return Testbed(journal, plan_design)
 
 
-def list_runs() -> list[str]:
-    directory = state_dir()
-    if not directory.is_dir():
-        return []
-    return sorted(p.stem for p in _state_files(directory))
-
-
-def _state_files(directory: Path) -> list[Path]:
-    """The runs' state files: ``<run>.json`` (companions such as ``<run>.x.stats.json``
-    written by stages and wires are not runs)."""
-    return sorted(p for p in directory.glob("*.json") if RUN_NAME.match(p.stem))
+def open_run(name: str) -> Testbed:
+    """The testbed of a run that is up (from its state file, from any process)."""
+    return _testbed(_load(name))
 
 
 def down(name: str) -> list[str]:
     check_privileges()
+    journal = _load(name)
     try:
-        bed = open_run(name)
+        bed = _testbed(journal)
     except LinklabError:
-        path = state_path(name)
-        if not path.exists() or Journal.open(path).state.get("holder"):
+        if journal.state.get("holder"):
             raise
-        return _journal_down(path)  # inputs no longer valid (preset gone): the journal knows
+        return journal_down(journal)  # inputs no longer valid (preset gone): the journal knows
     return bed.down()
-
-
-def _journal_down(path: Path) -> list[str]:
-    """Undo a run from its journal alone (works even if its inputs no longer validate)."""
-    journal = Journal.open(path)
-    problems = journal.undo_all()
-    if not problems:
-        _remove_state(journal)
-    return problems
-
-
-def _remove_state(journal: Journal) -> None:
-    """The state file and its companions (outage events and log)."""
-    path = journal.path
-    for extra in _companions(path):
-        with contextlib.suppress(FileNotFoundError):
-            extra.unlink()
-    journal.remove()
-
-
-def _companions(state_path: Path) -> list[Path]:
-    """Files next to a run's state file that belong to it: ``<run>.<anything>``
-    (outage events and log, the relay's config, log and counters)."""
-    return [p for p in state_path.parent.glob(state_path.stem + ".*")
-            if p != state_path and p.is_file()]
-
-
-def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
-    if name is not None:
-        return run == name
-    if prefix is not None:
-        return run.startswith(prefix)
-    return True
-
-
-def clean(name: str | None = None, prefix: str | None = None,
-          sweep: bool = True) -> dict[str, Any]:
-    """Remove what linklab left behind (only that), within the scope given.
-
-    1. Every run in the state directory whose owner process is gone (or that has no
-       owner: runs made by ``linklab link up``) is undone from its journal.
-    2. Namespaces named ``linklab-<run>-<host>`` that carry linklab's mark (the alias
-       of their lo names the run's state file) but whose state file is gone are deleted
-       (``sweep=False`` skips this step). A run recorded in another state directory is
-       left alone.
-    Runs whose owner process is alive are left alone and reported.
-    """
-    check_privileges()
-    report: dict[str, Any] = {"runs_removed": [], "namespaces_removed": [], "skipped": [],
-                              "problems": []}
-    directory = state_dir()
-    if directory.is_dir():
-        for path in _state_files(directory):
-            run = path.stem
-            if not _in_scope(run, name, prefix):
-                continue
-            try:
-                state = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as error:
-                report["problems"].append(f"{path}: unreadable state ({error})")
-                continue
-            owner = state.get("owner") or {}
-            if process_alive(owner.get("pid"), owner.get("start")):
-                report["skipped"].append(f"{run}: owned by live process {owner['pid']}")
-                continue
-            holder = state.get("holder")
-            if holder and not userns.is_root():
-                # The namespaces live in the holder's user namespace: stop the holder (it
-                # takes the run down) or, if it is dead, the helpers that still hold them.
-                if process_alive(holder.get("pid"), holder.get("start")):
-                    userns.stop_holder(holder, path)
-                if path.exists():
-                    Journal.open(path).stop_processes()
-                    _remove_state(Journal.open(path))
-                report["runs_removed"].append(run)
-                continue
-            problems = _journal_down(path)
-            if problems:
-                report["problems"].extend(f"{run}: {p}" for p in problems)
-            else:
-                report["runs_removed"].append(run)
-        # Companion files whose run is gone (e.g. a process killed between removing
-        # the state file and its companions).
-        for extra in sorted(directory.glob("*.*")):
-            run = extra.name.split(".", 1)[0]
-            if (extra.is_file() and RUN_NAME.match(run) and _in_scope(run, name, prefix)
-                    and not (directory / f"{run}.json").exists()):
-                with contextlib.suppress(FileNotFoundError):
-                    extra.unlink()
-                    report.setdefault("files_removed", []).append(extra.name)
-    shell = Shell()
-    for netns in list_netns(shell) if sweep and userns.is_root() else []:
-        parsed = parse_netns_name(netns)
-        if parsed is None or not _in_scope(parsed[0], name, prefix):
-            continue
-        mark = _state_mark(shell, netns)
-        if mark is None:
-            report["skipped"].append(f"{netns}: no linklab mark on its lo (not made by "
-                                     "linklab, or killed while being made: ip netns delete)")
-            continue
-        if Path(mark).exists():
-            continue  # a run that is recorded (its own state directory handles it)
-        result = shell.run(["ip", "netns", "delete", netns], check=False)
-        if result.returncode == 0:
-            report["namespaces_removed"].append(netns)
-        else:
-            report["problems"].append(f"{netns}: {result.stderr.strip()}")
-    return report
-
-
-def _state_mark(shell: Shell, netns: str) -> str | None:
-    """The state file a linklab namespace belongs to (the alias of its lo), or None."""
-    result = shell.run(["ip", "-n", netns, "-j", "link", "show", "dev", "lo"], check=False)
-    if result.returncode != 0 or not result.stdout.strip():
-        return None
-    alias = json.loads(result.stdout)[0].get("ifalias", "")
-    return alias[len(ALIAS_PREFIX):] if alias.startswith(ALIAS_PREFIX) else None
-
-
-def residue(name: str) -> list[str]:
-    """Namespaces of run ``name`` that exist (for checks after down/clean)."""
-    return [ns for ns in list_netns(Shell())
-            if (parsed := parse_netns_name(ns)) is not None and parsed[0] == name]
 
 
 def asdict_plan(plan: TopologyPlan) -> dict[str, Any]:

@@ -1,16 +1,24 @@
-"""Journaled network operations used by wires and stages (each one records its undo).
+"""Journaled network operations used by wires and stages (each one records what it made).
 
 Wires and stages never call ``ip``/``tc``/``nft`` themselves; they call these methods,
-so every change of a run is in its journal and ``down`` can undo it.
+so every change of a run is in its journal (as data, ``made.py``) and ``down`` can undo
+it.
+
+Kernel modules: linklab loads none. Shaping a port's ingress needs the ifb driver; if it
+is a module that is not loaded, ``ip link add ... type ifb`` would load it with two
+devices (ifb0, ifb1) in the root namespace, and unloading it later could remove other
+users' ifb devices -- so linklab refuses, before building anything, and says how to
+load it once (``ifb_unavailable``).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
 from pathlib import Path
 from typing import Any
 
+from linklab.link import made
 from linklab.link.journal import Journal
 from linklab.link.system import CommandFailed
 from linklab.link.topology import Port
@@ -39,38 +47,36 @@ class NetOps:
         """A host namespace. The caller checked that ``netns`` did not exist before."""
         try:
             self.journal.change(f"namespace {netns}", ["ip", "netns", "add", netns],
-                                ["ip", "netns", "delete", netns])
+                                made.netns(netns))
         except CommandFailed:
             # `ip netns add` can fail after making /run/netns/<name>; it is ours, remove it
             self.journal.shell.run(["ip", "netns", "delete", netns], check=False)
             raise
-        self.ip(netns, ["link", "set", "lo", "up"], undo=["link", "set", "lo", "down"])
+        self.ip(netns, ["link", "set", "lo", "up"], undo=made.link_up(netns, "lo"))
         # A mark inside the namespace saying which state file it belongs to, so `clean`
         # can tell a live run (state file present, in any state directory) from one left
         # behind, and never mistakes someone else's namespace for linklab's.
         self.ip(netns, ["link", "set", "dev", "lo", "alias", f"{ALIAS_PREFIX}{self.journal.path}"],
                 undo=None)
 
-    def ip(self, netns: str, args: list[str], undo: list[str] | None,
+    def ip(self, netns: str, args: list[str], undo: made.Record | None,
            what: str | None = None) -> str:
         return self.journal.change(what or f"ip {' '.join(args)}", ["ip", "-n", netns, *args],
-                                   ["ip", "-n", netns, *undo] if undo else None, None)
+                                   undo, None)
 
-    def tc(self, netns: str, args: list[str], undo: list[str] | None) -> str:
-        return self.journal.change(f"tc {' '.join(args)}", ["tc", "-n", netns, *args],
-                                   ["tc", "-n", netns, *undo] if undo else None)
+    def tc(self, netns: str, args: list[str], undo: made.Record | None) -> str:
+        return self.journal.change(f"tc {' '.join(args)}", ["tc", "-n", netns, *args], undo)
 
     def veth(self, a: Port, b: Port) -> None:
         """A veth pair made directly inside the two namespaces (never in the root one)."""
         self.ip(a.netns, ["link", "add", a.ifname, "type", "veth", "peer", "name", b.ifname,
-                          "netns", b.netns], undo=["link", "del", a.ifname],
+                          "netns", b.netns], undo=made.link(a.netns, a.ifname),
                 what=f"veth {a.netns}/{a.ifname} <-> {b.netns}/{b.ifname}")
 
     def offloads_off(self, netns: str, ifname: str) -> None:
         args = [arg for feature in OFFLOADS for arg in (feature, "off")]
-        undo = [arg for feature in OFFLOADS for arg in (feature, "on")]
         self.journal.change(f"offloads off {netns}/{ifname}", ["ethtool", "-K", ifname, *args],
-                            ["ethtool", "-K", ifname, *undo], netns)
+                            made.offloads(netns, ifname, OFFLOADS), netns)
 
     def sysctl(self, netns: str, key: str, value: str) -> bool:
         """Set a per-namespace sysctl; False if the kernel keeps it read-only there."""
@@ -85,7 +91,7 @@ class NetOps:
         try:
             self.journal.change(f"sysctl {netns} {key}={value}",
                                 ["sysctl", "-q", "-w", f"{key}={value}"],
-                                ["sysctl", "-q", "-w", f"{key}={previous}"], netns)
+                                made.sysctl(netns, key, previous), netns)
         except CommandFailed:
             return False  # e.g. not writable from an unprivileged user namespace
         return True
@@ -97,9 +103,8 @@ class NetOps:
 
     # --- nftables: one netdev table per namespace, one ingress chain per port -----------
 
-    def nft(self, netns: str, script: str, undo: str | None, what: str) -> None:
-        self.journal.change(what, ["nft", "-f", "-"],
-                            ["nft", *undo.split()] if undo else None, netns, input=script)
+    def nft(self, netns: str, script: str, undo: made.Record | None, what: str) -> None:
+        self.journal.change(what, ["nft", "-f", "-"], undo, netns, input=script)
 
     def ingress_chain(self, port: Port, prerouting: bool = False) -> tuple[str, str]:
         """The nft chain that sees what arrives on ``port`` (made on first use).
@@ -113,7 +118,8 @@ class NetOps:
         family = "inet" if prerouting else "netdev"
         key = f"{family} {self.table}"
         if (port.netns, key) not in self._tables:
-            self.nft(port.netns, f"add table {key}\n", f"delete table {key}",
+            self.nft(port.netns, f"add table {key}\n",
+                     made.nft_table(port.netns, family, self.table),
                      f"nft table {port.netns}/{key}")
             self._tables.add((port.netns, key))
         chain = "in_" + nft_name(port.ifname)
@@ -147,20 +153,41 @@ class NetOps:
         """
         if (port.netns, ifb) in self._ifbs:
             return
-        if not Path("/sys/module/ifb").exists() and shutil.which("modprobe"):
-            # Loaded on demand, the ifb module would make ifb0 and ifb1 in the root
-            # namespace; load it without them so the root namespace stays as it was.
-            self.journal.shell.run(["modprobe", "ifb", "numifbs=0"], check=False)
-        self.ip(port.netns, ["link", "add", ifb, "type", "ifb"], undo=["link", "del", ifb])
+        self.ip(port.netns, ["link", "add", ifb, "type", "ifb"], undo=made.link(port.netns, ifb))
         self.offloads_off(port.netns, ifb)
-        self.ip(port.netns, ["link", "set", ifb, "up"], undo=["link", "set", ifb, "down"])
+        self.ip(port.netns, ["link", "set", ifb, "up"], undo=made.link_up(port.netns, ifb))
         self.tc(port.netns, ["qdisc", "add", "dev", port.ifname, "handle", "ffff:", "ingress"],
-                undo=["qdisc", "del", "dev", port.ifname, "handle", "ffff:", "ingress"])
+                undo=made.qdisc(port.netns, port.ifname, "ingress"))
+        # (the filter goes away with the ingress qdisc)
         self.tc(port.netns, ["filter", "add", "dev", port.ifname, "parent", "ffff:",
                              "protocol", "all", "u32", "match", "u32", "0", "0",
                              "action", "mirred", "egress", "redirect", "dev", ifb],
-                undo=["filter", "del", "dev", port.ifname, "parent", "ffff:"])
+                undo=None)
         self._ifbs.add((port.netns, ifb))
+
+
+def ifb_unavailable(sys_module: Path = Path("/sys/module"),
+                    proc_modules: Path = Path("/proc/modules"),
+                    builtin: Path | None = None) -> str | None:
+    """None if ifb devices can be made without loading a kernel module, else why not.
+
+    Usable: the ifb module is loaded (``/sys/module/ifb``), or built into the kernel
+    (listed in ``modules.builtin``), or the kernel loads no modules at all (no
+    ``/proc/modules``: then ifb is built in or absent, and ``ip`` says which).
+    """
+    if (sys_module / "ifb").exists() or not proc_modules.exists():
+        return None
+    builtin = builtin or Path(f"/lib/modules/{os.uname().release}/modules.builtin")
+    try:
+        if any(line.rsplit("/", 1)[-1].strip() in ("ifb.ko", "ifb.ko.xz", "ifb.ko.zst")
+               for line in builtin.read_text().splitlines()):
+            return None
+    except OSError:
+        pass
+    return ("shaping a link's ingress (a rate on the robot->edge direction) needs the ifb "
+            "kernel module, which is not loaded; linklab loads no kernel module (it could "
+            "not tell when unloading is safe): load it once as root with "
+            "'modprobe ifb numifbs=0' (numifbs=0: no ifb0/ifb1 in the root namespace)")
 
 
 # --- reading counters ------------------------------------------------------------------------

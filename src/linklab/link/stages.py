@@ -26,6 +26,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
+from linklab.link import made
 from linklab.link.netops import NetOps, Snapshot, nft_name
 from linklab.link.spec import BurstLoss, DirectionSpec, Outage
 from linklab.link.topology import PathView
@@ -178,7 +179,7 @@ class RateStage(Stage):
         net.tc(ns, ["qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf",
                     "rate", f"{int(self.rate_bps)}bit", "burst", str(self.burst_bytes),
                     "latency", f"{int(TBF_LATENCY_S * 1000)}ms"],
-               undo=["qdisc", "del", "dev", dev, "root"])
+               undo=made.qdisc(ns, dev, "root"))
 
     def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters | None:
         entry = snapshot.qdisc(path.shaper.netns, self.device(path), "tbf")

@@ -5,18 +5,27 @@ Used by the link's evidence tests and benchmark (``linklab link exec`` / ``bed.p
     python -m linklab.link.udpflow recv --port 9000 [--records FILE] [--idle 1.0]
     python -m linklab.link.udpflow send --to 10.77.0.100 --port 9000 --pps 20000
                                         --count 20000 [--size 200] [--seconds S]
+                                        [--gaps even|exponential] [--seed N]
 
 Each datagram carries its sequence number and CLOCK_MONOTONIC send time (ns). The
 receiver prints ``ready`` on stderr once bound, and at the end one JSON line on stdout:
 packets, bytes (UDP payload), first/last arrival (ns), goodput (bit/s between the first
 and last arrival). ``--records`` writes (seq u64, t_send i64, t_recv i64) per packet
 (the sender's file has t_recv 0).
+
+``--gaps exponential`` spaces datagrams by exponential gaps (a Poisson stream of the same
+mean rate) instead of evenly. Two even streams at the rate of a drop-tail bottleneck lock
+into phase with its departures and split it by their relative phase, not by their
+offered loads (Floyd and Jacobson, "On traffic phase effects in packet-switched
+gateways", 1992); Poisson arrivals see the queue's time average (PASTA), so each stream
+loses the same fraction and keeps its offered share.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import socket
 import struct
 import sys
@@ -34,12 +43,14 @@ def send(args: argparse.Namespace) -> int:
     start = time.monotonic_ns()
     end = start + int(args.seconds * 1e9) if args.seconds else None
     interval_ns = 1e9 / args.pps
+    rng = random.Random(args.seed)
+    offset_ns = 0.0
     seq = 0
     errors = 0
     log = open(args.records, "wb") if args.records else None  # noqa: SIM115
     while (args.count is None or seq < args.count) and (end is None or
                                                          time.monotonic_ns() < end):
-        due = start + int(seq * interval_ns)
+        due = start + int(offset_ns if args.gaps == "exponential" else seq * interval_ns)
         now = time.monotonic_ns()
         if due > now + 200_000:
             time.sleep((due - now) / 1e9)
@@ -53,6 +64,7 @@ def send(args: argparse.Namespace) -> int:
         if log is not None:
             log.write(RECORD.pack(seq, t_send, 0))
         seq += 1
+        offset_ns += rng.expovariate(1.0) * interval_ns
     if log is not None:
         log.close()
     print(json.dumps({"sent": seq, "errors": errors, "bytes": seq * len(payload),
@@ -110,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--seconds", type=float)
     s.add_argument("--size", type=int, default=200)
     s.add_argument("--records", help="write (seq, t_send, 0) per packet sent")
+    s.add_argument("--gaps", choices=("even", "exponential"), default="even",
+                   help="even spacing, or exponential gaps (Poisson) of the same mean")
+    s.add_argument("--seed", type=int, default=1, help="seed of the exponential gaps")
     r = sub.add_parser("recv")
     r.add_argument("--port", type=int, required=True)
     r.add_argument("--records")

@@ -4,7 +4,8 @@ Without root, ``up`` starts a *holder*: ``unshare --user --map-root-user --mount
 running ``python -m linklab.link.userns hold``. Inside it the user is root of its own
 user namespace, with a private tmpfs on /run/netns; the holder builds the testbed there
 and stays alive, keeping it up. The run's state file (in ``/tmp/linklab-<uid>`` unless
-``$LINKLAB_STATE_DIR`` says otherwise) records the holder; other processes reach the
+``$LINKLAB_STATE_DIR`` says otherwise; owned by the user and 0700, see ``statedir.py``)
+records the holder; other processes reach the
 hosts with ``nsenter --target <holder> --user --mount``. ``down`` asks the holder to
 take the testbed down; if the holder dies, the namespaces die with it (``clean`` stops
 any helper process still holding them). A holder started for ``testbed()`` also watches
@@ -31,10 +32,6 @@ from linklab.link.journal import process_alive, process_start_time
 
 def is_root() -> bool:
     return os.geteuid() == 0
-
-
-def user_state_dir() -> Path:
-    return Path(f"/tmp/linklab-{os.geteuid()}")
 
 
 def userns_available() -> str | None:
@@ -78,8 +75,10 @@ def holder_prefix(holder: dict[str, Any]) -> tuple[str, ...]:
 
 def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None) -> Path:
     """Start a holder that builds the testbed ``kwargs`` describes; return its state file."""
-    directory = Path(os.environ.get("LINKLAB_STATE_DIR") or user_state_dir())
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    from linklab.link.statedir import StateDir
+
+    with StateDir.open() as store:  # made if missing; checked: ours and 0700
+        directory = store.path
     config = {"kwargs": kwargs, "owner": None}
     if owner_pid is not None:
         config["owner"] = {"pid": owner_pid, "start": process_start_time(owner_pid)}
@@ -147,7 +146,7 @@ def hold(config: dict[str, Any]) -> int:
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nobody reads us any more
     owner = config.get("owner") or {}
     while not stop["now"]:
-        if not bed.journal.path.exists():
+        if not bed.journal.exists():
             break
         if owner and not process_alive(owner.get("pid"), owner.get("start")):
             break

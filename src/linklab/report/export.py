@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from linklab.errors import UsageError
 from linklab.report.table import METRICS, build_blocks
 
 
@@ -30,6 +31,20 @@ def _cell(value: Any) -> Any:
 
 
 def write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+    """Write the CSV files into ``out_dir`` (made if missing); a path that is not a
+    directory, or one that cannot be written, is a one-line UsageError naming --csv."""
+    try:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise UsageError(f"{out_dir} exists and is not a directory; --csv takes a "
+                             "directory to write cells.csv, table2.csv and rate_bins.csv "
+                             "into", argument="--csv")
+        return _write_csv(rows, out_dir)
+    except OSError as error:
+        raise UsageError(f"cannot write into {out_dir}: {error.strerror or error} "
+                         f"({error.filename or out_dir})", argument="--csv") from None
+
+
+def _write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     columns: list[str] = []

@@ -4,6 +4,7 @@ material for MQTT and Zenoh."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -31,6 +32,20 @@ def register(app: typer.Typer) -> None:
 
         made = create_keystore(directory, tuple(enclave or DEFAULT_ENCLAVES),
                                tuple(tls_address or ("127.0.0.1", "localhost")))
+        _show(made, json_output)
+
+    @keystore.command("show")
+    def show(
+        directory: Path = typer.Argument(..., metavar="DIR", help="A keystore made by create."),
+        json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    ) -> None:
+        """Check an existing keystore (CA, enclave certificates and keys) and list its
+        enclaves and profiles."""
+        from linklab.security.keystore import load_keystore
+
+        _show(load_keystore(directory), json_output)
+
+    def _show(made: Any, json_output: bool) -> None:
         result = {
             "keystore": str(made.root.resolve()),
             "ca": str(made.ca_cert.resolve()),

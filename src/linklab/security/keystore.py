@@ -15,7 +15,9 @@ Zenoh signed by the same CA.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from linklab.security import documents, pki, profiles
 ENCLAVE_NAME = re.compile(r"^(/[A-Za-z0-9_]+)+$")
 DEFAULT_ENCLAVES = ("/linklab/robot", "/linklab/edge")
 CA_NAME = "linklab keystore CA"
+KEYSTORE_DIRS = ("public", "private", "enclaves")
 
 
 @dataclass(frozen=True)
@@ -93,11 +96,45 @@ def create_keystore(root: Path, enclaves: tuple[str, ...] = DEFAULT_ENCLAVES,
         raise UsageError("at least one enclave is needed", argument="--enclave")
     if len(set(enclaves)) != len(enclaves):
         raise UsageError("enclave names must be distinct", argument="--enclave")
+    try:
+        _check_target(root)
+    except OSError as error:
+        raise UsageError(f"{root}: {error.strerror or error} ({error.filename or root})",
+                         argument="DIR") from None
+    ours = [root] if not root.exists() else [root / sub for sub in KEYSTORE_DIRS
+                                             if not (root / sub).exists()]
+    try:
+        return _create(root, enclaves, tls_names, domains)
+    except OSError as error:
+        for target in ours:  # what this call made, nothing that was there before
+            shutil.rmtree(target, ignore_errors=True)
+        where = error.filename or root
+        raise UsageError(f"cannot write the keystore at {where}: {error.strerror or error}; "
+                         "nothing was left behind", argument="DIR") from None
+
+
+def _check_target(root: Path) -> None:
+    """DIR must be new (or an empty directory / one without a keystore) in an existing,
+    writable directory; one-line UsageError otherwise, before anything is written."""
     if (root / "public" / "ca.cert.pem").exists():
         raise UsageError(f"{root} already holds a keystore (remove it or choose another)",
                          argument="DIR")
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a directory", argument="DIR")
+    parent = root.absolute().parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist (create it first)"
+        raise UsageError(f"{root}: the directory {parent} {what}", argument="DIR")
+    target = root if root.exists() else parent
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise UsageError(f"{root}: {target} is not writable for this user", argument="DIR")
+    for sub in KEYSTORE_DIRS:
+        if (root / sub).exists() and not (root / sub).is_dir():
+            raise UsageError(f"{root / sub} exists and is not a directory", argument="DIR")
+
+
+def _create(root: Path, enclaves: tuple[str, ...], tls_names: tuple[str, ...],
+            domains: documents.DomainRange) -> Keystore:
     start = pki.now_utc()
     ca = pki.make_ca(CA_NAME, start)
     ca_cert, ca_key = pki.certificate_pem(ca), pki.private_key_pem(ca)
@@ -138,3 +175,50 @@ def _create_enclave(root: Path, ca: pki.Identity, name: str, start, tls_names, d
     pki.write_public(enclave.mqtt_profile, profiles.mqtt_client_profile(enclave).encode())
     pki.write_public(enclave.zenoh_profile, profiles.zenoh_tls_json5(enclave).encode())
     return enclave
+
+
+def load_keystore(root: Path) -> Keystore:
+    """An existing keystore (as ``create_keystore`` makes it), checked: the CA certificate
+    and key, and for every enclave its certificate (issued by that CA), key and profiles.
+    Raises a one-line UsageError naming the file and what is wrong."""
+    root = Path(root)
+    if not (root / "public" / "ca.cert.pem").is_file():
+        raise UsageError(f"{root} is not a keystore (no public/ca.cert.pem)", argument="DIR")
+    ca = _identity(root / "public" / "ca.cert.pem", root / "private" / "ca.key.pem")
+    found = []
+    try:
+        certs = sorted((root / "enclaves").rglob("cert.pem"))
+    except OSError as error:
+        raise UsageError(f"{root / 'enclaves'}: {error.strerror or error}",
+                         argument="DIR") from None
+    for cert in certs:
+        directory = cert.parent
+        if directory.name == "tls":
+            continue
+        name = "/" + directory.relative_to(root / "enclaves").as_posix()
+        if not ENCLAVE_NAME.match(name):
+            raise UsageError(f"{directory}: {name!r} is not an enclave name", argument="DIR")
+        identity = _identity(cert, directory / "key.pem")
+        if identity.certificate.issuer != ca.certificate.subject:
+            raise UsageError(f"{cert} was not issued by this keystore's CA", argument="DIR")
+        enclave = Enclave(name=name, directory=directory.resolve())
+        for needed in (enclave.fastdds_profile, enclave.tls_cert, enclave.tls_key,
+                       directory / "permissions.p7s", directory / "governance.p7s"):
+            if not needed.is_file():
+                raise UsageError(f"enclave {name}: {needed} is missing", argument="DIR")
+        found.append(enclave)
+    if not found:
+        raise UsageError(f"{root} holds no enclave (enclaves/<name>/cert.pem)", argument="DIR")
+    return Keystore(root=root, enclaves=tuple(found))
+
+
+def _identity(cert: Path, key: Path) -> pki.Identity:
+    try:
+        return pki.load_identity(cert, key)
+    except OSError as error:
+        raise UsageError(f"{error.filename or cert}: {error.strerror or error}",
+                         argument="DIR") from None
+    except (ValueError, TypeError) as error:
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise UsageError(f"{cert} + {key.name}: not a certificate and its EC key "
+                         f"({first[:160]})", argument="DIR") from None

@@ -132,4 +132,6 @@ def load_identity(cert_path: Path, key_path: Path) -> Identity:
     key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         raise ValueError(f"{key_path}: expected an EC private key")
+    if key.public_key().public_numbers() != certificate.public_key().public_numbers():
+        raise ValueError(f"{key_path}: the key does not belong to {cert_path}")
     return Identity(certificate, key)

@@ -28,7 +28,8 @@ package -- e.g. ``linklab/link/wires/tap_relay.py`` -- that defines a subclass o
                                     [exe, "--a", f"{link.a.netns}:{link.a.ifname}", ...],
                                     netns=link.a.netns, log=...)
             # wait until link.a.ifname / link.b.ifname exist in their namespaces;
-            # anything made by hand must be recorded: net.journal.record(what, undo, netns)
+            # anything made by hand must be recorded as data (linklab.link.made), e.g.
+            # net.journal.record(what, made.files([...])): the undo is derived from it
 
         def counters(self, shell):
             # {(link.name, "up"|"down", stage.kind): {"passed_packets": .., ...}}

@@ -23,6 +23,7 @@ from linklab.emu.stages import Delay, GilbertElliott
 from linklab.emu.stages import Stage as EmuStage
 from linklab.emu.stages import Trace as EmuTrace
 from linklab.errors import EnvironmentProblem, LinklabError
+from linklab.link import made
 from linklab.link.netops import NetOps
 from linklab.link.stages import Stage
 from linklab.link.system import Shell
@@ -101,9 +102,8 @@ class TapRelayWire(Wire):
             ab=relay_stages_to_emu(relay_stages.get("up", [])),
             ba=relay_stages_to_emu(relay_stages.get("down", [])),
             stats_path=files["stats"], extra_comment=f"run {journal.path.stem}, {link.name}")
-        files["config"].write_text(config.text())
-        journal.record(f"emu files {link.name}",
-                       ["rm", "-f", *(str(p) for p in files.values())])
+        journal.store.write(files["config"].name, config.text().encode())
+        journal.record(f"emu files {link.name}", made.files([p.name for p in files.values()]))
         pid = journal.spawn(f"relay {link.name}",
                             [str(relay_binary()), "--config", str(files["config"])],
                             netns=link.a.netns, log=files["log"])
