@@ -12,7 +12,8 @@ types, not by the scenario's name).
 - Table 2: mean one-way latency (ms) per link, message and middleware;
 - Fig. 6: throughput (KB/s = received payload bytes per second / 1000);
 - Table 3: CPU (% of one core) of publisher, subscriber and broker/router processes;
-- Table 4 (a run with secured middlewares): security off/on.
+- Table 4 (a run with secured middlewares): security off/on; a run of the security
+  study alone (Array1k only) has Table 4 only.
 Every table ends with a "delivered" column: received/expected per middleware, in the
 columns' order. A link with no cells (its preset not available yet) is reported as
 pending, never filled in; a failed cell is "—" (seed 004 Table 2 prints "-" for the runs
@@ -246,7 +247,7 @@ def throughput(rows: list[dict[str, Any]], link: str) -> Section:
         for middleware in COLUMNS:
             row = cells.get((link, message, middleware))
             goodput = row.get("goodput_bit_s") if _ok(row) else None
-            out.append("error" if row is not None and is_error(row)
+            out.append("not run" if row is None else "error" if is_error(row)
                        else _fmt(goodput / 8 / 1000 if goodput else None, 1))
         section.add(message, *out, _delivered(cells, link, message, COLUMNS))
     return section
@@ -275,7 +276,9 @@ def table3(rows: list[dict[str, Any]], link: str) -> Section:
             row = cells.get((link, message, middleware))
             paper = (f"{TABLE3[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
                      else "n/a")
-            if row is not None and is_error(row):
+            if row is None:
+                out.append(f"not run ({paper})")
+            elif is_error(row):
                 out.append(f"error ({paper})")
             elif not _ok(row):
                 out.append(f"— ({paper})")
@@ -325,9 +328,12 @@ def sections(rows: list[dict[str, Any]]) -> list[Section]:
                     if isinstance(r.get("rate_hz"), (int, float)) and r["rate_hz"] == r["rate_hz"]
                     and float(r["rate_hz"]) != PAPER_RATE_HZ})
     out: list[Section] = []
-    if any(r["middleware"] in SECURED for r in rows):
+    secured = any(r["middleware"] in SECURED for r in rows)
+    if secured:
         out.append(table4(rows))
-    else:
+    # Tables 2-3 and Fig. 6 for the middleware study: not for a security study alone
+    # (Array1k only), whose plain middlewares are Table 4's "off" rows
+    if not secured or any(r.get("type") != "Array1k" for r in rows):
         for link in _links(rows):
             out += [table2(rows, link), throughput(rows, link), table3(rows, link)]
     if rates:

@@ -3,7 +3,7 @@
 001_20e21b052d053958.txt §V-A, Fig. 5: the payload a link carried at the highest rate a
 subscriber kept up with, per payload size, log axes. One solid line per middleware (and
 link, QoS when they vary) through the searched payloads, in Mbit/s of payload; beside
-each, dashed in the same colour, the model's capacity of the link's rate with that
+each, dashed with hollow markers in the same colour, the model's capacity of the link's rate with that
 middleware's headers (RTPS + UDP + IPv4 per packet, Ethernet frames counted:
 ``model_capacity_bit_s``, linklab.bench.search.model_overhead). A search that sustained
 nothing is drawn as a red cross on the axis floor.
@@ -60,7 +60,8 @@ def throughput(rows: list[dict[str, Any]]) -> Plot | None:
         model = [(p, v / 1e6) for p, v in model if p and v]
         if model:
             ax.plot([p for p, _ in model], [v for _, v in model], color=st["color"],
-                    linestyle="--", linewidth=1.0, label=f"{name}: model capacity")
+                    linestyle="--", linewidth=1.0, marker=st["marker"], markersize=5,
+                    markerfacecolor="white", label=f"{name}: model capacity")
             values += [v for _, v in model]
     if not values:
         values = [1.0]
@@ -83,6 +84,6 @@ def throughput(rows: list[dict[str, Any]]) -> Plot | None:
     return Plot("throughput", "Maximum throughput vs payload",
                 "Per payload, the payload bits per second at the highest rate a throughput "
                 "search sustained (rate: max; seed 001 Fig. 5), one line per middleware. "
-                "Dashed, same colour: the model's capacity of the link's rate with that "
+                "Dashed, hollow markers, same colour: the model's capacity of the link's rate with that "
                 "middleware's headers (RTPS + UDP + IPv4, Ethernet frames counted); none "
                 "for TCP transports. Log axes.", _png(fig))
