@@ -6,9 +6,10 @@ Outputs are independent: the terminal view (report/table.py) unless --json or
 (RUN_DIR, and the runs given with --with) and the same sections
 (linklab.report.sections.build), whose format is the docstring of linklab.bench.store.
 
-Exit status: 0 the report was made; 1 a gate of the run (or a --gate) was missed, or
-with --compare --fail-on-regression a cell regressed; 2 bad input; 70 the run has cells
-linklab could not measure (status "error"), whatever else happened -- as linklab bench.
+Exit status: 0 the report was made; 1 a gate of the run (or a --gate) was missed (with
+--compare too), or with --compare --fail-on-regression a cell regressed; 2 bad input;
+70 the run has cells linklab could not measure (status "error"), whatever else happened
+-- as linklab bench.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ fan-out tables for cells with several subscribers or topics, throughput searches
 (seed 001 Fig. 5), gates, errors and failed cells.
 
 Exit status: 0 ok; 1 a gate of the run (or a --gate) was missed, each miss named on
-stderr; 2 bad input; 70 the run has cells linklab could not measure (status "error":
-"could not run" or "linklab bug"), whatever else happened."""
+stderr, or with --compare --fail-on-regression a cell regressed; 2 bad input; 70 the run
+has cells linklab could not measure (status "error": "could not run" or "linklab bug"),
+whatever else happened."""
 
 
 def register(app: typer.Typer) -> None:
@@ -107,18 +109,14 @@ def register(app: typer.Typer) -> None:
             html.write_report(run, made, html_path, comparison)
             err_console.print(f"wrote {html_path}")
         errors = run.errors
+        regressed = False
         if comparison is not None:
             if as_json:
                 print_json(comparison)
             else:
                 console.print(compare.render(comparison, console.width))
-            _errors_to_stderr(errors)
-            if errors:
-                raise typer.Exit(EXIT_ERROR_ROWS)
-            if fail_on_regression and comparison.regressions:
-                raise typer.Exit(EXIT_GATES_MISSED)
-            return
-        if as_json:
+            regressed = fail_on_regression and bool(comparison.regressions)
+        elif as_json:
             print_json(export.run_document(run.info, run.rows, made))
         elif as_markdown:
             typer.echo(export.markdown(run.info, run.rows, made))
@@ -126,14 +124,11 @@ def register(app: typer.Typer) -> None:
             console.print(table.render_report(made, console))
         for miss in made.misses:
             err_console.print(miss.line(), highlight=False)
-        _errors_to_stderr(errors)
+        for row in errors:
+            err_console.print(f"linklab error in cell {row['cell_id']}: "
+                              f"{row.get('failure_reason')}", highlight=False)
         if errors:
             raise typer.Exit(EXIT_ERROR_ROWS)
-        if made.misses:
+        if made.misses or regressed:
             raise typer.Exit(EXIT_GATES_MISSED)
 
-
-def _errors_to_stderr(errors: list[dict[str, Any]]) -> None:
-    for row in errors:
-        err_console.print(f"linklab error in cell {row['cell_id']}: "
-                          f"{row.get('failure_reason')}", highlight=False)
