@@ -20,7 +20,14 @@ MEASURED = (("published", "published", 0), ("received", "received", 0),
             ("model_amplification", "model ampl.", 3),
             ("link_dropped_packets", "link drops", 0),
             ("sub_udp_rcvbuf_errors", "sub rcvbuf errors", 0), ("pub_cpu_s", "pub CPU s", 2),
-            ("sub_cpu_s", "sub CPU s", 2))
+            ("sub_cpu_s", "sub CPU s", 2), ("expected", "expected", 0),
+            ("message_loss_rate", "loss (gaps)", 4),
+            ("latency_growth_ms", "latency growth ms", 2),
+            ("cpu_fraction_max", "busiest probe CPU", 3),
+            ("write_failures", "write failures", 0), ("polled_samples", "polled samples", 0),
+            ("fanout_step_ms", "fan-out step ms", 3),
+            ("model_fanout_step_ms", "model fan-out step ms", 3),
+            ("search_max_rate_hz", "max rate Hz", 1))
 
 
 def _metric_text(key: str, value: Any, digits: int) -> str:

@@ -76,7 +76,7 @@ def errors_section(rows: list[dict[str, Any]]) -> Section | None:
                "of every average and shown as \"error\" in the tables. \"could not run\": "
                "the environment or an input found late; \"linklab bug\": an exception in "
                "linklab, traceback in records/<cell>/error.txt. linklab report exits 70.",
-        line_format="  {0}: {2}")
+        line_format="  {0}: {2}", outputs=("terminal", "markdown", "json"))
     for row in errors:
         reason = str(row.get("failure_reason") or "error (no reason recorded)")
         kind = "linklab bug" if reason.startswith("linklab bug:") else "could not run"
@@ -95,7 +95,8 @@ def failed_section(rows: list[dict[str, Any]]) -> Section | None:
         ["Cell", "Delivered", "Why", "Rule that decided"],
         legend="Measured, and not delivered by the cell's rule; the tables show them as "
                "— and keep what they measured (--json, --csv, the HTML's every-cell table).",
-        line_format="  {0}: {2}\n      delivered {1}; rule: {3}")
+        line_format="  {0}: {2}\n      delivered {1}; rule: {3}",
+        outputs=("terminal", "markdown", "json"))  # the HTML page has its own, with logs
     for row in failed:
         rule = row.get("completion_rule") or "(not recorded: run made before rules were stored)"
         reason = str(row.get("failure_reason") or "failed (no reason recorded)")

@@ -125,18 +125,22 @@ def link_key(row: dict[str, Any]) -> str:
     return LINKS[link] if exact and link in LINKS else link
 
 
-def with_reports(rows: list[dict[str, Any]], cell_dir: Callable[[str], Path]
+def with_reports(rows: list[dict[str, Any]], cell_dir: Callable[[str], Path] | None
                  ) -> list[dict[str, Any]]:
-    """Copies of the rows, each with its probe reports (records/<cell>/{pub,sub}.json)."""
+    """Copies of the rows, each with its probe reports (records/<cell>/{pub,sub}.json;
+    empty without ``cell_dir``)."""
     out = []
     for row in rows:
         row = dict(row)
         for role in ("pub", "sub"):
+            row[f"_{role}"] = {}
+            if cell_dir is None:
+                continue
             path = cell_dir(str(row["cell_id"])) / f"{role}.json"
             try:
                 row[f"_{role}"] = json.loads(path.read_text())
             except (OSError, json.JSONDecodeError):
-                row[f"_{role}"] = {}
+                pass
         out.append(row)
     return out
 

@@ -47,7 +47,8 @@ def build(run: Run, extra_gates: list[str] = (), with_records: bool = True) -> R
         (run.info, rows, streams)]
     report = Report(run, gate_view.check(sources, list(extra_gates)))
     if paper_004.is_study(rows):
-        tables = paper_004.sections(paper_004.with_reports(rows, run.cell_dir))
+        tables = paper_004.sections(paper_004.with_reports(
+            rows, run.cell_dir if with_records else None))
         if not with_records:
             tables = [t for t in tables if not t.key.startswith("paper-004-table3")]
         report.paper_004 = tables

@@ -138,8 +138,10 @@ def to_markdown(section: Section) -> str:
         lines.append("|" + "---|" * len(section.columns))
         lines += ["| " + " | ".join(_md(c.text) for c in row) + " |" for row in section.rows]
         lines.append("")
-    if section.notes:
+    if len(section.notes) == 1:
         lines += section.notes + [""]
+    elif section.notes:  # one item each (consecutive lines would run into one paragraph)
+        lines += [f"- {note}" for note in section.notes] + [""]
     return "\n".join(lines)
 
 
