@@ -372,7 +372,7 @@ def _missing_text(comparison: Comparison) -> str:
 
 def comparison_html(comparison: Comparison) -> str:
     """The comparison as an HTML section (for ``--html`` together with ``--compare``)."""
-    from linklab.report.html import e
+    from linklab.report.view import e
 
     head = "".join(f"<th>{e(METRICS[m][0])}</th>" for m in METRICS)
     body = []

@@ -15,6 +15,7 @@ from typing import Any
 
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
+from linklab.report.searches import best_trial_dir
 
 
 @dataclass
@@ -33,8 +34,6 @@ class Run:
     def measurement_dir(self, cell_id: str) -> Path:
         """Where a cell's records are: records/<cell_id>, or for a throughput search the
         directory of the trial whose measurement is the row's (records/<cell>/trial-NN)."""
-        from linklab.report.searches import best_trial_dir
-
         path = self.cell_dir(cell_id)
         if (path / "search.json").is_file():
             return best_trial_dir(path) or path
