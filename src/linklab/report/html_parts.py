@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
 
-from linklab.report.view import num
+from linklab.report.view import e, fmt
 
+__all__ = ["LOG_TAIL_LINES", "e", "fmt", "read_json", "tail", "value_html"]
 LOG_TAIL_LINES = 40
-
-
-def e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def fmt(value: Any, digits: int = 2) -> str:
-    value = num(value)
-    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def tail(path: Path, lines: int = LOG_TAIL_LINES) -> str | None:
