@@ -10,6 +10,7 @@ import pytest
 from linklab.report.compare import metric_change
 from report_checks import linklab
 from report_rundirs import Behaviour, make_run, table_behaviour, table_run
+from report_rundirs_streams import fanout_run, search_run, strip_new_columns
 
 
 @pytest.fixture(scope="module")
@@ -181,3 +182,40 @@ def test_spread_rules():
     assert burst.direction == "worse"
     missing = metric_change("wire_amplification", [{}], [{"wire_amplification": 1.1}])
     assert missing.delta is None and not missing.flagged
+
+
+def test_a_run_made_before_the_newer_columns_still_loads_and_compares(runs, tmp_path):
+    old = strip_new_columns(table_run(tmp_path / "old", trials=3, seed=7))
+    result = linklab("report", old)  # no topology, expected, link_overrides ...: absent
+    assert result.returncode == 0, result.stderr
+    assert "270/270" in result.stdout  # delivered (3 trials) falls back on published
+    for a, b in ((old, runs["base"]), (runs["base"], old)):
+        result, doc = compare_json(a, b, "--fail-on-regression")
+        assert result.returncode == 0, (result.stderr, doc and doc["regressions"])
+        assert len(doc["cells"]) == 8 and not doc["only_in_run"]
+        assert "topology" not in doc["cells"][0]["settings"]  # compared on what both have
+    # the new setting columns are part of a cell's identity when both runs have them
+    new = json.loads(linklab("report", runs["base"], "--compare", runs["again"],
+                             "--json").stdout)
+    assert {"topology", "subscribers", "endpoints", "link_overrides"} <= set(
+        new["cells"][0]["settings"])
+
+
+def test_searches_and_fanout_runs_compare_with_themselves(tmp_path):
+    one, two = search_run(tmp_path / "s1", seed=1), search_run(tmp_path / "s2", seed=2)
+    result, doc = compare_json(two, one, "--fail-on-regression")
+    assert result.returncode == 0, (result.stderr, doc and doc["regressions"])
+    assert len(doc["cells"]) == 8  # searches matched on "max", not on the rate found
+    rate = next(m for c in doc["cells"] for m in c["changes"]
+                if m["metric"] == "search_max_rate_hz" and m["value"] is not None)
+    assert rate["delta"] == pytest.approx(0.0)
+    fan = fanout_run(tmp_path / "f1")
+    result, doc = compare_json(fan, fanout_run(tmp_path / "f2", lossy=None))
+    # without --fail-on-regression the change is reported only, but RUN_A's own gate
+    # (reception rate >= 19 Hz) is checked with --compare too: its lossy cell misses it
+    assert result.returncode == 1
+    assert result.stderr.startswith("gate missed: large_data: reception_rate >= 19Hz")
+    large = next(c for c in doc["cells"] if c["name"].startswith("large_data"))
+    assert large["delivered"] == "226/240" and large["reference_delivered"] == "240/240"
+    text = linklab("report", fan, "--compare", tmp_path / "f2").stdout
+    assert "240/240→226/240" in text

@@ -127,3 +127,84 @@ def test_report_of_a_real_outage_run(tmp_path, artifacts_dir):
     assert check.problems == []
     assert check.marker["data-images-ok"] == check.marker["data-images-total"]
     assert int(check.marker["data-images-total"]) >= 3  # CDF, rate trace, amplification
+
+
+FAN_SCENARIO = """\
+name: report-real-fan
+title: "One publisher to four subscribers across a star (paper 002 Table III's case)"
+fixed: {link: wifi-ideal, topology: star, subscribers: 4, payload: 1KiB, rate: 20Hz,
+        count: 40, qos: reliable, warmup: 0.5s, grace: 6s}
+axes:
+  middleware: [fastdds, cyclonedds]
+gates:
+  delivery: ">= 0%"
+"""
+
+
+def test_report_of_a_real_fanout_run(tmp_path, artifacts_dir):
+    require_root()
+    (tmp_path / "fan.yaml").write_text(FAN_SCENARIO)
+    result = linklab("bench", tmp_path / "fan.yaml", "--out", tmp_path / "runs", timeout=300)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
+    rows = pq.read_table(run_dir / "cells.parquet").to_pylist()
+    streams = pq.read_table(run_dir / "streams.parquet").to_pylist()
+    assert len(rows) == 2 and len(streams) == 8
+    report = linklab("report", run_dir, "--html")
+    # the gate (delivery >= 0 %) is missed only by a failed cell, as bench said
+    assert report.returncode == (1 if any(r["status"] != "ok" for r in rows) else 0)
+    assert report.returncode == result.returncode
+    out = report.stdout
+    for row in rows:  # Table II's Delivered: received/expected (4 x published)
+        assert row["expected"] == 4 * row["published"]
+        assert f"{row['received']}/{row['expected']}" in out
+    for s in streams:
+        assert f"{s['publisher']} → {s['subscriber']}" in out
+        assert f"{s['received']}/{s['published']}" in out
+    doc = json.loads(linklab("report", run_dir, "--json").stdout)
+    for record in doc["sections"]["fanout"]["records"]:
+        mine = sorted((s for s in streams if s["cell_id"] == record["cell_id"]),
+                      key=lambda s: s["fanout_rank"])
+        assert [r["subscriber"] for r in record["ranks"]] == [s["subscriber"] for s in mine]
+        assert record["paper_002_table_iii"]["profile"] == "Default"
+    assert {i["host"] for i in doc["sections"]["interfaces"]["records"]} >= {
+        "edge", "robot1", "robot4"}
+    page = (run_dir / "report.html").read_text()
+    assert "id='fanout'" in page and "id='interfaces'" in page and "id='gates'" in page
+    check = open_page(run_dir / "report.html", artifacts_dir / "report-real-fanout.png",
+                      height=2400)
+    assert check.problems == []
+    assert check.marker["data-images-ok"] == check.marker["data-images-total"] != "0"
+
+
+SEARCH_SCENARIO = """\
+name: report-real-search
+title: "The most 16 KiB samples a 20 Mbit/s link carries (seed 001 Fig. 5)"
+fixed: {link: {name: r20, rate: 20Mbit/s}, payload: 16KiB, rate: max, qos: best_effort,
+        warmup: 0.3s}
+search: {trial: 1s, max_trials: 6}
+"""
+
+
+def test_report_of_a_real_throughput_search(tmp_path, artifacts_dir):
+    require_root()
+    (tmp_path / "search.yaml").write_text(SEARCH_SCENARIO)
+    result = linklab("bench", tmp_path / "search.yaml", "--out", tmp_path / "runs",
+                     timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
+    (row,) = pq.read_table(run_dir / "cells.parquet").to_pylist()
+    assert row["rate_asked"] == "max" and 1 <= row["search_trials"] <= 6
+    report = linklab("report", run_dir, "--html")
+    assert report.returncode == 0, report.stderr
+    out = report.stdout
+    assert "Maximum throughput per payload (paper 001 Fig. 5 layout)" in out
+    assert f"{row['search_max_rate_hz']:.1f}" in out and row["search_stop"] in out
+    assert f"{row['model_wire_bytes_per_sample']:.0f}" in out
+    page = (run_dir / "report.html").read_text()
+    assert "id=fig-throughput" in page and "id='search-trials'" in page
+    check = open_page(run_dir / "report.html", artifacts_dir / "report-real-search.png",
+                      height=2000, screenshot_from="#throughput")
+    assert check.problems == []
+    assert check.marker["data-images-ok"] == check.marker["data-images-total"]
+    assert int(check.marker["data-images-total"]) >= 2  # latency CDF, throughput

@@ -194,7 +194,8 @@ def register(app: typer.Typer) -> None:
         else:
             from linklab.report.table import render_run
 
-            console.print(render_run(store.info, store.rows, console, store.streams))
+            console.print(render_run(store.info, store.rows, console, store.streams,
+                                     root=store.root))
             console.print(f"run directory: {store.root}  (linklab report {store.root})")
         for miss in misses:
             err_console.print(miss.line(), highlight=False)

@@ -1,10 +1,15 @@
 """``linklab report RUN_DIR``: a finished (or partial) bench run, for people and programs.
 
-Outputs are independent: the terminal table (report/table.py) unless --json; --csv DIR
-(report/export.py). To add another output (--html, --compare RUN_DIR ...), add its option
-to ``report`` below and one call into its own module in the "other outputs" section;
-every output reads the same (info, rows) pair from :func:`load`, whose format is the
-docstring of linklab.bench.store.
+Outputs are independent: the terminal view (report/table.py) unless --json or
+--markdown; --csv DIR (report/export.py); --html (report/html.py); --compare RUN_B
+(report/compare.py). Every output reads the same :class:`linklab.report.run.Run`
+(RUN_DIR, and the runs given with --with) and the same sections
+(linklab.report.sections.build), whose format is the docstring of linklab.bench.store.
+
+Exit status: 0 the report was made; 1 a gate of the run (or a --gate) was missed (with
+--compare too), or with --compare --fail-on-regression a cell regressed; 2 bad input;
+70 the run has cells linklab could not measure (status "error"), whatever else happened
+-- as linklab bench.
 """
 
 from __future__ import annotations
@@ -14,46 +19,63 @@ from typing import Any
 
 import typer
 
-from linklab.bench.store import RunStore
 from linklab.errors import UsageError
 from linklab.output import console, err_console, print_json
+from linklab.report.outcome import EXIT_ERROR_ROWS, EXIT_GATES_MISSED
 
 
 def load(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(run.json, cell rows) of a run directory; raises UsageError naming RUN_DIR."""
-    store = RunStore.open(run_dir)
-    return store.info, store.rows
+    from linklab.report.run import load as load_run
+
+    run = load_run(run_dir)
+    return run.info, run.rows
 
 
 def gates_missed(info: dict[str, Any], rows: list[dict[str, Any]],
                  streams: list[dict[str, Any]], extra: list[str]) -> list[Any]:
     """The run's gates (its scenario's, those given to bench with --gate) and ``extra``,
     checked against its rows (linklab.bench.gates)."""
-    from linklab.bench.gates import Gate, evaluate, parse_cli_gate
+    from linklab.report import gate_view
 
-    gates = [Gate.from_dict(g) for g in (info.get("scenario") or {}).get("gates") or []
-             if isinstance(g, dict)]
-    gates += [parse_cli_gate(g) for g in (info.get("options") or {}).get("gates") or []
-              if isinstance(g, str)]
-    gates += [parse_cli_gate(g) for g in extra]
-    return evaluate(gates, rows, streams)
+    return gate_view.misses(gate_view.check([(info, rows, streams)], extra))
+
+
+HELP = """Print a bench run: seed 000's Table II layout with the paper's values beside ours
+(or seed 004's tables for a run of its study), then per subscriber, per topic and
+fan-out tables for cells with several subscribers or topics, throughput searches
+(seed 001 Fig. 5), gates, errors and failed cells.
+
+Exit status: 0 ok; 1 a gate of the run (or a --gate) was missed, each miss named on
+stderr, or with --compare --fail-on-regression a cell regressed; 2 bad input; 70 the run
+has cells linklab could not measure (status "error": "could not run" or "linklab bug"),
+whatever else happened."""
 
 
 def register(app: typer.Typer) -> None:
     from linklab.report.html import OptionalValueCommand
 
-    @app.command("report", cls=OptionalValueCommand)
+    @app.command("report", cls=OptionalValueCommand, help=HELP)
     def report(
         run_dir: Path = typer.Argument(..., help="A run directory made by linklab bench."),
+        with_dirs: list[Path] = typer.Option(
+            [], "--with", metavar="RUN_B",
+            help="Also read the cells of RUN_B (repeatable): one report of all runs' cells "
+                 "(e.g. a study run in parts); a later run's cell replaces one with the "
+                 "same id."),
         csv_dir: Path | None = typer.Option(None, "--csv", metavar="DIR",
-                                            help="Also write cells.csv, table2.csv and "
-                                                 "rate_bins.csv into DIR."),
+                                            help="Also write cells.csv, table2.csv, "
+                                                 "rate_bins.csv, streams.csv, "
+                                                 "searches.csv, interfaces.csv and "
+                                                 "gates.csv (those with rows) into DIR."),
         as_markdown: bool = typer.Option(False, "--markdown",
-                                         help="Print the Table II blocks as Markdown "
-                                              "(ours, paper in parentheses)."),
+                                         help="Print the tables as Markdown (ours, the "
+                                              "paper's in parentheses), as docs/RESULTS.md "
+                                              "shows them."),
         as_json: bool = typer.Option(False, "--json",
-                                     help="Print the run, its Table II blocks and every "
-                                          "cell as JSON instead of the table."),
+                                     help="Print the run, its Table II blocks, every "
+                                          "section (per subscriber, searches, gates, "
+                                          "errors, paper 004 ...) and every cell as JSON."),
         html_out: str | None = typer.Option(None, "--html", metavar="[OUT.html]",
                                             help="Also write one self-contained HTML page "
                                                  "(default RUN_DIR/report.html)."),
@@ -68,44 +90,45 @@ def register(app: typer.Typer) -> None:
                                        help="Also check this target (repeatable); the run's "
                                             "own gates are always checked. Missed: exit 1."),
     ) -> None:
-        """Print a bench run laid out like seed 000's Table II (paper values beside ours).
-        Exit 1 when a gate of the run (or a --gate) is missed, naming each cell and target."""
-        from linklab.report import export, table
+        from linklab.report import compare, export, html, table
+        from linklab.report.run import load as load_run
+        from linklab.report.sections import build
 
         if fail_on_regression and compare_dir is None:
             raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
-        store = RunStore.open(run_dir)
-        info, rows, streams = store.info, store.rows, store.streams
-        misses = gates_missed(info, rows, streams, gate)
-        from linklab.report import compare, html
-
+        run = load_run(run_dir, list(with_dirs))
+        made = build(run, gate)
         html_path = None if html_out is None else html.output_path(run_dir, html_out)
-        comparison = None if compare_dir is None else compare.compare_runs(run_dir, rows,
+        comparison = None if compare_dir is None else compare.compare_runs(run_dir, run.rows,
                                                                           compare_dir)
         if csv_dir is not None:
-            written = export.write_csv(rows, csv_dir)
+            written = export.write_csv(run.rows, csv_dir, made)
             if not as_json:
                 err_console.print("wrote " + ", ".join(str(p) for p in written))
-        # --- other outputs (--html, --compare) go here -------------------------------
         if html_path is not None:
-            html.write_report(run_dir, info, rows, html_path, comparison)
+            html.write_report(run, made, html_path, comparison)
             err_console.print(f"wrote {html_path}")
+        errors = run.errors
+        regressed = False
         if comparison is not None:
             if as_json:
                 print_json(comparison)
             else:
                 console.print(compare.render(comparison, console.width))
-            if fail_on_regression and comparison.regressions:
-                raise typer.Exit(1)
-            return
-        if as_json:
-            print_json(dict(export.run_document(info, rows),
-                            gates_missed=[m.to_dict() for m in misses]))
+            regressed = fail_on_regression and bool(comparison.regressions)
+        elif as_json:
+            print_json(export.run_document(run.info, run.rows, made))
         elif as_markdown:
-            typer.echo(export.markdown(info, rows))
+            typer.echo(export.markdown(run.info, run.rows, made))
         else:
-            console.print(table.render_run(info, rows, console, streams))
-        for miss in misses:
+            console.print(table.render_report(made, console))
+        for miss in made.misses:
             err_console.print(miss.line(), highlight=False)
-        if misses:
-            raise typer.Exit(1)
+        for row in errors:
+            err_console.print(f"linklab error in cell {row['cell_id']}: "
+                              f"{row.get('failure_reason')}", highlight=False)
+        if errors:
+            raise typer.Exit(EXIT_ERROR_ROWS)
+        if made.misses or regressed:
+            raise typer.Exit(EXIT_GATES_MISSED)
+

@@ -1,10 +1,15 @@
 """``linklab report RUN_A --compare RUN_B``: what changed from RUN_B (the reference) to
 RUN_A, cell by cell, and whether a change is outside the run-to-run spread.
 
-Cells are matched by their settings (link, middleware, profile, history, type, rate, QoS,
-payload, count, duration, warm-up, outage start, grace; linklab.report.settings), not by
-their ids, so runs of differently written scenarios still meet where they measured the
-same thing. Trials of a setting are pooled: the value compared is their mean.
+Cells are matched by their settings (link and its overrides, middleware, profile,
+topology, subscribers, endpoints, history, durability, type, rate, QoS, payload, count,
+duration, warm-up, outage start, grace; linklab.report.settings), not by their ids, so
+runs of differently written scenarios still meet where they measured the same thing. A
+setting column one run lacks (made before it existed) is left out of the match; a
+throughput search is matched on the rate asked ("max"), not the rate found. Trials of a
+setting are pooled: the value compared is their mean. A cell linklab could not measure
+(status "error") is shown as such and is never a regression: it is no measurement
+(linklab report exits 70 for it).
 
 Spread (when is a change real?):
 - with trials in either run, the spread is the larger of the two runs' ranges
@@ -28,8 +33,9 @@ from rich.text import Text
 
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
+from linklab.report.outcome import delivered_sum
 from linklab.report.settings import (
-    SETTING_KEYS,
+    common_keys,
     format_setting,
     group_by_settings,
     label,
@@ -50,6 +56,8 @@ METRICS: dict[str, tuple[str, bool, float, float]] = {
     "wire_amplification": ("wire amplification", False, 0.05, 0.01),
     "pub_cpu_s": ("publisher CPU (s)", False, 0.30, 0.05),
     "sub_cpu_s": ("subscriber CPU (s)", False, 0.30, 0.05),
+    "message_loss_rate": ("message loss rate", False, 0.30, 0.005),
+    "search_max_rate_hz": ("max rate of a search (Hz)", True, 0.05, 0.5),
 }
 TOLERANCE = {k: v[2] for k, v in METRICS.items()}
 FLOOR = {k: v[3] for k, v in METRICS.items()}
@@ -114,14 +122,23 @@ class CellChange:
     settings: dict[str, Any]
     cell_ids: list[str]  # RUN_A's
     reference_ids: list[str]  # RUN_B's
-    status: str  # RUN_A: "ok" | "failed" (failed if any trial failed)
+    status: str  # RUN_A: "ok" | "failed" | "error" (the worst of its trials)
     reference_status: str
     reasons: list[str]
     changes: list[MetricChange] = field(default_factory=list)
+    delivered: str = "—"            # RUN_A, received/expected over its trials
+    reference_delivered: str = "—"
+
+    @property
+    def delivered_text(self) -> str:
+        if self.delivered == self.reference_delivered:
+            return self.delivered
+        return f"{self.reference_delivered}→{self.delivered}"
 
     @property
     def status_regression(self) -> bool:
-        return self.reference_status == "ok" and self.status != "ok"
+        """Ok in RUN_B, failed in RUN_A (an error is no measurement, so no regression)."""
+        return self.reference_status == "ok" and self.status == "failed"
 
     @property
     def regressions(self) -> list[str]:
@@ -137,6 +154,7 @@ class CellChange:
         return {"name": self.name, "settings": self.settings, "cell_ids": self.cell_ids,
                 "reference_cell_ids": self.reference_ids, "status": self.status,
                 "reference_status": self.reference_status, "failure_reasons": self.reasons,
+                "delivered": self.delivered, "reference_delivered": self.reference_delivered,
                 "regressions": self.regressions,
                 "changes": [m.to_dict() for m in self.changes]}
 
@@ -187,13 +205,15 @@ def metric_change(metric: str, run: list[dict[str, Any]],
 
 
 def _status(group: list[dict[str, Any]]) -> str:
+    if any(r.get("status") == "error" for r in group):
+        return "error"
     return "ok" if all(r.get("status") == "ok" for r in group) else "failed"
 
 
 def _differences(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> str:
     """Which settings keep two runs apart, e.g. "count: 150 here, 1000 in RUN_B"."""
     parts = []
-    for key in SETTING_KEYS:
+    for key in common_keys(rows_a, rows_b):
         values_a = {_plain(key, r.get(key)) for r in rows_a}
         values_b = {_plain(key, r.get(key)) for r in rows_b}
         if not values_a & values_b:
@@ -212,8 +232,9 @@ def _plain(key: str, value: Any) -> str:
 
 def compare_rows(run_dir: Path, rows: list[dict[str, Any]], reference_dir: Path,
                  reference_rows: list[dict[str, Any]]) -> Comparison:
-    groups_a = group_by_settings(rows)
-    groups_b = group_by_settings(reference_rows)
+    setting_keys = common_keys(rows, reference_rows)
+    groups_a = group_by_settings(rows, setting_keys)
+    groups_b = group_by_settings(reference_rows, setting_keys)
     common = [k for k in groups_a if k in groups_b]
     if not common:
         if not rows or not reference_rows:
@@ -223,7 +244,7 @@ def compare_rows(run_dir: Path, rows: list[dict[str, Any]], reference_dir: Path,
         raise UsageError(f"{run_dir} and {reference_dir} have no cell in common "
                          f"(settings here vs there: {_differences(rows, reference_rows)})",
                          argument="--compare")
-    keys = varying_keys(rows + reference_rows)
+    keys = varying_keys(rows + reference_rows, setting_keys)
     cells = []
     for key in common:
         group_a, group_b = groups_a[key], groups_b[key]
@@ -232,7 +253,9 @@ def compare_rows(run_dir: Path, rows: list[dict[str, Any]], reference_dir: Path,
                           reference_ids=[r["cell_id"] for r in group_b],
                           status=_status(group_a), reference_status=_status(group_b),
                           reasons=[r["failure_reason"] for r in group_a
-                                   if r.get("failure_reason")])
+                                   if r.get("failure_reason")],
+                          delivered=delivered_sum(group_a),
+                          reference_delivered=delivered_sum(group_b))
         cell.changes = [metric_change(m, group_a, group_b) for m in METRICS]
         cells.append(cell)
     only_a = [label(g[0], keys) for k, g in groups_a.items() if k not in groups_b]
@@ -289,6 +312,7 @@ def render(comparison: Comparison, width: int = 200) -> Group:
     table = Table(show_lines=False, pad_edge=False, title_justify="left")
     table.add_column("cell", ratio=1, min_width=16)
     table.add_column("status", no_wrap=True, min_width=6)
+    table.add_column("delivered", no_wrap=True, justify="right")
     for metric in shown:
         table.add_column(TERMINAL_METRICS[metric], justify="right", no_wrap=True,
                          min_width=7)
@@ -296,6 +320,7 @@ def render(comparison: Comparison, width: int = 200) -> Group:
         status = Text(cell.status if cell.status == cell.reference_status
                       else f"{cell.reference_status}→{cell.status}",
                       style="bold red" if cell.status_regression else
+                      "bold magenta" if cell.status == "error" else
                       ("green" if cell.status == "ok" and cell.reference_status != "ok"
                        else ""))
         values = []
@@ -305,7 +330,7 @@ def render(comparison: Comparison, width: int = 200) -> Group:
             style = {"worse": "bold red", "better": "bold green"}.get(m.direction or "",
                                                                       "dim")
             values.append(Text(change_text(m) + ("!" if m.flagged else ""), style=style))
-        table.add_row(cell.name, status, *values)
+        table.add_row(cell.name, status, cell.delivered_text, *values)
     parts: list[Any] = [head, table]
     flagged = [(c, m) for c in comparison.cells for m in c.changes if m.flagged]
     if flagged:
@@ -347,7 +372,7 @@ def _missing_text(comparison: Comparison) -> str:
 
 def comparison_html(comparison: Comparison) -> str:
     """The comparison as an HTML section (for ``--html`` together with ``--compare``)."""
-    from linklab.report.html import e
+    from linklab.report.view import e
 
     head = "".join(f"<th>{e(METRICS[m][0])}</th>" for m in METRICS)
     body = []
@@ -363,9 +388,11 @@ def comparison_html(comparison: Comparison) -> str:
                        "</td>")
         status = cell.status if cell.status == cell.reference_status else \
             f"{cell.reference_status} → {cell.status}"
-        klass = "regression" if cell.status_regression else ""
+        klass = "regression" if cell.status_regression else (
+            "error" if cell.status == "error" else "")
         body.append(f"<tr><td><code>{e(cell.name)}</code></td><td class='{klass}'>"
-                    f"{e(status)}</td>{''.join(tds)}</tr>")
+                    f"{e(status)}</td><td data-metric=delivered>{e(cell.delivered_text)}"
+                    f"</td>{''.join(tds)}</tr>")
     missing = _missing_text(comparison)
     missing_html = f"<p class=warn>{e(missing)}</p>" if missing else ""
     n = len(comparison.regressions)
@@ -376,5 +403,5 @@ def comparison_html(comparison: Comparison) -> str:
             f"over trials where present, else a tolerance per metric). {n} regression"
             f"{'s' if n != 1 else ''}.</p>{missing_html}<div class=scroll>"
             f"<table class=cells id=comparison-table><thead><tr><th>cell</th><th>status"
-            f"</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div></section>")
+            f"</th><th>delivered</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div></section>")
 

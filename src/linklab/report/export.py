@@ -5,7 +5,18 @@ CSV files written to DIR:
 - ``table2.csv``: the Table II layout in long form: block, link, condition, profile,
   payload_bytes, metric, shown (empty = "—"), measured, paper (empty = "—" or no cell),
   paper_has_cell, status;
-- ``rate_bins.csv`` (when cells have 1-second bins): cell_id, second, reception_rate_hz.
+- ``rate_bins.csv`` (when cells have 1-second bins): cell_id, second, reception_rate_hz;
+- ``streams.csv``: every subscriber's row of streams.parquet; ``searches.csv``: one row
+  per throughput search (paper 001 Fig. 5 columns); ``interfaces.csv``: bytes and
+  packets per cell, host and interface; ``gates.csv``: every gate missed (cell_id,
+  gate, measured, topic, subscriber) -- each when the run has any.
+
+``--json`` is one document: ``run`` (run.json), ``blocks`` (Table II), ``sections`` (per
+subscriber, per topic, fan-out, searches, shares, search trials, interfaces, gates,
+errors, failed cells: each with its title, columns, the rows as printed, and
+``records``, the same facts as numbers), ``paper_004`` (its tables, for a run of that
+study), ``gates`` and ``gates_missed``, ``errors`` (cell ids linklab could not measure)
+and ``cells`` (every row of cells.parquet).
 """
 
 from __future__ import annotations
@@ -14,10 +25,15 @@ import csv
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from linklab.errors import UsageError
+from linklab.report.outcome import delivered_text
 from linklab.report.table import METRICS, build_blocks
+from linklab.report.view import to_markdown
+
+if TYPE_CHECKING:
+    from linklab.report.sections import Report
 
 
 def _cell(value: Any) -> Any:
@@ -30,7 +46,20 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+def _write_dicts(path: Path, rows: list[dict[str, Any]]) -> Path:
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(row.get(k)) for k in columns})
+    return path
+
+
+def write_csv(rows: list[dict[str, Any]], out_dir: Path,
+              report: Report | None = None) -> list[Path]:
     """Write the CSV files into ``out_dir`` (made if missing); a path that is not a
     directory, or one that cannot be written, is a one-line UsageError naming --csv."""
     try:
@@ -38,25 +67,16 @@ def write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
             raise UsageError(f"{out_dir} exists and is not a directory; --csv takes a "
                              "directory to write cells.csv, table2.csv and rate_bins.csv "
                              "into", argument="--csv")
-        return _write_csv(rows, out_dir)
+        return _write_csv(rows, out_dir, report)
     except OSError as error:
         raise UsageError(f"cannot write into {out_dir}: {error.strerror or error} "
                          f"({error.filename or out_dir})", argument="--csv") from None
 
 
-def _write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+def _write_csv(rows: list[dict[str, Any]], out_dir: Path,
+               report: Report | None = None) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    columns: list[str] = []
-    for row in rows:
-        columns.extend(k for k in row if k not in columns)
-    path = out_dir / "cells.csv"
-    with open(path, "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=columns)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _cell(row.get(k)) for k in columns})
-    written.append(path)
+    written = [_write_dicts(out_dir / "cells.csv", rows)]
 
     path = out_dir / "table2.csv"
     with open(path, "w", newline="") as out:
@@ -70,7 +90,7 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
                     writer.writerow([block.title, block.key["link"], block.condition or "",
                                      col.profile, col.payload_bytes, metric,
                                      _cell(col.shown(metric)), _cell(col.measured(metric)),
-                                     _cell(paper), has, "failed" if col.failed else "ok"])
+                                     _cell(paper), has, col.state])
     written.append(path)
 
     binned = [r for r in rows if r.get("rate_bins_hz")]
@@ -83,20 +103,62 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path) -> list[Path]:
                 for second, value in enumerate(row["rate_bins_hz"]):
                     writer.writerow([row["cell_id"], second, value])
         written.append(path)
+    if report is not None:
+        if report.run.streams:
+            written.append(_write_dicts(out_dir / "streams.csv", report.run.streams))
+        for key, name in (("searches", "searches.csv"), ("interfaces", "interfaces.csv")):
+            section = next((s for s in report.sections if s.key == key), None)
+            if section is not None and section.records:
+                written.append(_write_dicts(out_dir / name, section.records))
+        if report.misses:
+            written.append(_write_dicts(out_dir / "gates.csv",
+                                        [m.to_dict() for m in report.misses]))
     return written
 
 
-def run_document(info: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run as one JSON-able document: run.json, Table II blocks, and every cell."""
-    return {"run": info, "blocks": [b.to_dict() for b in build_blocks(rows)], "cells": rows}
+def run_document(info: dict[str, Any], rows: list[dict[str, Any]],
+                 report: Report | None = None) -> dict[str, Any]:
+    """The run as one JSON-able document (see the module docstring)."""
+    doc: dict[str, Any] = {"run": info, "blocks": [b.to_dict() for b in build_blocks(rows)]}
+    if report is not None:
+        sections = report.to_dict()
+        doc["paper_004"] = sections.pop("paper_004", None)
+        doc["sections"] = sections
+        doc["gates"] = [g.to_dict() for g in report.gates]
+        doc["gates_missed"] = [m.to_dict() for m in report.misses]
+        doc["errors"] = [r["cell_id"] for r in rows if r.get("status") == "error"]
+        if len(report.run.stores) > 1:
+            doc["with"] = [str(s.root) for s in report.run.stores[1:]]
+    doc["cells"] = rows
+    return doc
 
 
 def _md_value(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def markdown(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
-    """The Table II blocks as Markdown tables ("ours (paper)"), plus bins and failures."""
+def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
+             report: Report | None = None) -> str:
+    """The Table II blocks as Markdown tables ("ours (paper)") -- or seed 004's tables for
+    a run of that study -- then outage recovery, and every section of ``report``."""
+    lines: list[str] = []
+    if report is not None and report.paper_004 is not None:
+        lines.extend(to_markdown(s) for s in report.paper_004)
+    else:
+        lines.extend(table2_markdown(rows))
+    lines.extend(outage_markdown(rows))
+    if report is not None:
+        lines.extend(to_markdown(s) for s in report.shown("markdown"))
+    else:
+        failed = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
+        if failed:
+            lines.append("Failed cells:\n")
+            lines.extend(f"- `{cell_id}`: {reason}" for cell_id, reason in failed)
+            lines.append("")
+    return "\n".join(lines)
+
+
+def table2_markdown(rows: list[dict[str, Any]]) -> list[str]:
     from linklab.bench.matrix import size_label
     from linklab.report.table import profile_label
 
@@ -110,13 +172,13 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         for metric, label in METRICS:
             cells = []
             for col in block.columns:
-                text = _md_value(col.shown(metric))
+                text = col.text(metric)
                 has, paper = block.paper(col, metric)
                 if has:
                     text += f" ({_md_value(paper)})"
                 cells.append(text)
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        delivered = [f"{got}/{sent}" for got, sent in (c.delivered() for c in block.columns)]
+        delivered = [c.delivered_text() for c in block.columns]
         lines.append("| Delivered | " + " | ".join(delivered) + " |")
         wire = []
         for col in block.columns:
@@ -126,13 +188,7 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         lines.append("| Wire bytes / published (model R_DDS/R_pub) | " + " | ".join(wire)
                      + " |")
         lines.append("")
-    lines.extend(outage_markdown(rows))
-    failed = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
-    if failed:
-        lines.append("Failed cells:\n")
-        lines.extend(f"- `{cell_id}`: {reason}" for cell_id, reason in failed)
-        lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def recovery(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -177,7 +233,7 @@ def outage_markdown(rows: list[dict[str, Any]]) -> list[str]:
             f"| {r['outage_at_s']:.1f} s + {r['outage_s']:g} s "
             f"| {_md_value(rec['before_hz'], 1)} | {_md_value(rec['after10_hz'], 1)} "
             f"| {'never' if rec['recover_s'] is None else rec['recover_s']} "
-            f"| {r.get('received')}/{r.get('published')} |")
+            f"| {delivered_text(r)} |")
     lines.append("")
     width = max(len(r.get("rate_bins_hz") or []) for r, _ in cells)
     lines.append("**Reception rate per second (Hz)**\n")

@@ -26,6 +26,23 @@ PRESET_CONDITION = {
     "wifi-outage": "outage",
 }
 
+
+
+def condition_of(row: dict) -> str | None:
+    """The paper's condition a cell ran under: only when its link is exactly one of the
+    presets above, with no field written over it (``link_overrides`` null). A preset with
+    overrides ("wifi-severe+loss=10%"), or an inline link that merely carries a preset's
+    name, is not the paper's condition. Rows of runs made before ``link_overrides`` and
+    ``link_preset`` existed name the preset in ``link``."""
+    link = row.get("link")
+    overrides = row.get("link_overrides")
+    if overrides is not None and overrides == overrides and overrides not in ("", "{}"):
+        return None
+    if row.get("link_preset", link) != link:
+        return None
+    return PRESET_CONDITION.get(link)
+
+
 _ = None
 # condition -> profile -> (reception rate Hz, avg latency ms, jitter ms), each 5 payloads
 TABLE_II: dict[str, dict[str, tuple[tuple, tuple, tuple]]] = {

@@ -1,14 +1,25 @@
 # ruff: noqa: E501  (the paper's tables are kept one row per line)
-"""Seed 004's tables from bench runs of scenarios/paper-004-middlewares.yaml, with the
-paper's values beside ours (markdown, for docs/RESULTS.md).
+"""Seed 004's tables from bench runs of scenarios/paper-004-middlewares.yaml (and
+-security.yaml), with the paper's values beside ours.
 
-    python -m linklab.report.paper_004 RUN_DIR [RUN_DIR ...]
+    linklab report RUN_DIR [--with RUN_DIR ...] [--markdown]
+    python -m linklab.report.paper_004 RUN_DIR [RUN_DIR ...]     # the same, Markdown
+
+``linklab report`` shows these tables instead of seed 000's Table II layout when the run
+is a seed 004 study (:func:`is_study`: judged by its cells' middlewares and message
+types, not by the scenario's name).
 
 - Table 2: mean one-way latency (ms) per link, message and middleware;
 - Fig. 6: throughput (KB/s = received payload bytes per second / 1000);
-- Table 3: CPU (% of one core) of publisher, subscriber and broker/router processes.
-A link with no cells (its preset not available yet) is reported as pending, never filled
-in; a failed cell is "—" (seed 004 Table 2 prints "-" for the runs that did not complete).
+- Table 3: CPU (% of one core) of publisher, subscriber and broker/router processes;
+- Table 4 (a run with secured middlewares): security off/on; a run of the security
+  study alone (Array1k only) has Table 4 only.
+Every table ends with a "delivered" column: received/expected per middleware, in the
+columns' order. A link with no cells (its preset not available yet) is reported as
+pending, never filled in; a failed cell is "—" (seed 004 Table 2 prints "-" for the runs
+that did not complete); a cell linklab could not measure is "error". The paper's values
+apply to the paper's links as shipped (``ethernet-1g``, ``wifi``, ``4g`` without
+overrides); cells on other links get their own tables, paper "n/a".
 """
 
 from __future__ import annotations
@@ -16,8 +27,12 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from linklab.report.outcome import delivered_text, is_error
+from linklab.report.view import Section, to_markdown
 
 MESSAGES = ("Array1k", "Array4k", "Array16k", "Array64k", "Array256k", "Array1m", "Array2m",
             "PointCloud512k", "PointCloud1m", "PointCloud2m")
@@ -87,16 +102,58 @@ SECURED_PAIRS = (("fastdds", "fastdds-secure"), ("zenoh-peer", "zenoh-peer-tls")
                  ("zenoh-router", "zenoh-router-tls"), ("mqtt", "mqtt-tls"))
 
 
+SECURED = tuple(s for _, s in SECURED_PAIRS)
+PAPER_MIDDLEWARES = frozenset(COLUMNS) | frozenset(SECURED)
+PAPER_RATE_HZ = 10.0
+
+
+def is_study(rows: list[dict[str, Any]]) -> bool:
+    """A seed 004 study: every cell runs one of the paper's message types on one of its
+    middlewares (or their secured variants), and the cells compare two or more."""
+    return (bool(rows)
+            and all(r.get("type") in MESSAGES and r.get("middleware") in PAPER_MIDDLEWARES
+                    for r in rows)
+            and len({r.get("middleware") for r in rows}) >= 2)
+
+
+def link_key(row: dict[str, Any]) -> str:
+    """The paper's link name when the cell ran on that preset exactly, else its label."""
+    link = str(row.get("link"))
+    overrides = row.get("link_overrides")
+    preset = row.get("link_preset", link)
+    exact = (overrides is None or overrides != overrides) and preset in (link, None)
+    return LINKS[link] if exact and link in LINKS else link
+
+
+def with_reports(rows: list[dict[str, Any]], cell_dir: Callable[[str], Path] | None
+                 ) -> list[dict[str, Any]]:
+    """Copies of the rows, each with its probe reports (records/<cell>/{pub,sub}.json;
+    empty without ``cell_dir``)."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        for role in ("pub", "sub"):
+            row[f"_{role}"] = {}
+            if cell_dir is None:
+                continue
+            path = cell_dir(str(row["cell_id"])) / f"{role}.json"
+            try:
+                row[f"_{role}"] = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                pass
+        out.append(row)
+    return out
+
+
 def load_rows(run_dirs: list[Path]) -> list[dict[str, Any]]:
-    """Cell rows of the runs, each with its probe reports (records/<cell>/{pub,sub}.json);
-    a later run's cell replaces an earlier one with the same id."""
+    """Cell rows of the runs, each with its probe reports; a later run's cell replaces an
+    earlier one with the same id."""
+    from linklab.bench.store import RunStore
+
     rows: dict[str, dict[str, Any]] = {}
     for run_dir in run_dirs:
-        for line in (run_dir / "cells.jsonl").read_text().splitlines():
-            row = json.loads(line)
-            for role in ("pub", "sub"):
-                report = run_dir / "records" / row["cell_id"] / f"{role}.json"
-                row[f"_{role}"] = json.loads(report.read_text()) if report.exists() else {}
+        store = RunStore.open(Path(run_dir))
+        for row in with_reports(store.rows, lambda c, d=store.root: d / "records" / c):
             rows[row["cell_id"]] = row
     return list(rows.values())
 
@@ -122,119 +179,193 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 
 def _index(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    return {(LINKS.get(r["link"], r["link"]), r["type"], r["middleware"]): r for r in rows}
+    return {(link_key(r), r["type"], r["middleware"]): r for r in rows}
 
 
-def table2(rows: list[dict[str, Any]], link: str) -> str:
+def _links(rows: list[dict[str, Any]]) -> list[str]:
+    """The paper's links (pending when absent), then any other link the cells ran on."""
+    present = list(dict.fromkeys(link_key(r) for r in rows))
+    return list(LINKS.values()) + [k for k in present if k not in LINKS.values()]
+
+
+def _delivered(cells, link: str, message: str, middlewares) -> str:
+    out = []
+    for middleware in middlewares:
+        row = cells.get((link, message, middleware))
+        out.append("not run" if row is None else delivered_text(row))
+    return " · ".join(out)
+
+
+def _pending(key: str, title: str, link: str) -> Section:
+    return Section(key, title, [], md_heading="####",
+                   notes=[f"_{link}: pending — needs the `{link}` preset (delay stage); "
+                          "not run._"])
+
+
+DELIVERED = "delivered (" + " · ".join(COLUMNS.values()) + ")"
+
+
+def table2(rows: list[dict[str, Any]], link: str) -> Section:
     cells = _index(rows)
-    if not any(key[0] == link for key in cells):
-        return f"_{link}: pending — needs the `{link}` preset (delay stage); not run._\n"
-    head = "| message | " + " | ".join(f"{c} ours / paper" for c in COLUMNS.values()) + " |"
-    lines = [head, "|---|" + "---|" * len(COLUMNS)]
+    title = f"Table 2 ({link}): mean latency, ms — ours / paper"
+    key = f"paper-004-table2-{link}"
+    if not any(k[0] == link for k in cells):
+        return _pending(key, title, link)
+    section = Section(key, title, ["message"] + [f"{c} ours / paper" for c in COLUMNS.values()]
+                      + [DELIVERED], md_heading="####",
+                      legend="— = the cell did not complete (not every sample published and "
+                             "delivered in time); [x] = mean latency of the samples that "
+                             "did arrive; error = linklab could not measure the cell; "
+                             "delivered = received/expected per middleware.")
     for message in MESSAGES:
         out = []
         for i, middleware in enumerate(COLUMNS):
             row = cells.get((link, message, middleware))
-            if _ok(row):
-                ours = _fmt(row.get("latency_mean_ms"))
-            elif row is None:
+            if row is None:
                 ours = "not run"
+            elif is_error(row):
+                ours = "error"
+            elif _ok(row):
+                ours = _fmt(row.get("latency_mean_ms"))
             else:  # did not complete: "—", with the mean of what did arrive, if anything
                 arrived = row.get("latency_mean_ms")
                 ours = "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
-            out.append(f"{ours} / {_fmt(TABLE2[link][message][i])}")
-        lines.append(f"| {message} | " + " | ".join(out) + " |")
-    return "\n".join(lines) + "\n"
+            paper = _fmt(TABLE2[link][message][i]) if link in TABLE2 else "n/a"
+            out.append(f"{ours} / {paper}")
+        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+        section.records.append({"link": link, "message": message, "ours": {
+            m: (cells.get((link, message, m)) or {}).get("latency_mean_ms") for m in COLUMNS}})
+    return section
 
 
-def throughput(rows: list[dict[str, Any]], link: str) -> str:
+def throughput(rows: list[dict[str, Any]], link: str) -> Section:
     cells = _index(rows)
-    if not any(key[0] == link for key in cells):
-        return f"_{link}: pending — needs the `{link}` preset (delay stage); not run._\n"
-    lines = ["| message | " + " | ".join(COLUMNS.values()) + " |", "|---|" + "---|" * len(COLUMNS)]
+    title = f"Fig. 6 ({link}): throughput, KB/s (ours)"
+    key = f"paper-004-fig6-{link}"
+    if not any(k[0] == link for k in cells):
+        return _pending(key, title, link)
+    section = Section(key, title, ["message"] + list(COLUMNS.values()) + [DELIVERED],
+                      md_heading="####")
     for message in MESSAGES:
         out = []
         for middleware in COLUMNS:
             row = cells.get((link, message, middleware))
             goodput = row.get("goodput_bit_s") if _ok(row) else None
-            out.append(_fmt(goodput / 8 / 1000 if goodput else None, 1))
-        lines.append(f"| {message} | " + " | ".join(out) + " |")
-    return "\n".join(lines) + "\n"
+            out.append("not run" if row is None else "error" if is_error(row)
+                       else _fmt(goodput / 8 / 1000 if goodput else None, 1))
+        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+    return section
 
 
-def table3(rows: list[dict[str, Any]], link: str) -> str:
+def _broker_pct(row: dict[str, Any]) -> float | None:
+    broker = row.get("broker_cpu_s")
+    wall = (row.get("_sub") or {}).get("wall_s")
+    if broker is None or not wall or (isinstance(broker, float) and math.isnan(broker)):
+        return None
+    return 100 * broker / wall
+
+
+def table3(rows: list[dict[str, Any]], link: str) -> Section:
     cells = _index(rows)
-    if not any(key[0] == link for key in cells):
-        return f"_{link}: pending — needs the `{link}` preset (delay stage); not run._\n"
-    lines = ["| message | " + " | ".join(f"{c} pub / sub / broker (paper)" for c in COLUMNS.values())
-             + " |", "|---|" + "---|" * len(COLUMNS)]
+    title = f"Table 3 ({link}): CPU % of one core — ours pub / sub / broker (paper, Host 1)"
+    key = f"paper-004-table3-{link}"
+    if not any(k[0] == link for k in cells):
+        return _pending(key, title, link)
+    section = Section(key, title, ["message"] + [f"{c} pub / sub / broker (paper)"
+                                                 for c in COLUMNS.values()] + [DELIVERED],
+                      md_heading="####")
     for message in MESSAGES:
         out = []
         for i, middleware in enumerate(COLUMNS):
             row = cells.get((link, message, middleware))
-            paper = TABLE3[message][i][LINK_INDEX[link]]
-            if not _ok(row):
-                out.append(f"— ({paper:.2f})")
-                continue
-            broker = row.get("broker_cpu_s")
-            wall = (row.get("_sub") or {}).get("wall_s")
-            broker_pct = 100 * broker / wall if broker is not None and wall and \
-                not (isinstance(broker, float) and math.isnan(broker)) else None
-            out.append(f"{_fmt(cpu_percent(row['_pub']))} / {_fmt(cpu_percent(row['_sub']))} / "
-                       f"{_fmt(broker_pct) if broker_pct is not None else 'n/a'} ({paper:.2f})")
-        lines.append(f"| {message} | " + " | ".join(out) + " |")
-    return "\n".join(lines) + "\n"
+            paper = (f"{TABLE3[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
+                     else "n/a")
+            if row is None:
+                out.append(f"not run ({paper})")
+            elif is_error(row):
+                out.append(f"error ({paper})")
+            elif not _ok(row):
+                out.append(f"— ({paper})")
+            else:
+                broker = _broker_pct(row)
+                out.append(f"{_fmt(cpu_percent(row.get('_pub') or {}))} / "
+                           f"{_fmt(cpu_percent(row.get('_sub') or {}))} / "
+                           f"{_fmt(broker) if broker is not None else 'n/a'} ({paper})")
+        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+    return section
 
 
-def table4(rows: list[dict[str, Any]]) -> str:
+def table4(rows: list[dict[str, Any]]) -> Section:
     """Security on/off per middleware and link: mean latency, throughput, CPU."""
     cells = _index(rows)
-    lines = ["| link | middleware | security | mean latency (ms) | throughput (B/s) | "
-             "CPU % pub / sub / broker |", "|---|---|---|---|---|---|"]
-    for link in LINKS.values():
+    section = Section("paper-004-table4", "Table 4: security on/off, Array1k at 10 Hz",
+                      ["link", "middleware", "security", "mean latency (ms)",
+                       "throughput (B/s)", "CPU % pub / sub / broker", "delivered"],
+                      md_heading="####")
+    for link in _links(rows):
         for plain, secured in SECURED_PAIRS:
             for name, label in ((plain, "off"), (secured, "on")):
                 row = cells.get((link, "Array1k", name))
                 if row is None:
                     continue
                 if not _ok(row):
-                    lines.append(f"| {link} | {plain} | {label} | — | — | — |")
+                    mark = "error" if is_error(row) else "—"
+                    section.add(link, plain, label, mark, mark, mark, delivered_text(row))
                     continue
-                broker = row.get("broker_cpu_s")
-                wall = (row.get("_sub") or {}).get("wall_s")
-                broker_pct = _fmt(100 * broker / wall) if isinstance(broker, (int, float)) \
-                    and not math.isnan(broker) and wall else "n/a"
+                broker = _broker_pct(row)
                 goodput = row.get("goodput_bit_s") or math.nan
-                lines.append(f"| {link} | {plain} | {label} | {_fmt(row.get('latency_mean_ms'))} "
-                             f"| {_fmt(goodput / 8, 0)} | {_fmt(cpu_percent(row['_pub']))} / "
-                             f"{_fmt(cpu_percent(row['_sub']))} / {broker_pct} |")
+                section.add(link, plain, label, _fmt(row.get("latency_mean_ms")),
+                            _fmt(goodput / 8, 0),
+                            f"{_fmt(cpu_percent(row.get('_pub') or {}))} / "
+                            f"{_fmt(cpu_percent(row.get('_sub') or {}))} / "
+                            f"{_fmt(broker) if broker is not None else 'n/a'}",
+                            delivered_text(row))
     w, wo = TABLE4["with"], TABLE4["without"]
-    lines.append(f"| paper | (Table 4) | on | {w[0]:.2f} | {w[1]} | {w[2]:.2f} |")
-    lines.append(f"| paper | (Table 4) | off | {wo[0]:.2f} | {wo[1]} | {wo[2]:.2f} |")
-    return "\n".join(lines) + "\n"
+    section.add("paper", "(Table 4)", "on", f"{w[0]:.2f}", str(w[1]), f"{w[2]:.2f}", "")
+    section.add("paper", "(Table 4)", "off", f"{wo[0]:.2f}", str(wo[1]), f"{wo[2]:.2f}", "")
+    return section
+
+
+def sections(rows: list[dict[str, Any]]) -> list[Section]:
+    """Every seed 004 table of the rows (which carry their probe reports, with_reports)."""
+    rates = sorted({float(r["rate_hz"]) for r in rows
+                    if isinstance(r.get("rate_hz"), (int, float)) and r["rate_hz"] == r["rate_hz"]
+                    and float(r["rate_hz"]) != PAPER_RATE_HZ})
+    out: list[Section] = []
+    secured = any(r["middleware"] in SECURED for r in rows)
+    if secured:
+        out.append(table4(rows))
+    # Tables 2-3 and Fig. 6 for the middleware study: not for a security study alone
+    # (Array1k only), whose plain middlewares are Table 4's "off" rows
+    if not secured or any(r.get("type") != "Array1k" for r in rows):
+        for link in _links(rows):
+            out += [table2(rows, link), throughput(rows, link), table3(rows, link)]
+    if rates:
+        out[0].notes.append(f"The paper published at {PAPER_RATE_HZ:g} Hz; cells of this run "
+                            f"ran at {', '.join(f'{r:g}' for r in rates)} Hz.")
+    return out
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    if any(r["middleware"] in dict(SECURED_PAIRS).values() for r in rows):
-        return "#### Table 4: security on/off, Array1k at 10 Hz\n\n" + table4(rows)
-    parts = []
-    for link in LINKS.values():
-        parts += [f"#### Table 2 ({link}): mean latency, ms — ours / paper\n\n"
-                  "— = the cell did not complete (not every sample published and delivered "
-                  "in time); [x] = mean latency of the samples that did arrive.\n",
-                  table2(rows, link),
-                  f"#### Fig. 6 ({link}): throughput, KB/s (ours)\n", throughput(rows, link),
-                  f"#### Table 3 ({link}): CPU % of one core — ours pub / sub / broker "
-                  "(paper, Host 1)\n", table3(rows, link)]
-    return "\n".join(parts)
+    """The tables as Markdown (rows with their probe reports, as load_rows gives them)."""
+    return "\n".join(to_markdown(s) for s in sections(rows))
 
 
 def main(argv: list[str] | None = None) -> int:
+    from linklab.errors import LinklabError
+
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        print("usage: python -m linklab.report.paper_004 RUN_DIR [RUN_DIR ...]", file=sys.stderr)
+        print("usage: python -m linklab.report.paper_004 RUN_DIR [RUN_DIR ...]\n"
+              "(the same as: linklab report RUN_DIR --with RUN_DIR ... --markdown)",
+              file=sys.stderr)
         return 2
-    print(render(load_rows([Path(a) for a in args])))
+    try:
+        rows = load_rows([Path(a) for a in args])
+    except LinklabError as error:
+        print(f"linklab: error: {error}", file=sys.stderr)
+        return error.exit_code
+    print(render(rows))
     return 0
 
 

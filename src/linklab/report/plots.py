@@ -1,7 +1,8 @@
 """The report's figures, as PNG bytes (matplotlib, Agg backend, no display needed).
 
 Every figure reads only the run directory (cells.parquet rows, and records/<cell_id>/
-sub.bin for latency distributions), so an old run can be re-plotted. Figures are drawn
+sub*.bin for latency distributions; a search's best trial-NN/), so an old run can be
+re-plotted. Figures are drawn
 for print: white background, black text, colours from the Okabe-Ito palette (readable
 for colour-blind readers) combined with distinct line styles and markers, so lines stay
 apart on a grey-scale printout too.
@@ -12,7 +13,9 @@ apart on a grey-scale printout too.
   dotted beside ours (seed 000 Table II);
 - wire amplification: interface bytes / published bytes measured, beside the model's
   R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1);
-- CPU seconds per probe (publisher and subscriber).
+- CPU seconds per probe (publisher and subscriber);
+- maximum throughput vs payload of throughput searches, the model's capacity dashed
+  (seed 001 Fig. 5; plot_throughput.py).
 
 A function returns None when the run has nothing to draw for its figure.
 """
@@ -20,6 +23,7 @@ A function returns None when the run has nothing to draw for its figure.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +40,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from linklab.bench import metrics as M  # noqa: E402
 from linklab.bench.matrix import size_label  # noqa: E402
-from linklab.report.paper_000 import CONDITION_TITLES, PRESET_CONDITION  # noqa: E402
+from linklab.report.paper_000 import CONDITION_TITLES, condition_of  # noqa: E402
 from linklab.report.settings import (  # noqa: E402
     format_setting,
     group_by_settings,
@@ -114,9 +118,10 @@ def _log_axis(axis, limits: tuple[float, float]) -> None:
 
 
 def condition_title(link: str, rows: list[dict[str, Any]] | None = None) -> str:
-    """The link and the paper's condition it stands for; an outage of another length
-    than the paper's 20 s (scenario outage_length) is named by its own length."""
-    condition = PRESET_CONDITION.get(link)
+    """The link and the paper's condition its cells ran under (paper_000.condition_of:
+    the preset exactly, no overrides); an outage of another length than the paper's
+    20 s (scenario outage_length) is named by its own length."""
+    condition = condition_of(rows[0]) if rows else None
     if condition is None:
         return str(link)
     lengths = sorted({num(r.get("outage_s")) for r in rows or []} - {None, 0.0})
@@ -134,18 +139,24 @@ def _by_link(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 # --- latency CDF ---------------------------------------------------------------------
 
-def cell_latencies_ms(run_dir: Path, cell_id: str) -> tuple[np.ndarray | None, str | None]:
-    """Latencies of the unique samples a cell's subscriber received, or (None, why not)."""
-    path = Path(run_dir) / "records" / cell_id / "sub.bin"
-    if not path.is_file():
+def cell_latencies_ms(cell_dir: Path, cell_id: str) -> tuple[np.ndarray | None, str | None]:
+    """Latencies of the unique samples a cell's subscribers received (sub.bin, or every
+    sub-<topic>-<host>.bin of a cell with several, pooled), or (None, why not)."""
+    cell_dir = Path(cell_dir)
+    paths = [cell_dir / "sub.bin"] if (cell_dir / "sub.bin").is_file() else sorted(
+        cell_dir.glob("sub-*.bin"))
+    if not paths:
         return None, f"{cell_id}: no records/{cell_id}/sub.bin"
-    try:
-        role, records = M.read_records(path)
-    except M.RecordFileError as error:
-        return None, f"{cell_id}: {error}"
-    if role != M.ROLE_SUBSCRIBER:
-        return None, f"{cell_id}: sub.bin is a publisher file (role {role})"
-    return M.latencies_ms(M.unique_received(records)), None
+    parts = []
+    for path in paths:
+        try:
+            role, records = M.read_records(path)
+        except M.RecordFileError as error:
+            return None, f"{cell_id}: {error}"
+        if role != M.ROLE_SUBSCRIBER:
+            return None, f"{cell_id}: {path.name} is a publisher file (role {role})"
+        parts.append(M.latencies_ms(M.unique_received(records)))
+    return np.concatenate(parts), None
 
 
 def _thin(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +183,7 @@ def _split_key(link_rows: list[dict[str, Any]], n_lines: int) -> str | None:
     return None
 
 
-def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
+def latency_cdf(cell_dir: Callable[[str], Path], rows: list[dict[str, Any]]) -> Plot | None:
     """One-way latency CDF of every cell (trials pooled): a row of panels per link
     condition, split by profile (or another setting) when a link has many cells. A line
     has the same style wherever its label appears, so one legend serves the figure."""
@@ -187,7 +198,7 @@ def latency_cdf(run_dir: Path, rows: list[dict[str, Any]]) -> Plot | None:
         for group in groups:
             parts, failed = [], any(r.get("status") != "ok" for r in group)
             for row in group:
-                values, why = cell_latencies_ms(run_dir, row["cell_id"])
+                values, why = cell_latencies_ms(cell_dir(row["cell_id"]), row["cell_id"])
                 if why:
                     notes.append(why)
                 elif len(values) == 0:
@@ -466,10 +477,3 @@ def cpu(rows: list[dict[str, Any]]) -> Plot | None:
     return Plot("cpu", "CPU per probe",
                 "User + system CPU seconds of each probe process over the whole cell "
                 "(discovery, publishing, draining), mean over trials.", _png(fig))
-
-
-def all_plots(run_dir: Path, rows: list[dict[str, Any]]) -> list[Plot]:
-    """Every figure the run has data for, in the report's order."""
-    plots = [latency_cdf(run_dir, rows), rate_over_time(rows), payload_sweep(rows),
-             amplification(rows), cpu(rows)]
-    return [p for p in plots if p is not None]

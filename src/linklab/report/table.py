@@ -10,6 +10,10 @@ is shown under ours.
 one whose mean latency is above 100 publish intervals shows its reception rate and "—"
 for latency and jitter. Exports keep the measured numbers of failed cells.
 With several trials, a column shows the mean over trials and is "—" if any trial failed.
+A cell linklab could not measure (status "error", linklab.report.outcome) is "error",
+never "—": it is not a link result. "Delivered" is received/expected (each topic's
+published samples times its subscribers). Throughput searches (``rate: max``) are not
+in this layout (their rate is a result, not a setting): see linklab.report.searches.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, Group
@@ -24,7 +29,11 @@ from rich.table import Table
 from rich.text import Text
 
 from linklab.bench.matrix import size_label
-from linklab.report.paper_000 import CONDITION_TITLES, PRESET_CONDITION, paper_value
+from linklab.report import outcome
+from linklab.report.paper_000 import CONDITION_TITLES, condition_of, paper_value
+from linklab.report.run import Run
+from linklab.report.sections import Report, build
+from linklab.report.view import to_rich
 
 METRICS = (
     ("reception_rate_hz", "Reception rate (Hz)"),
@@ -32,8 +41,8 @@ METRICS = (
     ("jitter_ms", "Jitter (ms)"),
 )
 # Settings that split blocks when they vary (profile and payload are the columns).
-BLOCK_KEYS = ("link", "middleware", "rate_hz", "qos", "history", "type", "outage_length_s",
-              "count", "duration_s")
+BLOCK_KEYS = ("link", "middleware", "topology", "subscribers", "topics", "rate_hz", "qos",
+              "history", "durability", "type", "outage_length_s", "count", "duration_s")
 SPARK = " ▁▂▃▄▅▆▇█"
 
 
@@ -55,7 +64,17 @@ class Column:
 
     @property
     def failed(self) -> bool:
+        """Not ok: failed, or an error (see :attr:`error`)."""
         return any(r.get("status") != "ok" for r in self.rows)
+
+    @property
+    def error(self) -> bool:
+        """A trial linklab could not measure: the column shows "error"."""
+        return any(outcome.is_error(r) for r in self.rows)
+
+    @property
+    def state(self) -> str:
+        return "error" if self.error else ("failed" if self.failed else "ok")
 
     @property
     def reasons(self) -> list[str]:
@@ -74,9 +93,20 @@ class Column:
                 return None
         return self.measured(metric)
 
+    def text(self, metric: str, digits: int = 2) -> str:
+        """What the tables print for ``metric``: the value, "—" or "error"."""
+        if self.error:
+            return outcome.ERROR
+        value = self.shown(metric)
+        return "—" if value is None else f"{value:.{digits}f}"
+
     def delivered(self) -> tuple[int, int]:
-        return (sum(int(r.get("received") or 0) for r in self.rows),
-                sum(int(r.get("published") or 0) for r in self.rows))
+        """(received, expected) over the trials (expected: published x subscribers)."""
+        pairs = [outcome.delivered(r) for r in self.rows]
+        return sum(g or 0 for g, _ in pairs), sum(w or 0 for _, w in pairs)
+
+    def delivered_text(self) -> str:
+        return outcome.delivered_sum(self.rows)
 
 
 @dataclass
@@ -99,8 +129,10 @@ class Block:
             return False, None
         first = column.rows[0]
         if (first.get("middleware") != "fastdds" or _num(first.get("rate_hz")) != 30.0
-                or first.get("qos") != "reliable"):
-            return False, None
+                or first.get("qos") != "reliable"
+                or (_num(first.get("subscribers")) or 1) != 1
+                or (_num(first.get("topics")) or 1) != 1):
+            return False, None  # the paper's cells: Fast DDS, one pair, 30 Hz, RELIABLE
         return paper_value(self.condition, column.profile, column.payload_bytes, metric)
 
     def to_dict(self) -> dict[str, Any]:
@@ -109,9 +141,10 @@ class Block:
         for col in self.columns:
             entry = {"profile": col.profile, "payload_bytes": col.payload_bytes,
                      "cell_ids": [r["cell_id"] for r in col.rows],
-                     "status": "failed" if col.failed else "ok",
+                     "status": col.state,
                      "failure_reasons": col.reasons,
-                     "delivered": list(col.delivered())}
+                     "delivered": list(col.delivered()),
+                     "delivered_text": col.delivered_text()}
             for metric, _label in METRICS:
                 has, paper = self.paper(col, metric)
                 entry[metric] = {"shown": col.shown(metric), "measured": col.measured(metric),
@@ -126,21 +159,33 @@ def profile_label(profile: str) -> str:
 
 
 def _fmt_key(key: str, value: Any) -> str:
-    if key == "rate_hz":
+    if key == "rate_hz" and isinstance(value, (int, float)):
         return f"{value:g} Hz"
     return str(value)
 
 
+def _block_value(row: dict[str, Any], key: str) -> Any:
+    if key == "rate_hz" and str(row.get("rate_asked") or "").endswith("%"):
+        return row["rate_asked"]  # rate: 75% -- its rate in Hz differs per payload
+    return row.get(key)
+
+
+def is_search(row: dict[str, Any]) -> bool:
+    return str(row.get("rate_asked") or "") == "max"
+
+
 def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
-    """Group a run's rows into Table II blocks, in the order the cells ran."""
-    varying = [k for k in BLOCK_KEYS if len({str(r.get(k)) for r in rows}) > 1]
+    """Group a run's rows into Table II blocks, in the order the cells ran (throughput
+    searches are left out: linklab.report.searches has them)."""
+    rows = [r for r in rows if not is_search(r)]
+    varying = [k for k in BLOCK_KEYS if len({str(_block_value(r, k)) for r in rows}) > 1]
     blocks: OrderedDict[tuple, Block] = OrderedDict()
     for row in rows:
         key = {"link": row.get("link")}
-        key.update({k: row.get(k) for k in varying if k != "link"})
+        key.update({k: _block_value(row, k) for k in varying if k != "link"})
         block = blocks.get(tuple(key.items()))
         if block is None:
-            block = Block(key=key, condition=PRESET_CONDITION.get(row.get("link")))
+            block = Block(key=key, condition=condition_of(row))
             blocks[tuple(key.items())] = block
         for col in block.columns:
             if col.profile == row.get("profile") and col.payload_bytes == row.get(
@@ -158,20 +203,25 @@ def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
 
 # --- terminal rendering ---------------------------------------------------------------
 
-def _cell_text(ours: float | None, paper: tuple[bool, float | None], digits: int) -> Text:
-    text = Text("—" if ours is None else f"{ours:.{digits}f}")
+def _cell_text(ours: str, paper: tuple[bool, float | None], digits: int) -> Text:
+    text = Text(ours, style="bold magenta" if ours == outcome.ERROR else "")
     has, value = paper
     if has:
         text.append("\n" + ("—" if value is None else f"{value:.{digits}f}"), style="dim")
     return text
 
 
-def render_block(block: Block, columns: list[Column] | None = None) -> Table:
+def render_block(block: Block, columns: list[Column] | None = None) -> Group:
+    """One block: its title on its own line (a table's title is cut to the table's width),
+    then the table."""
+    return Group(Text(block.title, style="bold"), _block_table(block, columns))
+
+
+def _block_table(block: Block, columns: list[Column] | None = None) -> Table:
     columns = block.columns if columns is None else columns
     any_paper = any(block.paper(c, "reception_rate_hz")[0] for c in columns)
     caption = "dim second line: the paper's Table II" if any_paper else None
-    table = Table(title=block.title, title_justify="left", caption=caption,
-                  caption_justify="left", show_lines=True, pad_edge=False)
+    table = Table(caption=caption, caption_justify="left", show_lines=True, pad_edge=False)
     table.add_column("Profile\nPayload", no_wrap=True)
     for col in columns:
         table.add_column(f"{profile_label(col.profile)}\n{size_label(col.payload_bytes)}",
@@ -180,12 +230,12 @@ def render_block(block: Block, columns: list[Column] | None = None) -> Table:
         row_label = Text(label)
         if any_paper:
             row_label.append("\n  paper", style="dim")
-        table.add_row(row_label, *(_cell_text(c.shown(metric), block.paper(c, metric), 2)
+        table.add_row(row_label, *(_cell_text(c.text(metric), block.paper(c, metric), 2)
                                    for c in columns))
     delivered = []
     for c in columns:
-        got, sent = c.delivered()
-        delivered.append(Text(f"{got}/{sent}", style="red" if c.failed else ""))
+        delivered.append(Text(c.delivered_text(), style={"error": "bold magenta",
+                                                         "failed": "red"}.get(c.state, "")))
     table.add_row("Delivered", *delivered)
     table.add_row(Text("Wire / published\n  model R_DDS/R_pub", style=""),
                   *(_wire_text(c) for c in columns))
@@ -199,7 +249,7 @@ def _wire_text(column: Column) -> Text:
     return text
 
 
-def render_blocks(blocks: list[Block], width: int) -> list[Table]:
+def render_blocks(blocks: list[Block], width: int) -> list[Group]:
     """One table per block, or one per block and profile when the terminal is narrow."""
     tables = []
     for block in blocks:
@@ -233,6 +283,7 @@ def render_bins(rows: list[dict[str, Any]]) -> Table | None:
     table.add_column("outage", justify="right", no_wrap=True)
     table.add_column("Hz per second", no_wrap=True)
     table.add_column("min after", justify="right", no_wrap=True)
+    table.add_column("delivered", justify="right", no_wrap=True)
     for r in with_bins:
         bins = list(r["rate_bins_hz"])
         start = _num(r.get("outage_at_s"))
@@ -241,61 +292,51 @@ def render_bins(rows: list[dict[str, Any]]) -> Table | None:
         after = bins[int(start + length) + 1:] if len(bins) > start + length + 1 else []
         table.add_row(r["cell_id"], f"{start:g}s+{length:g}s",
                       sparkline(bins, float(r.get("rate_hz") or 30.0)),
-                      f"{min(after):g}" if after else "—")
+                      f"{min(after):g}" if after else "—", outcome.delivered_text(r))
     return table
 
 
-def render_streams(rows: list[dict[str, Any]], streams: list[dict[str, Any]]) -> Table | None:
-    """One line per subscriber of the cells with more than one (topic, subscriber)."""
-    several = {r["cell_id"] for r in rows if int(r.get("subscribers") or 1) > 1}
-    shown = [s for s in streams if s.get("cell_id") in several]
-    if not shown:
-        return None
-    table = Table(title="Per subscriber", title_justify="left", pad_edge=False)
-    for name in ("Cell", "Topic", "Subscriber", "Delivered", "Rate (Hz)", "Mean (ms)",
-                 "p99 (ms)", "Loss (gaps)"):
-        table.add_column(name, justify="left" if name in ("Cell", "Topic", "Subscriber")
-                         else "right", no_wrap=True)
-    for s in shown:
-        rate, mean, p99 = (_num(s.get(k)) for k in ("reception_rate_hz", "latency_mean_ms",
-                                                    "latency_p99_ms"))
-        loss = _num(s.get("message_loss_rate"))
-        table.add_row(s["cell_id"], str(s.get("topic")), str(s.get("subscriber")),
-                      f"{s.get('received')}/{s.get('published')}",
-                      "—" if rate is None else f"{rate:.2f}",
-                      "—" if mean is None else f"{mean:.2f}",
-                      "—" if p99 is None else f"{p99:.2f}",
-                      "—" if loss is None else f"{loss * 100:.2f} %")
-    return table
-
-
-def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Console,
-               streams: list[dict[str, Any]] | None = None) -> Group:
+def header(info: dict[str, Any], rows: list[dict[str, Any]], planned: int,
+           finished: bool) -> Text:
     scenario = info.get("scenario", {})
-    planned = len(info.get("planned", []))
-    failed = sum(1 for r in rows if r.get("status") != "ok")
+    failed = sum(1 for r in rows if r.get("status") == "failed")
+    errors = sum(1 for r in rows if outcome.is_error(r))
     head = Text()
     head.append(f"{scenario.get('title', scenario.get('name', 'run'))}\n", style="bold")
     if scenario.get("source"):
         head.append(f"source: {scenario['source']}\n")
     versions = info.get("versions", {})
-    head.append(f"cells: {len(rows)}/{planned} done, {failed} failed"
-                f"{'' if info.get('finished') else ' (run not finished)'}; "
+    head.append(f"cells: {len(rows)}/{planned} done, {failed} failed")
+    if errors:
+        head.append(f", {errors} error{'s' if errors != 1 else ''} (not measured)",
+                    style="bold magenta")
+    head.append(f"{'' if finished else ' (run not finished)'}; "
                 f"Fast DDS {versions.get('libfastrtps-dev') or '?'}, "
                 f"kernel {versions.get('kernel', '?')}, "
                 f"commit {str(versions.get('git_commit') or '?')[:10]}\n")
-    parts: list[Any] = [head]
-    parts.extend(render_blocks(build_blocks(rows), console.width))
-    bins = render_bins(rows)
+    return head
+
+
+def render_report(report: Report, console: Console) -> Group:
+    """The terminal view of a report (linklab.report.sections.Report)."""
+    run = report.run
+    parts: list[Any] = [header(run.info, run.rows, len(run.planned), run.finished)]
+    if report.paper_004 is not None:
+        parts.extend(to_rich(s) for s in report.paper_004)
+    else:
+        parts.extend(render_blocks(build_blocks(run.rows), console.width))
+    bins = render_bins(run.rows)
     if bins is not None:
         parts.append(bins)
-    per_subscriber = render_streams(rows, streams or [])
-    if per_subscriber is not None:
-        parts.append(per_subscriber)
-    reasons = [(r["cell_id"], r["failure_reason"]) for r in rows if r.get("failure_reason")]
-    if reasons:
-        why = Text("Failed cells:\n", style="bold")
-        for cell_id, reason in reasons:
-            why.append(f"  {cell_id}: {reason}\n")
-        parts.append(why)
+    parts.extend(to_rich(s) for s in report.shown("terminal"))
     return Group(*parts)
+
+
+def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Console,
+               streams: list[dict[str, Any]] | None = None, root: Path | None = None
+               ) -> Group:
+    """A run's terminal view from its (info, rows, streams), as linklab bench prints it at
+    the end of a run. Without ``root`` (the run directory), seed 004's CPU table and the
+    search trials are left out (``linklab report RUN_DIR`` has them)."""
+    run = Run(Path(root or "."), info, rows, list(streams or []))
+    return render_report(build(run, with_records=root is not None), console)

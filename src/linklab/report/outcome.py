@@ -1,0 +1,108 @@
+"""How each cell ended, said the same way in every table: ok, failed or error.
+
+- **failed**: linklab measured the cell and the link (or middleware) did not deliver by
+  the cell's rule (``completion_rule``); its numbers are kept and tables print "—".
+- **error**: linklab could not measure the cell ("could not run: ..." -- the
+  environment or input found late -- or "linklab bug: ..."). An error row holds no
+  measurement and is never a link result: tables print "error", never "—", and
+  ``linklab report`` exits 70 (EXIT_ERROR_ROWS) when a run has one.
+
+Delivery is ``received/expected`` (each topic's published samples times its
+subscribers); rows of runs made before ``expected`` existed, and per-subscriber rows,
+use ``published``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linklab.report.view import Cell, Section, num
+
+ERROR = "error"
+EXIT_GATES_MISSED = 1   # as linklab bench
+EXIT_ERROR_ROWS = 70    # as linklab bench: a cell linklab could not measure
+
+
+def is_error(row: dict[str, Any]) -> bool:
+    return row.get("status") == ERROR
+
+
+def is_ok(row: dict[str, Any]) -> bool:
+    return row.get("status") == "ok"
+
+
+def delivered(row: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(received, expected): ``expected`` when the row has it, else ``published``."""
+    received = num(row.get("received"))
+    expected = num(row.get("expected"))
+    if expected is None:
+        expected = num(row.get("published"))
+    return (None if received is None else int(received),
+            None if expected is None else int(expected))
+
+
+def delivered_text(row: dict[str, Any]) -> str:
+    if is_error(row):
+        return ERROR
+    got, want = delivered(row)
+    return f"{'—' if got is None else got}/{'—' if want is None else want}"
+
+
+def delivered_sum(rows: list[dict[str, Any]]) -> str:
+    """Several rows (trials, subscribers) as one "received/expected"; "error" if any is."""
+    if any(is_error(r) for r in rows):
+        return ERROR
+    pairs = [delivered(r) for r in rows]
+    got = [g for g, _ in pairs if g is not None]
+    want = [w for _, w in pairs if w is not None]
+    return f"{sum(got) if got else '—'}/{sum(want) if want else '—'}"
+
+
+def status_cell(row: dict[str, Any]) -> Cell:
+    status = str(row.get("status") or "failed")
+    klass = {"ok": "", "error": "error"}.get(status, "failed")
+    return Cell(status, klass, str(row.get("failure_reason") or ""))
+
+
+def errors_section(rows: list[dict[str, Any]]) -> Section | None:
+    """The cells linklab could not measure, apart from the failed ones."""
+    errors = [r for r in rows if is_error(r)]
+    if not errors:
+        return None
+    section = Section(
+        "errors", f"Errors: {len(errors)} cell{'s' if len(errors) != 1 else ''} linklab "
+        "could not measure", ["Cell", "Kind", "Message"],
+        legend="Not link results: no measurement was made, so these cells are left out "
+               "of every average and shown as \"error\" in the tables. \"could not run\": "
+               "the environment or an input found late; \"linklab bug\": an exception in "
+               "linklab, traceback in records/<cell>/error.txt. linklab report exits 70.",
+        line_format="  {0}: {2}", outputs=("terminal", "markdown", "json"))
+    for row in errors:
+        reason = str(row.get("failure_reason") or "error (no reason recorded)")
+        kind = "linklab bug" if reason.startswith("linklab bug:") else "could not run"
+        section.add(Cell(str(row["cell_id"]), "error"), kind, reason)
+        section.records.append({"cell_id": row["cell_id"], "kind": kind, "message": reason})
+    return section
+
+
+def failed_section(rows: list[dict[str, Any]]) -> Section | None:
+    """The cells that were measured and failed, with delivery and the rule that decided."""
+    failed = [r for r in rows if not is_ok(r) and not is_error(r)]
+    if not failed:
+        return None
+    section = Section(
+        "failed-cells", f"Failed cells ({len(failed)})",
+        ["Cell", "Delivered", "Why", "Rule that decided"],
+        legend="Measured, and not delivered by the cell's rule; the tables show them as "
+               "— and keep what they measured (--json, --csv, the HTML's every-cell table).",
+        line_format="  {0}: {2}\n      delivered {1}; rule: {3}",
+        outputs=("terminal", "markdown", "json"))  # the HTML page has its own, with logs
+    for row in failed:
+        rule = row.get("completion_rule") or "(not recorded: run made before rules were stored)"
+        reason = str(row.get("failure_reason") or "failed (no reason recorded)")
+        section.add(Cell(str(row["cell_id"]), "failed"), delivered_text(row), reason,
+                    str(rule))
+        got, want = delivered(row)
+        section.records.append({"cell_id": row["cell_id"], "received": got, "expected": want,
+                                "failure_reason": reason, "completion_rule": rule})
+    return section

@@ -1,0 +1,161 @@
+"""How cells ended, in every output: errors are "error" (never "—"), listed apart, exit 70;
+gates listed with each miss, exit 1; failed cells with delivery and the rule that decided
+them; the paper's link conditions only for links that are exactly the paper's preset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from linklab.bench.matrix import expand
+from linklab.bench.spec import parse_scenario
+from linklab.report.paper_000 import condition_of
+from linklab.report.table import build_blocks
+from report_checks import linklab, parse
+from report_rundirs import TABLE_SCENARIO, Behaviour, make_run, table_run
+from report_rundirs_streams import add_error_cell, fanout_run, search_run
+
+ERROR_CELL = "wifi-ideal-optimized-64KiB"
+ERROR_REASON = "could not run: fastdds probe not found at build/probes (run scripts/setup.sh)"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("outcomes")
+    error = table_run(root / "error", skip=lambda c: c.cell_id == ERROR_CELL)
+    cell = next(c for c in expand(parse_scenario(TABLE_SCENARIO.replace("TRIALS", "1"),
+                                                 "s.yaml")) if c.cell_id == ERROR_CELL)
+    add_error_cell(error, cell, ERROR_REASON)
+    return {"error": error, "base": table_run(root / "base"),
+            "search": search_run(root / "search"), "fan": fanout_run(root / "fan")}
+
+
+def test_an_error_row_is_shown_as_error_listed_apart_and_exits_70(runs):
+    result = linklab("report", runs["error"])
+    assert result.returncode == 70, result.stderr
+    assert f"linklab error in cell {ERROR_CELL}: {ERROR_REASON}" in result.stderr
+    out = result.stdout
+    assert "1 error (not measured)" in out
+    ideal = out.split("wifi-severe")[0]  # the wifi-ideal block: optimized 64KiB is error
+    assert ideal.count("error") >= 4  # 3 metrics and Delivered
+    assert "Errors: 1 cell linklab could not measure" in out
+    errors, failed = out.split("Errors:")[1].split("Failed cells")
+    assert ERROR_CELL in errors and ERROR_CELL not in failed
+    doc = json.loads(linklab("report", runs["error"], "--json").stdout)
+    assert doc["errors"] == [ERROR_CELL]
+    column = next(c for b in doc["blocks"] for c in b["columns"]
+                  if c["cell_ids"] == [ERROR_CELL])
+    assert column["status"] == "error" and column["delivered_text"] == "error"
+    record = doc["sections"]["errors"]["records"][0]
+    assert record == {"cell_id": ERROR_CELL, "kind": "could not run", "message": ERROR_REASON}
+    markdown = linklab("report", runs["error"], "--markdown")
+    assert markdown.returncode == 70
+    ideal = markdown.stdout.split("**wifi-severe")[0]
+    header = next(line for line in ideal.splitlines() if line.startswith("| Profile"))
+    column = header.split(" | ").index("optimized 64KiB")
+    for label in ("Reception rate (Hz)", "Avg. latency (ms)", "Jitter (ms)", "Delivered"):
+        line = next(x for x in ideal.splitlines() if x.startswith(f"| {label} |"))
+        assert line.split(" | ")[column].strip(" |").split()[0] == "error", line  # (paper)
+    assert "**Errors: 1 cell linklab could not measure**" in markdown.stdout
+
+
+def test_error_in_html_and_a_gate_miss_still_exits_70(runs, tmp_path):
+    out = tmp_path / "error.html"
+    result = linklab("report", runs["error"], "--html", out, "--gate", "latency_p99<=0.001ms")
+    assert result.returncode == 70  # an error row wins over a missed gate, as in bench
+    assert "gate missed:" in result.stderr
+    page = out.read_text()
+    ours = [c for c in parse(page).cells if "ours" in c.get("class", "").split()
+            and c["data-cells"] == ERROR_CELL]
+    assert len(ours) == 3 and all(c["_text"] == "error" for c in ours)
+    assert all("error" in c["class"].split() for c in ours)
+    assert f"id='error-{ERROR_CELL}'" in page and f"id='failed-{ERROR_CELL}'" not in page
+    assert "data-errors=1" in page and "fastdds probe not found" in page
+    assert "error.txt" in page  # its traceback, collapsible
+
+
+def test_compare_shows_errors_apart_from_regressions(runs):
+    result = linklab("report", runs["error"], "--compare", runs["base"], "--json",
+                     "--fail-on-regression")
+    assert result.returncode == 70
+    doc = json.loads(result.stdout)
+    cell = next(c for c in doc["cells"] if c["cell_ids"] == [ERROR_CELL])
+    assert cell["status"] == "error" and cell["reference_status"] == "ok"
+    assert cell["regressions"] == [] and cell["delivered"] == "error"
+    assert cell["reference_delivered"] == "90/90"
+
+
+def test_gates_are_listed_met_and_missed(runs):
+    met = linklab("report", runs["search"], "--gate", "max_rate>=50Hz")
+    assert met.returncode == 0, met.stderr
+    assert "Gates: 1 met, 0 missed" in met.stdout and "max_rate >= 50Hz" in met.stdout
+    missed = linklab("report", runs["search"], "--gate", "max_rate>=10kHz", "--json")
+    assert missed.returncode == 1
+    doc = json.loads(missed.stdout)
+    (gate,) = doc["gates"]
+    # the 4 searches and the 4 cells at 75 % of their maximum (which carry it too)
+    assert gate["origin"] == "--gate" and not gate["met"] and len(gate["missed"]) == 8
+    assert len(doc["gates_missed"]) == 8
+    assert missed.stderr.count("gate missed:") == 8
+    markdown = linklab("report", runs["search"], "--gate", "max_rate>=10kHz", "--markdown")
+    assert markdown.returncode == 1
+    assert "**Gates: 0 met, 1 missed**" in markdown.stdout
+    assert "| max_rate >= 10kHz | every cell | --gate | missed (8 places) |" in markdown.stdout
+    assert markdown.stdout.count("gate missed: ") == 8  # each miss in the section
+
+
+def test_scenario_gates_and_the_rule_of_a_failed_cell(runs):
+    result = linklab("report", runs["fan"])
+    assert result.returncode == 1
+    assert "reception_rate >= 19Hz │ every cell │ scenario" in result.stdout
+    failed = result.stdout.split("Failed cells (1)")[1]
+    assert "large_data: topic t subscriber sub-t-robot2: not completed" in failed
+    assert "delivered 226/240; rule: RELIABLE KEEP_ALL: every published sample must arrive" \
+        in failed
+    page_dir = runs["fan"]
+    linklab("report", page_dir, "--html")
+    page = (page_dir / "report.html").read_text()
+    article = page[page.index("id='failed-large_data'"):]
+    article = article[:article.index("</article>")]
+    assert "RELIABLE KEEP_ALL: every published sample must arrive" in article
+    assert "226/240" in article
+    assert "id='gates'" in page and "gate missed: large_data" in page
+
+
+LINKS_SCENARIO = """\
+name: handmade-links
+fixed: {middleware: fastdds, rate: 30Hz, qos: reliable, history: profile, type: Bytes,
+        count: 60, warmup: 1s, profile: optimized, payload: 64KiB}
+axes:
+  link: [wifi-severe, {preset: wifi-severe, loss: 10%}, {name: wifi-mild, rate: 50Mbit/s}]
+"""
+
+
+def test_the_papers_conditions_only_for_the_exact_preset(tmp_path):
+    run = make_run(tmp_path / "links", LINKS_SCENARIO, lambda c: Behaviour(latency_ms=20))
+    doc = json.loads(linklab("report", run, "--json").stdout)
+    by_link = {b["key"]["link"]: b for b in doc["blocks"]}
+    assert set(by_link) == {"wifi-severe", "wifi-severe+loss=10%", "wifi-mild"}
+    assert by_link["wifi-severe"]["condition"] == "severe"
+    assert by_link["wifi-severe"]["columns"][0]["reception_rate_hz"]["paper_has_cell"]
+    for label in ("wifi-severe+loss=10%", "wifi-mild"):  # overrides; an inline link
+        assert by_link[label]["condition"] is None
+        assert not by_link[label]["columns"][0]["reception_rate_hz"]["paper_has_cell"]
+    out = linklab("report", run).stdout
+    assert out.count("(c) Severe loss, PER 20 %") == 1
+    assert "(b) Mild loss" not in out  # an inline link named like a preset is not it
+
+
+def test_condition_of_reads_old_and_new_rows():
+    assert condition_of({"link": "wifi-mild"}) == "mild"  # a run before link_preset
+    assert condition_of({"link": "wifi-mild", "link_preset": "wifi-mild",
+                         "link_overrides": None}) == "mild"
+    assert condition_of({"link": "wifi-mild+loss=5%", "link_preset": "wifi-mild",
+                         "link_overrides": '{"loss": "5%"}'}) is None
+    assert condition_of({"link": "wifi-mild", "link_preset": None,
+                         "link_overrides": '{"rate": "50Mbit/s"}'}) is None
+    blocks = build_blocks([{"cell_id": "a", "link": "x", "link_preset": "wifi-ideal",
+                            "profile": "default", "payload_bytes": 1024, "status": "ok"}])
+    assert blocks[0].condition is None
