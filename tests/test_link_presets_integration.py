@@ -123,8 +123,9 @@ def test_a_user_preset_is_applied_and_a_process_without_the_file_takes_it_down(t
             assert sent == count
             assert abs(lost - count * p) <= bound, (direction, lost)
             assert dropped[direction] == lost  # the loss stage dropped exactly those
-        relay_pids = [s["process"] for s in json.loads(
-            (tmp_path / "state" / f"{name}.json").read_text())["steps"] if "process" in s]
+        relay_pids = [s["pid"] for s in json.loads(
+            (tmp_path / "state" / f"{name}.json").read_text())["steps"]
+            if s.get("kind") == "process"]
         assert relay_pids
     finally:
         down = cli("link", "down", "--name", name)
@@ -138,9 +139,11 @@ def test_a_user_preset_is_applied_and_a_process_without_the_file_takes_it_down(t
 @pytest.fixture
 def nobody_dir():
     # pytest's tmp_path is private to root; the user needs a directory it can use
+    # the state directory of a normal user: its own, 0700 (linklab refuses any other)
     path = Path(f"/tmp/linklab-test-presets-{os.getpid()}")
-    path.mkdir(mode=0o777, exist_ok=True)
-    os.chmod(path, 0o777)
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chown(path, 65534, 65534)
+    os.chmod(path, 0o700)
     yield path
     as_nobody = _as_nobody(path)
     for leftover in path.glob("*.json"):  # only if the test failed half-way
