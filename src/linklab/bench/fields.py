@@ -29,6 +29,9 @@ ROS2_PROFILE_NAMES = ("default", "sensor_data", "parameters", "services_default"
 QOS_VALUES = RELIABILITIES + ROS2_PROFILE_NAMES
 DURABILITIES = ("volatile", "transient_local")
 TOPOLOGIES = ("pair", "star", "chain")
+# Paper 001 §III-C, Fig. 3: where a publisher and its subscriber run in a cluster.
+# bare-metal: on the nodes themselves (no pods), the baseline.
+FLOWS = ("bare-metal", "intra-container", "intra-pod", "intra-host", "cross-host")
 # The probe protocol's message types (DESIGN.md "Probes"): a Bytes type of any size and
 # the performance_test family.
 MESSAGE_TYPES = (
@@ -234,10 +237,11 @@ SCALAR_PARSERS = {
     "warmup": lambda v, w: with_units(parse_duration, v, w, allow_zero=True),
     "outage_start": lambda v, w: with_units(parse_duration, v, w, allow_zero=True),
     "subscribers": lambda v, w: positive_int(v, w, most=MAX_SUBSCRIBERS),
+    "flow": lambda v, w: choice(v, FLOWS, w),
     "pairs": lambda v, w: positive_int(v, w, most=MAX_PAIRS),
 }
 # ``link`` (a preset name or an inline link) and ``link.FIELD`` are parsed by links.py;
 # ``topics`` (a list of endpoints) by topics.py.
-FIELDS = ("middleware", "profile", "link", "topology", "hosts", "payload", "rate", "qos",
-          "history", "depth", "durability", "type", "count", "duration", "warmup",
+FIELDS = ("middleware", "profile", "link", "topology", "hosts", "flow", "payload", "rate",
+          "qos", "history", "depth", "durability", "type", "count", "duration", "warmup",
           "outage_start", "outage_length", "grace", "subscribers", "pairs", "topics")

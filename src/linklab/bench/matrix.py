@@ -21,7 +21,7 @@ from linklab.bench.spec import Scenario
 from linklab.bench.topics import Topic, resolve_topics
 
 # Outer to inner (link.FIELD axes come right after link, in the file's order).
-LOOP_ORDER = ("link", "topology", "hosts", "middleware", "profile", "history", "depth",
+LOOP_ORDER = ("link", "topology", "hosts", "flow", "middleware", "profile", "history", "depth",
               "durability", "type", "rate", "qos", "payload", "subscribers", "pairs",
               "count", "duration", "warmup", "outage_start", "outage_length", "grace")
 
@@ -57,6 +57,7 @@ class Cell:
     trial: int
     topology: str = "pair"
     hosts: int | None = None
+    flow: str | None = None   # paper 001's deployment flow (cluster topologies)
     durability: str | None = None
     rate: float | str = 0.0   # as asked: Hz, "max" or "75%"
     link_choice: LinkChoice | None = None
@@ -111,7 +112,7 @@ class Cell:
             "link": self.link, "link_preset": choice.preset,
             "link_overrides": json.dumps(choice.overrides_dict(), default=str)
             if choice.overrides else None,
-            "topology": self.topology, "hosts": self.hosts,
+            "topology": self.topology, "hosts": self.hosts, "flow": self.flow,
             "payload_bytes": self.payload_bytes, "rate_hz": self.rate_hz,
             "rate_asked": str(self.rate), "qos": self.qos, "history": self.history,
             "durability": self.durability, "type": self.type, "count": self.count,
@@ -196,7 +197,8 @@ def expand(scenario: Scenario) -> list[Cell]:
             duration_s=first.duration_s, warmup_s=values["warmup"],
             outage_start_s=values["outage_start"], outage_length_s=values.get("outage_length"),
             grace_s=values.get("grace"), trial=trial, topology=values["topology"],
-            hosts=hosts, durability=first.durability, rate=first.rate,
+            hosts=hosts, flow=values.get("flow"), durability=first.durability,
+            rate=first.rate,
             link_choice=choice, topics=topics,
         ))
     if len({c.cell_id for c in cells}) != len(cells):

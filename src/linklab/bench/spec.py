@@ -73,6 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "type": "Bytes",
     "topology": "pair",
     "hosts": None,
+    "flow": None,
     "subscribers": None,
     "pairs": None,
     "topics": None,

@@ -189,6 +189,10 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
 
     topology = values.get("topology") or "pair"
     hosts = values.get("hosts")
+    if values.get("flow") is not None:
+        # a deployment flow places endpoints on a cluster's nodes and pods (paper 001)
+        raise at("flow").error(f"flow: {values['flow']} places endpoints in a cluster; the "
+                               f"{topology} topology has no nodes and pods")
     subscribers = values.get("subscribers")
     pairs = values.get("pairs")
     if templates is not None and (subscribers or pairs):
