@@ -117,3 +117,13 @@ def test_shipped_profiles_are_package_data() -> None:
     with pytest.raises(UsageError, match="shipped: default, large_data"):
         profile_path("fast")
     assert np.dtype(RECORD_DTYPE).names == ("seq", "t_send_ns", "t_recv_ns", "bytes")
+
+
+def test_a_known_upstream_failure_is_recognised_by_its_signature_only():
+    from linklab.probes.upstream import FASTDDS_TCP_NEGOTIATION, recognise
+
+    log = ("2026-11-22 [TRANSPORT_TCP Error] Received add_logical_port_response, but the "
+           "transaction id wasn't registered (maybe removed while negotiating?)\n")
+    assert recognise(["", log]) is FASTDDS_TCP_NEGOTIATION
+    assert "docs/RESULTS.md" in FASTDDS_TCP_NEGOTIATION.describe()
+    assert recognise(["nothing arrived", "[RTPS_READER Warning] history full"]) is None

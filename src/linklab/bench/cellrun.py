@@ -24,6 +24,7 @@ from linklab.bench.matrix import Cell, deadline_s
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
 from linklab.bench.streams import StreamInput, aggregate, fanout
 from linklab.brokers.bench_adapter import adapter_for, edge_of
+from linklab.probes.upstream import recognise
 
 POLL_S = 0.1
 # When the probes of one side have ended on their own, how long the others get to end.
@@ -132,6 +133,14 @@ def _completed(report: dict[str, Any]) -> bool:
             and not summary.get("errors"))
 
 
+def _log(out_dir: Path, name: str) -> str:
+    """A probe's stderr (its middleware's own messages), empty if it left none."""
+    try:
+        return (out_dir / f"{name}.log").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def _read_or_empty(path: Path) -> np.ndarray:
     if not path.exists():
         return M.empty_records()
@@ -181,6 +190,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         bins_origin_ns=origin, n_bins=n_bins)
 
     streams: list[dict[str, Any]] = []
+    known_failures: set[str] = set()
     reasons: list[str] = []
     notes: list[str] = []
     expects = []
@@ -200,6 +210,12 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             subscriber_completed=_completed(sub_report))
         reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
                                   ep_pub.topic.messages)
+        known = None
+        if reason is not None:
+            known = recognise([_log(out_dir, ep_pub.name), _log(out_dir, stream.endpoint)])
+            if known is not None:
+                reason = f"known upstream failure: {known.describe()}; {reason}"
+                known_failures.add(known.name)
         if reason is not None and reason.startswith("crashed:"):
             errors = [e for r in (pub_report, sub_report)
                       for e in ((r.get("summary") or {}).get("errors") or [])]
@@ -224,6 +240,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             "cell_id": cell.cell_id, "topic": stream.topic, "publisher": stream.publisher,
             "subscriber": stream.subscriber, "endpoint": stream.endpoint,
             "status": "ok" if reason is None else "failed", "failure_reason": reason,
+            "known_failure": known.name if known else None,
             "completion_rule": completion_rule(expects_all),
             "history_applied": history_flag(ep_pub.qos),
             "pub_cpu_s": pub_report["cpu_s"], "sub_cpu_s": sub_report["cpu_s"],
@@ -258,6 +275,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
     row.update({
         "status": "ok" if not reasons else "failed",
         "failure_reason": "; ".join(reasons)[:2000] or None,
+        "known_failure": "; ".join(sorted(known_failures)) or None,
         "exit_note": "; ".join(notes) or None,
         "completion_rule": completion_rule(all(expects)) if len(set(expects)) == 1
         else "per topic (see streams)",

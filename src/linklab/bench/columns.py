@@ -14,7 +14,8 @@ from linklab.bench.cellrun import COUNTER_COLUMNS
 
 ROW_DEFAULTS: dict[str, Any] = dict(
     M.CellMetrics().to_dict(),
-    status="failed", failure_reason=None, outage_s=math.nan, history_applied=None,
+    status="failed", failure_reason=None, known_failure=None, outage_s=math.nan,
+    history_applied=None,
     completion_rule=None, expected=None,
     warmup_samples=0, write_failures=None, polled_samples=None, exit_note=None,
     outage_at_s=math.nan,

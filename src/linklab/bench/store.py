@@ -54,7 +54,10 @@ HTML report, comparisons). Format version 1::
   subscribers each failing one is named "topic T subscriber S: ..."; an error row's with
   "could not run:" (a linklab error: environment, input found late) or "linklab bug:"
   (an exception in linklab; traceback in records/<cell>/error.txt) -- an error row holds
-  no measurement and is never a link result), ``completion_rule`` (the rule that decided
+  no measurement and is never a link result), ``known_failure`` (a failure of the
+  middleware itself recognised by its signature in the probes' logs,
+  linklab.probes.upstream, e.g. Fast DDS 2.9.1's TCP negotiation race; its reason starts
+  with "known upstream failure:"; null otherwise), ``completion_rule`` (the rule that decided
   the status: every sample must arrive for RELIABLE KEEP_ALL, reliable MQTT and Zenoh;
   otherwise completed when the publishers finished and samples arrived -- delivery
   shows what was lost), ``exit_note`` (a probe that died after completing its run, or
