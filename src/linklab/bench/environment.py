@@ -277,7 +277,9 @@ def _with_history(xml: str, history: str) -> str:
 # --- the model ------------------------------------------------------------------------
 
 def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
-    """R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1) for the cell's profile, PER and link.
+    """R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1) for the cell's profile, PER and link,
+    times k for k subscribers of the topic: with unicast peers each sample goes out once
+    per subscriber, one copy after the other (seed 002 §IV-C, Fig. 15).
 
     NaN, by rule, where the model does not apply: middlewares other than Fast DDS, TCP
     transports (large_data), several topics in one cell. Any other failure is a bug.
@@ -296,7 +298,7 @@ def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
     result = evaluate(ModelInput(rate_hz=cell.rate_hz, payload_bytes=cell.payload_bytes,
                                  link_bits_per_s=links.rate_bits(choice),
                                  per=links.loss(choice), **kw))
-    return float(result.amplification)
+    return float(result.amplification) * len(cell.topics[0].subscribers)
 
 
 # --- the environment ------------------------------------------------------------------
