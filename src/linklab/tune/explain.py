@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
 from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
-from linklab.tune.inputs import TuningInput
+from linklab.tune.inputs import PAPER_CONDITIONS, TuningInput
 from linklab.tune.settings import TunedSettings
 from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
@@ -24,7 +24,6 @@ CAUSES = {
     3: "cause 3, buffer burst after an outage (000 IV-E)",
     4: "the link outage itself: participants drop each other (000 IV-E, V-D)",
 }
-PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
 VERDICT_ORDER = ("feasible", "marginal", "fails", "infeasible")
 
 
