@@ -133,3 +133,13 @@ def test_new_inputs_are_checked(change, argument):
     with pytest.raises(UsageError) as err:
         tune(TuningInput(rate_hz=30, payload_bytes=256 * KIB, link_bits_per_s=433e6, **change))
     assert err.value.argument == argument
+
+
+def test_cyclone_capacity_note_when_the_round_trip_limits_serial_repair():
+    # one sample per NACK: 5.6 rounds of >= 2 x 3 ms + sending -> < 30 samples/s
+    slow = tune(TuningInput(rate_hz=30, payload_bytes=512 * KIB, link_bits_per_s=300e6,
+                            per=0.2, delay_s=0.003)).explanation
+    assert any("Cyclone DDS repairs one sample per NACK" in n for n in slow.notes)
+    assert "Cyclone DDS cannot keep up" in slow.summary
+    fast = tune(SEVERE_512).explanation
+    assert not any("Cyclone DDS repairs one sample" in n for n in fast.notes)

@@ -121,6 +121,21 @@ def wire_predictions(t: TuningInput, s: TunedSettings, per: float) -> dict[str, 
     return out
 
 
+def cyclone_round_s(t: TuningInput, s: TunedSettings) -> float:
+    """One Cyclone repair round: the loop, or a repair's round trip and sending time."""
+    fragments = math.ceil(t.payload_bytes / s.cyclone_fragment_size)
+    sending = s.sizing_per * fragments * (s.max_message_size + 42) * 8 / t.link_bits_per_s
+    return max(s.cyclone_heartbeat_s, 2 * t.delay_s + sending)
+
+
+def cyclone_capacity_hz(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> float:
+    """Samples per second Cyclone's one-sample-per-NACK repair can complete (R3)."""
+    rounds = first_wire_rounds(conditions, s)
+    if not rounds or math.isnan(rounds) or s.sizing_per == 0:
+        return math.inf
+    return 1.0 / (rounds * cyclone_round_s(t, s))
+
+
 def first_wire_rounds(conditions: list[Condition], s: TunedSettings) -> float:
     """E[rounds] of the condition the settings were sized for (Cyclone's tuned layout)."""
     for c in conditions:
@@ -265,6 +280,17 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if s.history_depth == 1:
         notes.append("N_HC = 1: one sample is already about a second of the DDS share; "
                      "outage recovery will lose samples.")
+    cyclone_hz = cyclone_capacity_hz(t, s, conditions)
+    if cyclone_hz < t.rate_hz:
+        notes.append(
+            f"Cyclone DDS repairs one sample per NACK (model/repair.py R3): with "
+            f"{first_wire_rounds(conditions, s):.3g} rounds per sample of at least "
+            f"{format_duration(cyclone_round_s(t, s))} (the loop, or a repair's round trip "
+            f"2 x {format_duration(t.delay_s)} + sending it) it completes at most "
+            f"{cyclone_hz:.3g} samples/s, fewer than {t.rate_hz:g} Hz: use Fast DDS, a smaller "
+            "payload or a lower rate for this topic.")
+        summary += (f" Cyclone DDS cannot keep up here ({cyclone_hz:.3g} samples/s at most, "
+                    "see the note).")
     return Explanation(
         verdict=verdict,
         summary=summary,
