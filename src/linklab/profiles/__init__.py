@@ -1,7 +1,8 @@
 """Fast DDS XML profiles shipped with linklab (package data).
 
 * ``default.xml``: what a ROS 2 Humble user gets from Fast DDS, written out: UDPv4 only
-  (maxMessageSize 65500), RELIABLE, KEEP_ALL, heartbeat 3 s, ASYNCHRONOUS publish mode.
+  (maxMessageSize 65500), RELIABLE, KEEP_ALL, heartbeat 3 s, SYNCHRONOUS publish mode
+  (rmw_fastrtps's default in Humble, see the file).
 * ``large_data.xml``: the paper's LARGE_DATA baseline for Fast DDS 2.9 (which lacks the
   switch): UDPv4 for discovery, TCPv4 (port 7700) for user data, same writer/reader QoS.
 * ``step1.xml``, ``step1-2.xml``: default.xml with paper 000's step 1 alone (maxMessageSize

@@ -12,12 +12,16 @@ from linklab.model.repair import expected_rounds
 from linklab.model.wire import Profile, WireBreakdown, cyclone_profile, fastdds_profile, predict
 
 # Fast DDS as the shipped default profile runs it (profiles/default.xml): 65500 B UDP
-# messages, heartbeat every 3 s, piggyback Heartbeats every send-buffer's worth of data
-# (StatefulWriter::send_heartbeat_piggyback_nts_); the buffer is the kernel's default
-# SO_SNDBUF, net.core.wmem_default = 212992 B on Debian 12.
+# messages, heartbeat every 3 s, SYNCHRONOUS, piggyback Heartbeats every send-buffer's
+# worth of data (StatefulWriter::send_heartbeat_piggyback_nts_). The spacing is fitted:
+# 2 x net.core.wmem_default (212992 B on Debian 12; the kernel doubles socket buffer
+# sizes, socket(7)) reproduces the measured 512 KiB default cell (wire 1.32-1.33, two
+# trials, wifi-ideal; the SYNCHRONOUS writer). Below ~256 KiB at 300 Mbit/s no Heartbeat
+# finds enough of its sample still queued to matter, whatever the spacing.
 FASTDDS_DEFAULT_MESSAGE = 65500
 FASTDDS_DEFAULT_HEARTBEAT_HZ = 1.0 / 3.0
 KERNEL_WMEM_DEFAULT = 212_992
+DEFAULT_PIGGYBACK_BYTES = 2 * KERNEL_WMEM_DEFAULT
 # Cyclone DDS 0.10 defaults (ddsi defconfig.c): MaxMessageSize 14720 B, FragmentSize
 # 1344 B, MaxRexmitMessageSize 1456 B, HeartbeatInterval 100 ms.
 CYCLONE_DEFAULT_MESSAGE = 14720
@@ -60,7 +64,7 @@ def tuned_profile(middleware: str, settings) -> Profile:
 def default_profile(middleware: str) -> Profile:
     if middleware == "fastdds":
         return fastdds_profile(FASTDDS_DEFAULT_MESSAGE, FASTDDS_DEFAULT_HEARTBEAT_HZ,
-                               piggyback_bytes=KERNEL_WMEM_DEFAULT)
+                               piggyback_bytes=DEFAULT_PIGGYBACK_BYTES)
     if middleware == "cyclonedds":
         return cyclone_profile(CYCLONE_DEFAULT_MESSAGE, CYCLONE_DEFAULT_FRAGMENT,
                                CYCLONE_DEFAULT_HEARTBEAT_HZ, CYCLONE_DEFAULT_REXMIT)
