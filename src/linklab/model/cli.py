@@ -189,23 +189,28 @@ def register_check(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     ) -> None:
         """model/wire.py's wire bytes per payload byte against a bench run, cell by cell:
-        Fast DDS and Cyclone DDS, profiles default and optimized. Exit 1 when a completed
-        cell is more than 15 % off."""
+        Fast DDS and Cyclone DDS, profiles default and optimized; for 1 -> k cells also
+        model/fanout.py's step and added latency. Exit 1 when a completed cell's wire
+        bytes are more than 15 % off."""
         from pathlib import Path
 
         from linklab.bench.store import RunStore
-        from linklab.tune.wirecheck import compare
+        from linklab.tune.wirecheck import compare, fanout, render_fanout
         from linklab.tune.wirecheck import render as render_check
 
         store = RunStore.open(Path(run_dir))
-        comparisons = compare(store.rows, link_infos(store.info))
+        links = link_infos(store.info)
+        comparisons = compare(store.rows, links)
+        fanouts = fanout(store.rows, links)
         if not comparisons:
             raise UsageError(f"{run_dir} has no cell the wire model predicts (Fast DDS or "
                              "Cyclone DDS, profile default or optimized)", argument="RUN_DIR")
         if json_output:
-            print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons]})
+            print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons],
+                        "fanout": [f.to_dict() for f in fanouts]})
         else:
-            for line in render_check(comparisons):
+            lines = render_check(comparisons) + (render_fanout(fanouts) if fanouts else [])
+            for line in lines:
                 wide_console().print(line, highlight=False, soft_wrap=True)
         if any(c.completed and not c.within for c in comparisons):
             raise typer.Exit(1)
