@@ -143,3 +143,24 @@ def test_cyclone_capacity_note_when_the_round_trip_limits_serial_repair():
     assert "Cyclone DDS cannot keep up" in slow.summary
     fast = tune(SEVERE_512).explanation
     assert not any("Cyclone DDS repairs one sample" in n for n in fast.notes)
+
+
+def test_pacing_is_divided_by_the_unicast_subscribers():
+    # Fast DDS's flow controller counts a message once however many readers get it
+    one = tune(TuningInput(rate_hz=10, payload_bytes=64 * KIB, link_bits_per_s=300e6,
+                           per=0.0)).settings
+    four = tune(TuningInput(rate_hz=10, payload_bytes=64 * KIB, link_bits_per_s=300e6,
+                            per=0.0, subscribers=4)).settings
+    assert four.pacing_bytes_per_s == pytest.approx(one.pacing_bytes_per_s / 4)
+
+
+def test_a_forced_history_keeps_the_reader_limits_in_step():
+    s = tune(TuningInput(rate_hz=30, payload_bytes=512 * KIB, link_bits_per_s=300e6, per=0.2,
+                         history_depth=200)).settings
+    assert s.history_depth == s.max_samples == 200
+    assert s.reader_max_samples == s.cyclone_defrag_max_samples == 401
+    assert s.cyclone_whc_high_bytes == 200 * 512 * KIB
+    assert "--history-depth" in s.history.reason
+    with pytest.raises(UsageError):
+        tune(TuningInput(rate_hz=30, payload_bytes=512 * KIB, link_bits_per_s=300e6,
+                         history_depth=0))

@@ -26,7 +26,8 @@ DEFAULT_OUT = "linklab-profiles"
 def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, overlay: str,
                 subscribers: int, ros: str, per: str | None, peers: list[str],
                 outage_tolerance: str = f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s",
-                delay: str = "0s", history_memory: str = "256MiB") -> TuningInput:
+                delay: str = "0s", history_memory: str = "256MiB",
+                history_depth: int | None = None) -> TuningInput:
     omega = parse_fraction(utilization, "--utilization")
     if omega <= 0:
         raise UsageError(f"{utilization!r} is outside (0, 1]; e.g. 0.65 or 65%",
@@ -45,6 +46,7 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
         outage_tolerance_s=parse_duration(outage_tolerance, "--outage-tolerance"),
         delay_s=parse_delay(delay),
         history_memory_bytes=parse_size(history_memory, "--history-memory"),
+        history_depth=history_depth,
     )
 
 
@@ -86,6 +88,10 @@ def register(app: typer.Typer) -> None:
         history_memory: str = typer.Option(
             "256MiB", "--history-memory",
             help="Most bytes of samples the history may hold to cover --outage-tolerance."),
+        history_depth: int = typer.Option(
+            None, "--history-depth",
+            help="Force the history depth (default: Eq. 6, covering --outage-tolerance when "
+                 "the budget allows); reader limits and Cyclone's follow it."),
         verify: bool = typer.Option(
             False, "--verify",
             help="Then run the written profiles through a short linklab bench over the "
@@ -110,7 +116,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Profiles from the paper's framework (000 IV-F): maxMessageSize, heartbeat, N_HC."""
         t = build_input(rate, payload, link, utilization, mtu, overlay, subscribers, ros, per,
-                        peer, outage_tolerance, delay, history_memory)
+                        peer, outage_tolerance, delay, history_memory, history_depth)
         result = tune(t)  # validates everything before any file is touched
         checks = None
         if verify or verify_outage is not None or verify_middleware:

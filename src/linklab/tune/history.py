@@ -56,7 +56,7 @@ def repair_floor(rate_hz: float, fragments: int, per: float, heartbeat_hz: float
 def plan_history(*, rate_hz: float, payload_bytes: int, subscribers: int,
                  link_bytes_per_s: float, utilization: float, live_wire_amplification: float,
                  outage_tolerance_s: float, memory_cap_bytes: float,
-                 floor_depth: int) -> HistoryPlan:
+                 floor_depth: int, forced_depth: int | None = None) -> HistoryPlan:
     k = subscribers
     eq6 = history_cache_size(link_bytes_per_s, utilization, payload_bytes, k)
     budget = link_bytes_per_s * utilization
@@ -96,6 +96,9 @@ def plan_history(*, rate_hz: float, payload_bytes: int, subscribers: int,
     if depth == floor_depth and floor_depth > eq6 and not (covers and depth == outage_depth):
         reason += (f"; raised from Eq. 6's {eq6} to {floor_depth} so a sample stays until "
                    "it is repaired")
+    if forced_depth is not None:
+        depth, covers = forced_depth, forced_depth >= outage_depth
+        reason = f"set to {forced_depth} (--history-depth); the plan would keep {base}"
     return HistoryPlan(
         depth=depth, eq6_depth=eq6, floor_depth=floor_depth, outage_s=outage_tolerance_s,
         outage_depth=outage_depth, covers_outage=covers,

@@ -48,6 +48,7 @@ class TuningInput:
     outage_tolerance_s: float = DEFAULT_OUTAGE_TOLERANCE_S  # longest outage the session survives
     delay_s: float = 0.0  # the link's one-way delay (Cyclone NackDelay, --verify's link)
     history_memory_bytes: int = DEFAULT_HISTORY_MEMORY_BYTES  # cap for outage coverage
+    history_depth: int | None = None  # force the history (None: planned, tune/history.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -91,6 +92,8 @@ def validate(t: TuningInput) -> None:
                                         "e.g. 60s or 2min")
     if not 0.0 <= t.delay_s <= MAX_DELAY_S:
         raise bad("--delay", f"{t.delay_s:g} s is outside 0 .. {MAX_DELAY_S:g} s; e.g. 3ms")
+    if t.history_depth is not None and not 1 <= t.history_depth <= 1_000_000:
+        raise bad("--history-depth", f"{t.history_depth} is outside 1..1000000; e.g. 47")
     if t.history_memory_bytes < t.payload_bytes:
         raise bad("--history-memory", f"{t.history_memory_bytes} B holds not even one "
                                       f"{t.payload_bytes} B sample; e.g. 256MiB")

@@ -180,7 +180,8 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
                         utilization=t.utilization,
                         live_wire_amplification=live.amplification,
                         outage_tolerance_s=t.outage_tolerance_s,
-                        memory_cap_bytes=t.history_memory_bytes, floor_depth=floor)
+                        memory_cap_bytes=t.history_memory_bytes, floor_depth=floor,
+                        forced_depth=t.history_depth)
     n_hc = plan.depth
     lease_ns, announcement_ns = lease_for_outage(t.outage_tolerance_s)
     fragment = m - CYCLONE_FRAGMENT_MARGIN
