@@ -164,3 +164,15 @@ def test_a_forced_history_keeps_the_reader_limits_in_step():
     with pytest.raises(UsageError):
         tune(TuningInput(rate_hz=30, payload_bytes=512 * KIB, link_bits_per_s=300e6,
                          history_depth=0))
+
+
+def test_set_pacing_replaces_the_one_controller():
+    from linklab.tune.fastdds import set_pacing
+
+    xml = set_pacing(tune(SEVERE_512).fastdds_xml, 195e6 / 8)
+    root = ET.fromstring(xml)
+    ns = FASTDDS_NS
+    (controller,) = root.findall(f".//{ns}data_writer/{ns}throughputController")
+    assert controller.findtext(f"{ns}bytesPerPeriod") == str(int(195e6 / 8 * 0.005))
+    with pytest.raises(ValueError):
+        set_pacing("<dds/>", 1e6)
