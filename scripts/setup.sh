@@ -22,6 +22,8 @@ APT_PACKAGES=(
   libssl-dev openssl
   # links and measurements
   iproute2 nftables iptables ethtool iperf3 iputils-ping procps psmisc util-linux kmod
+  # RTPS on the wire (tshark's RTPS dissector: heartbeats, AckNacks, NackFrags, repairs)
+  tshark
   # report tests
   chromium
 )
@@ -31,6 +33,8 @@ for p in "${APT_PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   log "apt: installing ${missing[*]}"
+  # tshark's wireshark-common asks whether non-root users may capture: no, and no prompt
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # mosquitto's package starts a system broker on :1883; linklab starts its own

@@ -140,15 +140,25 @@ def test_wire_overhead_of_a_small_payload_over_vxlan():
     assert wire_cost(256, 1412, overlay="wireguard").overlay_bytes == 60
 
 
-def test_fanout_reproduces_table_iii_of_paper_002():
+def test_table_iii_fit_recovers_the_per_send_overhead_of_paper_002():
+    # A fit, not a check: Table III's step (~10 ms) is per-send overhead of 002's ns-3
+    # set-up, far above a 146 B frame's air time; the model is checked against measured
+    # 1 -> k cells instead (linklab model-check, scenarios/fanout-star.yaml)
     for profile, (_, nodes) in TABLE_III_NS.items():
-        measured = [ns / 1e9 for ns in nodes]
-        first, step = fit_fanout_step(measured)
-        assert step == pytest.approx(0.010, rel=0.05), profile  # ~10 ms per subscriber
-        predicted = fanout_arrival_offsets(4, 146, 54e6, per_copy_overhead_s=step - 146 * 8 / 54e6,
-                                           first_latency_s=first)
-        for p, m in zip(predicted[1:], measured[1:], strict=True):
-            assert p == pytest.approx(m, rel=0.05), profile
+        first, step = fit_fanout_step([ns / 1e9 for ns in nodes])
+        assert step == pytest.approx(0.010, rel=0.05), profile
+        assert step > 100 * 146 * 8 / 54e6
+    assert fanout_arrival_offsets(3, 1500, 12e6, first_latency_s=0.5) == pytest.approx(
+        [0.5, 0.501, 0.502])
+
+
+def test_interleaved_copies_are_one_datagram_apart_and_all_finish_late():
+    from linklab.model.fanout import interleaved_step, shared_link_completion
+
+    # 1468 B datagrams at 50 Mbit/s: 0.235 ms between subscribers, whatever the sample size
+    assert interleaved_step(1468, 50e6) == pytest.approx(1468 * 8 / 50e6)
+    # 4 copies of a 134 kB sample over one 50 Mbit/s link: every copy done after ~86 ms
+    assert shared_link_completion(4, 134_000, 50e6) == pytest.approx(4 * 134_000 * 8 / 50e6)
 
 
 def test_fanout_multiplies_copy_time_by_subscribers():

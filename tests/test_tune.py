@@ -113,8 +113,9 @@ def test_cyclone_xml_and_unicast_peers():
     root = ET.fromstring(tune(PAPER).cyclonedds_xml)
     ns = CYCLONE_NS
     assert root.findtext(f".//{ns}General/{ns}MaxMessageSize") == "1472B"
-    assert root.findtext(f".//{ns}Internal/{ns}HeartbeatInterval") == "16667us"
-    assert root.findtext(f".//{ns}Internal/{ns}NackDelay") == "16667us"
+    # sized for the paper's worst condition, PER 20 %: faster than 1/(2r) (test below)
+    assert root.findtext(f".//{ns}Internal/{ns}HeartbeatInterval") == "3399us"
+    assert root.findtext(f".//{ns}Internal/{ns}DefragReliableMaxSamples") == str(2 * 135 + 1)
     assert root.findtext(f".//{ns}Watermarks/{ns}WhcHigh") == f"{135 * 256 * KIB}B"
     assert root.find(f".//{ns}Peers") is None
     assert root.findtext(f".//{ns}Discovery/{ns}LeaseDuration") == "90000000us"

@@ -72,8 +72,10 @@ def test_fastdds_profile_creates_entities_with_the_tuned_values(case, tmp_path):
         assert entity["reliability"] == "RELIABLE"
         assert entity["history_kind"] == "KEEP_LAST"
         assert entity["history_depth"] == s.history_depth
-        assert entity["max_samples"] == s.max_samples
-        assert entity["max_samples_per_instance"] == s.max_samples_per_instance
+    assert writer["max_samples"] == s.max_samples
+    assert writer["max_samples_per_instance"] == s.max_samples_per_instance
+    # the reader has room for every sample the writer may owe after a stall
+    assert reader["max_samples"] == reader["max_samples_per_instance"] == 2 * s.history_depth + 1
     assert writer["publish_mode"] == "ASYNCHRONOUS"
     # is_default_profile="true" reached the defaults rmw_fastrtps uses for unnamed topics
     defaults = data["defaults"]
@@ -155,12 +157,13 @@ UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3,
 
 
 def cyclone_trace_values(trace: Path) -> dict[str, int]:
-    """Cyclone's config trace lines 'config: Domain/General/MaxMessageSize/#text: 1472 B {1}'."""
+    """Cyclone's config trace lines 'config: Domain/General/MaxMessageSize/#text: 1472 B {1}'
+    (numbers without a unit, e.g. DefragReliableMaxSamples, are counts)."""
     values = {}
     for line in trace.read_text(errors="replace").splitlines():
-        m = re.search(r"config: Domain/([\w/]+?)/#text: ([\d.]+) (\w+) \{1\}", line)
+        m = re.search(r"config: Domain/([\w/]+?)/#text: ([\d.]+)(?: (\w+))? \{1\}", line)
         if m:
-            values[m.group(1)] = round(float(m.group(2)) * UNITS[m.group(3)])
+            values[m.group(1)] = round(float(m.group(2)) * UNITS.get(m.group(3) or "B", 1))
     return values
 
 
@@ -173,8 +176,11 @@ def expected_cyclone(s) -> dict[str, int]:
     return {
         "General/MaxMessageSize": s.max_message_size,
         "General/FragmentSize": s.cyclone_fragment_size,
-        "Internal/HeartbeatInterval": round(s.heartbeat_period_ns / 1000) * 1000,
-        "Internal/NackDelay": round(s.heartbeat_period_ns / 1000) * 1000,
+        "Internal/HeartbeatInterval": round(s.cyclone_heartbeat_ns / 1000) * 1000,
+        "Internal/NackDelay": round(s.cyclone_nack_delay_ns / 1000) * 1000,
+        "Internal/DefragReliableMaxSamples": s.cyclone_defrag_max_samples,
+        "Internal/MaxQueuedRexmitBytes": s.cyclone_rexmit_bytes,
+        "Internal/MaxQueuedRexmitMessages": s.cyclone_rexmit_messages,
         "Internal/Watermarks/WhcHigh": s.cyclone_whc_high_bytes,
         "Discovery/LeaseDuration": s.lease_duration_ns,
         "Discovery/SPDPInterval": s.lease_announcement_ns,

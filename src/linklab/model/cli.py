@@ -165,7 +165,60 @@ def wide_console() -> Console:
     return console if console.is_terminal else Console(width=120)
 
 
+def link_infos(info: dict) -> dict:
+    """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU)."""
+    from linklab.tune.wirecheck import LinkInfo
+
+    out = {}
+    for label, entry in (info.get("links") or {}).items():
+        spec = (entry or {}).get("spec") or {}
+        up = spec.get("up") or {}
+        if not up.get("rate"):
+            continue
+        loss = str(up.get("loss") or "0%").replace(" ", "")
+        out[label] = LinkInfo(parse_bitrate(str(up["rate"]).replace(" ", ""), "run.json"),
+                              parse_fraction(loss, "run.json"), int(spec.get("mtu") or 1500))
+    return out
+
+
+def register_check(app: typer.Typer) -> None:
+    @app.command("model-check")
+    def model_check_command(
+        run_dir: str = typer.Argument(..., metavar="RUN_DIR",
+                                      help="A linklab bench run directory."),
+        json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    ) -> None:
+        """model/wire.py's wire bytes per payload byte against a bench run, cell by cell:
+        Fast DDS and Cyclone DDS, profiles default and optimized; for 1 -> k cells also
+        model/fanout.py's step and added latency. Exit 1 when a completed cell's wire
+        bytes are more than 15 % off."""
+        from pathlib import Path
+
+        from linklab.bench.store import RunStore
+        from linklab.tune.wirecheck import compare, fanout, render_fanout
+        from linklab.tune.wirecheck import render as render_check
+
+        store = RunStore.open(Path(run_dir))
+        links = link_infos(store.info)
+        comparisons = compare(store.rows, links)
+        fanouts = fanout(store.rows, links)
+        if not comparisons:
+            raise UsageError(f"{run_dir} has no cell the wire model predicts (Fast DDS or "
+                             "Cyclone DDS, profile default or optimized)", argument="RUN_DIR")
+        if json_output:
+            print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons],
+                        "fanout": [f.to_dict() for f in fanouts]})
+        else:
+            lines = render_check(comparisons) + (render_fanout(fanouts) if fanouts else [])
+            for line in lines:
+                wide_console().print(line, highlight=False, soft_wrap=True)
+        if any(c.completed and not c.within for c in comparisons):
+            raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
+    register_check(app)
+
     @app.command("model")
     def model_command(
         rate: str = typer.Option(..., "--rate", help="Publish rate r, e.g. 30Hz."),

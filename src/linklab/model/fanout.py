@@ -1,12 +1,24 @@
-"""Fan-out by unicast: one sample sent k times, one copy after another (paper 002, IV-C).
+"""Fan-out by unicast: one sample sent k times over one shared link (paper 002, IV-C).
 
 002_d18906a16de1bd6a.txt, Table III: with one publisher and four subscribers, ROS 2
 (Fast RTPS) sends each message to each subscriber in turn (Fig. 15 Wireshark capture),
-so subscriber i receives it about (i-1) copy-times after the first. The measured step
-was about 10 ms per subscriber for a 45-byte message over 802.11a at 54 Mbit/s: far
-more than the air time of a 146-byte frame (~22 us), i.e. dominated by per-send
-overhead in that ns-3 set-up. The model therefore takes the per-copy time as wire
-time (bytes / link rate) plus an optional per-copy overhead.
+so subscriber i receives it about (i-1) copy-times after the first. Its 45-byte message
+is one datagram. Its measured step, about 10 ms per subscriber over 802.11a at 54
+Mbit/s, is far more than the air time of a 146-byte frame (~22 us): per-send overhead of
+that ns-3 set-up. ``fit_fanout_step`` recovers it from Table III; that is a fit, not a
+check of the model.
+
+What the model says, for samples of any size (checked against measured 1 -> k star cells
+with ``linklab model-check``, scenarios/fanout-star.yaml):
+
+* Fast DDS sends each datagram to every matched reader before the next datagram
+  (StatefulWriter::deliver_sample_to_network selects all readers per fragment), so
+  consecutive subscribers are one *datagram* copy apart, not one sample copy
+  (``interleaved_step``); for a one-datagram sample the two are the same.
+* On one shared link every subscriber's copy completes about k sample copy times after
+  the sample starts (``shared_link_completion``): the fan-out shows as a latency that
+  grows with k for every subscriber, not as a step between them.
+* ``fanout_time``: when the last of k subscribers has its copy, k copy times.
 """
 
 from __future__ import annotations
@@ -33,6 +45,21 @@ def fanout_arrival_offsets(subscribers: int, wire_bytes: float, link_bits_per_s:
     """
     step = copy_time(wire_bytes, link_bits_per_s, per_copy_overhead_s)
     return [first_latency_s + i * step for i in range(subscribers)]
+
+
+def interleaved_step(datagram_wire_bytes: float, link_bits_per_s: float,
+                     per_copy_overhead_s: float = 0.0) -> float:
+    """Seconds between two subscribers' copies when the writer sends every datagram to all
+    readers in turn: one datagram's copy time (see the module docstring)."""
+    return copy_time(datagram_wire_bytes, link_bits_per_s, per_copy_overhead_s)
+
+
+def shared_link_completion(subscribers: int, sample_wire_bytes: float,
+                           link_bits_per_s: float) -> float:
+    """Seconds until every subscriber has its copy of one sample over one shared link:
+    k copies of the sample's wire bytes at the link rate (each subscriber completes near
+    the end, as the copies are interleaved per datagram)."""
+    return subscribers * copy_time(sample_wire_bytes, link_bits_per_s)
 
 
 def fanout_time(subscribers: int, wire_bytes: float, link_bits_per_s: float,

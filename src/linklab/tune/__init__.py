@@ -42,6 +42,7 @@ from linklab.tune.explain import (
     model_before,
     render_text,
     usage_lines,
+    wire_predictions,
 )
 from linklab.tune.inputs import TuningInput, validate
 from linklab.tune.settings import TunedSettings, compute_settings
@@ -78,6 +79,8 @@ def tune(t: TuningInput) -> TuningResult:
                   for per in conditions_for(t)]
     largest_burst = max(c.after.burst_bytes for c in conditions)
     settings = compute_settings(t, largest_burst_bytes=largest_burst)
+    conditions = [Condition(c.per, c.before, model_after(t, settings, c.per),
+                            wire_predictions(t, settings, c.per)) for c in conditions]
     explanation = explain(t, settings, conditions)
     comment = (f"linklab tune: {t.payload_bytes} B at {t.rate_hz:g} Hz over "
                f"{t.link_bits_per_s:g} bit/s, omega {t.utilization:g}, MTU {t.mtu}, "

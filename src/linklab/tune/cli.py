@@ -25,7 +25,9 @@ DEFAULT_OUT = "linklab-profiles"
 
 def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, overlay: str,
                 subscribers: int, ros: str, per: str | None, peers: list[str],
-                outage_tolerance: str = f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s") -> TuningInput:
+                outage_tolerance: str = f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s",
+                delay: str = "0s", history_memory: str = "256MiB",
+                history_depth: int | None = None) -> TuningInput:
     omega = parse_fraction(utilization, "--utilization")
     if omega <= 0:
         raise UsageError(f"{utilization!r} is outside (0, 1]; e.g. 0.65 or 65%",
@@ -42,7 +44,16 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
         per=None if per is None else parse_fraction(per, "--per"),
         peers=tuple(peers or ()),
         outage_tolerance_s=parse_duration(outage_tolerance, "--outage-tolerance"),
+        delay_s=parse_delay(delay),
+        history_memory_bytes=parse_size(history_memory, "--history-memory"),
+        history_depth=history_depth,
     )
+
+
+def parse_delay(text: str) -> float:
+    if str(text).strip() in ("0", "0s"):
+        return 0.0
+    return parse_duration(text, "--delay")
 
 
 def register(app: typer.Typer) -> None:
@@ -71,6 +82,31 @@ def register(app: typer.Typer) -> None:
             f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s", "--outage-tolerance",
             help="Longest link outage the session must survive, e.g. 60s or 2min: the "
                  "participant lease becomes 1.5x this, announcements every lease/6."),
+        delay: str = typer.Option("0s", "--delay",
+                                  help="The link's one-way delay, e.g. 3ms (Cyclone NackDelay; "
+                                       "--verify's link)."),
+        history_memory: str = typer.Option(
+            "256MiB", "--history-memory",
+            help="Most bytes of samples the history may hold to cover --outage-tolerance."),
+        history_depth: int = typer.Option(
+            None, "--history-depth",
+            help="Force the history depth (default: Eq. 6, covering --outage-tolerance when "
+                 "the budget allows); reader limits and Cyclone's follow it."),
+        verify: bool = typer.Option(
+            False, "--verify",
+            help="Then run the written profiles through a short linklab bench over the "
+                 "stated link (--link, --per or 20%, --delay) with the real middlewares and "
+                 "print pass/fail beside the prediction. Needs root. Exit 4 if one fails."),
+        verify_outage: str = typer.Option(
+            None, "--verify-outage",
+            help="--verify also cuts the link for this long after 1 s, e.g. 5s."),
+        verify_seconds: str = typer.Option("10s", "--verify-seconds",
+                                           help="--verify: seconds of samples per cell."),
+        verify_middleware: list[str] = typer.Option(
+            None, "--verify-middleware",
+            help="--verify: fastdds and/or cyclonedds (default both). Repeatable."),
+        verify_out: Path = typer.Option(None, "--verify-out",
+                                        help="--verify: run directories (default OUT/verify)."),
         out: Path = typer.Option(Path(DEFAULT_OUT), "--out",
                                  help="Directory for fastdds.xml and cyclonedds.xml."),
         strict: bool = typer.Option(False, "--strict",
@@ -80,8 +116,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Profiles from the paper's framework (000 IV-F): maxMessageSize, heartbeat, N_HC."""
         t = build_input(rate, payload, link, utilization, mtu, overlay, subscribers, ros, per,
-                        peer, outage_tolerance)
+                        peer, outage_tolerance, delay, history_memory, history_depth)
         result = tune(t)  # validates everything before any file is touched
+        checks = None
+        if verify or verify_outage is not None or verify_middleware:
+            from linklab.tune.cli_verify import check_verify_options
+
+            checks = check_verify_options(verify, verify_outage, verify_seconds,
+                                          verify_middleware)
         if strict and result.verdict == "infeasible":
             if json_output:
                 print_json({**result.to_dict(), "files": {}})
@@ -91,10 +133,25 @@ def register(app: typer.Typer) -> None:
                        "no files written", err=True)
             raise typer.Exit(3)
         paths = write_profiles(result, out)
+        verdicts = None
+        if checks is not None:
+            from linklab.tune.cli_verify import run_verify
+
+            verdicts = run_verify(result, paths, checks, verify_out or Path(out) / "verify")
         if json_output:
-            print_json({**result.to_dict(), "files": {k: str(v) for k, v in paths.items()}})
-            return
-        lines = render_text(t, result.settings, result.explanation)
-        lines += ["", f"Wrote {paths['fastdds']}", f"      {paths['cyclonedds']}", ""]
-        lines += usage_lines(t, result.settings, str(paths["fastdds"]), str(paths["cyclonedds"]))
-        typer.echo("\n".join(lines))
+            data = {**result.to_dict(), "files": {k: str(v) for k, v in paths.items()}}
+            if verdicts is not None:
+                data["verify"] = [v.__dict__ for v in verdicts]
+            print_json(data)
+        else:
+            lines = render_text(t, result.settings, result.explanation)
+            lines += ["", f"Wrote {paths['fastdds']}", f"      {paths['cyclonedds']}", ""]
+            lines += usage_lines(t, result.settings, str(paths["fastdds"]),
+                                 str(paths["cyclonedds"]))
+            if verdicts is not None:
+                from linklab.tune.verify import render as render_verify
+
+                lines += render_verify(verdicts)
+            typer.echo("\n".join(lines))
+        if verdicts is not None and not all(v.passed for v in verdicts):
+            raise typer.Exit(4)

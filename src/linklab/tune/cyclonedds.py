@@ -5,11 +5,19 @@ Nearest equivalents of the paper's three steps (000 IV-F):
 * Step 1: General/MaxMessageSize (and MaxRexmitMessageSize) = the same one-packet
   size, FragmentSize = that minus 128 B of RTPS submessage headers (Cyclone's own
   default pair is 1472 B / 1344 B).
-* Step 2: Internal/HeartbeatInterval = 1/(2r). Cyclone's heartbeat is adaptive
-  (default 100 ms), so minsched is lowered to the same value to allow it. The reader
-  side of the same loop, Internal/NackDelay (default 100 ms between a heartbeat that
-  shows a gap and the NACK), is set to 1/(2r) too: measured here (docs/RESULTS.md),
-  256 KiB at 30 Hz over PER 20 % went from 10.6 Hz to 30 Hz with it.
+* Step 2: Internal/HeartbeatInterval = 1/(2r), or shorter: Cyclone NACKs the fragments
+  of one sample per AckNack (ddsi_acknack.c), so the loop must turn r*E[rounds] times a
+  second (model/repair.py R3; 512 KiB at 30 Hz over PER 20 %: 3.0 ms; measured 4-8 Hz
+  with 16.7 ms, 30 Hz with 4 ms). minsched is lowered to the same value to allow it. The
+  reader side of the same loop, Internal/NackDelay (default 100 ms between a heartbeat
+  that shows a gap and the NACK, and between two NACKs of the same fragments), is the
+  same loop or a repair's round trip (2 x delay + sending one round's fragments).
+  Measured (docs/RESULTS.md): 256 KiB at 30 Hz over PER 20 % went from 10.6 Hz to 30 Hz
+  with NackDelay alone (ddsperf).
+* Internal/DefragReliableMaxSamples (default 16), MaxQueuedRexmitBytes (512 kB: less than
+  one 512 KiB sample) and MaxQueuedRexmitMessages (200): room for every sample the writer
+  may owe after a stall (2 N_HC + 1 samples, N_HC * u bytes). Measured: with Cyclone's
+  defaults the stream did not recover from a 2 s outage at 512 KiB, with these it did.
 * Step 3: Internal/Watermarks/WhcHigh = N_HC * u bytes. Cyclone bounds the writer
   history by bytes here; the sample count (history depth N_HC) is a QoS set in code.
 Plus Discovery/LeaseDuration and SPDPInterval (the link outage, 000 IV-E / V-D: default
@@ -63,12 +71,18 @@ def render(s: TunedSettings, peers: tuple[str, ...] = (), header_comment: str = 
             ET.SubElement(peers_el, "Peer", {"Address": peer})
 
     internal = ET.SubElement(domain, "Internal")
-    internal.append(ET.Comment(" Step 2 (000 IV-D): heartbeat rate n = 2r "))
-    period = _duration(s.heartbeat_period_ns)
-    min_period = _duration(min(s.heartbeat_period_ns, 5_000_000))
+    internal.append(ET.Comment(" Step 2 (000 IV-D): heartbeat at least n = 2r; faster when "
+                               "one repaired sample per NACK needs it (model/repair.py R3) "))
+    period = _duration(s.cyclone_heartbeat_ns)
+    min_period = _duration(min(s.cyclone_heartbeat_ns, 5_000_000))
     _text(internal, "HeartbeatInterval", period,
           {"min": min_period, "minsched": period, "max": "8s"})
-    _text(internal, "NackDelay", period)
+    _text(internal, "NackDelay", _duration(s.cyclone_nack_delay_ns))
+    internal.append(ET.Comment(" room for every sample the writer may owe after a stall "
+                               "(tune/settings.py) "))
+    _text(internal, "DefragReliableMaxSamples", s.cyclone_defrag_max_samples)
+    _text(internal, "MaxQueuedRexmitBytes", f"{s.cyclone_rexmit_bytes}B")
+    _text(internal, "MaxQueuedRexmitMessages", s.cyclone_rexmit_messages)
     ET.SubElement(internal, "SocketReceiveBufferSize", {"max": f"{s.socket_buffer_bytes}B"})
     watermarks = ET.SubElement(internal, "Watermarks")
     watermarks.append(ET.Comment(" Step 3 (000 Eq. 6): N_HC * u bytes of writer history "))

@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, field
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
 from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
-from linklab.tune.inputs import TuningInput
-from linklab.tune.settings import TunedSettings
+from linklab.tune.inputs import PAPER_CONDITIONS, TuningInput
+from linklab.tune.predict import Prediction, default_profile, predict_wire, tuned_profile
+from linklab.tune.settings import PACING_SHARE, TunedSettings
 from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
 CAUSES = {
@@ -23,8 +24,8 @@ CAUSES = {
     2: "cause 2, retransmission timing (000 IV-D)",
     3: "cause 3, buffer burst after an outage (000 IV-E)",
     4: "the link outage itself: participants drop each other (000 IV-E, V-D)",
+    5: "recovery after a stall (measured, docs/RESULTS.md: the 512 KiB collapse)",
 }
-PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
 VERDICT_ORDER = ("feasible", "marginal", "fails", "infeasible")
 
 
@@ -38,11 +39,13 @@ class SettingReason:
 
 @dataclass(frozen=True)
 class Condition:
-    """One packet error rate, before and after tuning."""
+    """One packet error rate, before and after tuning; ``wire``: model.wire's prediction
+    of interface bytes per payload byte for default/tuned Fast DDS and Cyclone DDS."""
 
     per: float
     before: ModelResult
     after: ModelResult
+    wire: dict[str, Prediction] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         def pick(r: ModelResult) -> dict:
@@ -53,7 +56,8 @@ class Condition:
                 "wire_rate_bits_per_s": r.wire_rate_bits_per_s, "verdict": r.verdict,
                 "reasons": r.reasons,
             }
-        return {"per": self.per, "before": pick(self.before), "after": pick(self.after)}
+        return {"per": self.per, "before": pick(self.before), "after": pick(self.after),
+                "wire": {k: v.to_dict() for k, v in self.wire.items()}}
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,45 @@ def conditions_for(t: TuningInput) -> tuple[float, ...]:
     return (t.per,) if t.per is not None else PAPER_CONDITIONS
 
 
+WIRE_KEYS = ("fastdds default", "fastdds optimized", "cyclonedds default",
+             "cyclonedds optimized")
+
+
+def wire_predictions(t: TuningInput, s: TunedSettings, per: float) -> dict[str, Prediction]:
+    """model.wire for the defaults and the tuned profiles at one packet error rate."""
+    out = {}
+    for key in WIRE_KEYS:
+        middleware, name = key.split()
+        profile = tuned_profile(middleware, s) if name == "optimized" else \
+            default_profile(middleware)
+        out[key] = predict_wire(profile, name, t.payload_bytes, t.rate_hz, per,
+                                t.link_bits_per_s, t.mtu)
+    return out
+
+
+def cyclone_round_s(t: TuningInput, s: TunedSettings) -> float:
+    """One Cyclone repair round: the loop, or a repair's round trip and sending time."""
+    fragments = math.ceil(t.payload_bytes / s.cyclone_fragment_size)
+    sending = s.sizing_per * fragments * (s.max_message_size + 42) * 8 / t.link_bits_per_s
+    return max(s.cyclone_heartbeat_s, 2 * t.delay_s + sending)
+
+
+def cyclone_capacity_hz(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> float:
+    """Samples per second Cyclone's one-sample-per-NACK repair can complete (R3)."""
+    rounds = first_wire_rounds(conditions, s)
+    if not rounds or math.isnan(rounds) or s.sizing_per == 0:
+        return math.inf
+    return 1.0 / (rounds * cyclone_round_s(t, s))
+
+
+def first_wire_rounds(conditions: list[Condition], s: TunedSettings) -> float:
+    """E[rounds] of the condition the settings were sized for (Cyclone's tuned layout)."""
+    for c in conditions:
+        if c.per == s.sizing_per and "cyclonedds optimized" in c.wire:
+            return c.wire["cyclonedds optimized"].repair_rounds
+    return float("nan")
+
+
 def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Explanation:
     k = t.subscribers
     budget = s.budget_bytes_per_s
@@ -110,6 +153,19 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     messages_per_sample = wire_cost(t.payload_bytes, s.max_message_size, mtu=t.mtu,
                                     qos="reliable", overlay=t.overlay, mode="ip").rtps_messages
     verdict = worst.verdict
+    wire_reasons = []
+    for c in conditions:
+        tuned_wire = c.wire.get("fastdds optimized")
+        if tuned_wire is None:
+            continue
+        live = s.r_pub_bytes_per_s * k * tuned_wire.amplification
+        if live > budget:
+            wire_reasons.append(
+                f"at PER {format_percent(c.per)} the live stream with repairs and headers "
+                f"needs {format_bitrate(live * 8)} (model/wire.py, x"
+                f"{tuned_wire.amplification:.3g}), more than T*omega")
+    if wire_reasons and verdict == "feasible":
+        verdict = "marginal"
     first = conditions[0]
     settings = [
         SettingReason(
@@ -129,15 +185,45 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             "heartbeatPeriod", format_duration(s.heartbeat_period_s), CAUSES[2],
             f"n = 2r = {s.heartbeat_hz:g} Hz instead of 1/3 Hz: lost fragments are repaired "
             f"within a publish interval and the per-round burst B_DDS shrinks (Eq. 5); Cyclone: "
-            f"HeartbeatInterval and the reader's NackDelay (default 100 ms) get the same value"),
+            f"see the next line"),
         SettingReason(
-            "history KEEP_LAST depth / resource limits", f"{s.history_depth} samples",
+            "Cyclone HeartbeatInterval / NackDelay",
+            f"{format_duration(s.cyclone_heartbeat_s)} / "
+            f"{format_duration(s.cyclone_nack_delay_ns / 1e9)}", CAUSES[2],
+            f"Cyclone NACKs the fragments of one sample per AckNack, so its loop must turn "
+            f"r x E[rounds] times a second: a {format_size(t.payload_bytes)} sample needs "
+            f"{first_wire_rounds(conditions, s):.3g} rounds at PER "
+            f"{format_percent(s.sizing_per)} (model/repair.py R3, x2 margin; at most 1/(2r)); "
+            "NackDelay also covers a repair's round trip"),
+        SettingReason(
+            "history KEEP_LAST depth / writer resource limits", f"{s.history_depth} samples",
             CAUSES[3],
-            f"N_HC = ceil(T*omega/u) = ceil({format_bitrate(t.link_bits_per_s)} x "
+            f"Eq. 6: N_HC = ceil(T*omega/u) = ceil({format_bitrate(t.link_bits_per_s)} x "
             f"{t.utilization:g} / {format_size(t.payload_bytes)}"
             + (f" / {k} subscribers" if k > 1 else "") +
-            f") (Eq. 6): after an outage at most {format_size(s.history_depth * t.payload_bytes)}"
-            " leave at once, about one second of the DDS share"),
+            f") = {s.history.eq6_depth}; {s.history.reason}. After an outage at most "
+            f"{format_size(s.history.burst_bytes)} leave at once; Cyclone WhcHigh = "
+            f"{format_size(s.cyclone_whc_high_bytes)}"),
+        SettingReason(
+            "reader resource limits (Fast DDS max_samples; Cyclone DefragReliableMaxSamples, "
+            "MaxQueuedRexmitBytes/Messages)", f"{s.reader_max_samples} samples", CAUSES[5],
+            "2 N_HC + 1: after a stall (an outage, or a reader that discovers the writer late) "
+            "the writer owes its whole history; with the reader's limit at N_HC, Fast DDS "
+            "rejects completed samples (held + missing >= max_samples) and the stream never "
+            "recovers; Cyclone's defaults (16 samples in defragmentation, 512 kB of "
+            "retransmits) stall it the same way"),
+        SettingReason(
+            "disable_heartbeat_piggyback", "true", CAUSES[5],
+            "Fast DDS appends a HEARTBEAT to every fragment once the writer's history is full "
+            "(tens of thousands a second); each makes the reader ask again for every missing "
+            "fragment, including those still queued: only the periodic n = 2r stay"),
+        SettingReason(
+            "throughputController", f"{format_bitrate(s.pacing_bytes_per_s * 8)} "
+            f"({s.pacing_bytes_per_period} B / {s.pacing_period_ms} ms)", CAUSES[5],
+            f"{PACING_SHARE:.0%} of --link: a burst (a sample's fragments, a stall's "
+            "backlog) never leaves faster than the link drains, so the link's queue does not "
+            "overflow and repairs are not repeated while queued; give --link the throughput "
+            "you measure, not the PHY rate"),
         SettingReason(
             "participant lease / announcements",
             f"{format_duration(s.lease_duration_s)} / {format_duration(s.lease_announcement_s)}",
@@ -174,10 +260,15 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"{math.floor(max_rate * 10) / 10:g} Hz; at {t.rate_hz:g} Hz the largest payload is "
             f"{format_size(max_payload)}.")
     else:
+        worst_wire = max((c.wire["fastdds optimized"].amplification for c in conditions
+                          if "fastdds optimized" in c.wire), default=1.0)
         summary = (
             f"{verdict.upper()}: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} uses "
             f"{s.r_pub_bytes_per_s * k / budget:.0%} of T*omega = {format_bitrate(budget * 8)}"
-            + (f"; {'; '.join(worst.reasons)}" if worst.reasons else "") + ".")
+            f", {s.r_pub_bytes_per_s * k * worst_wire / budget:.0%} with repairs and headers "
+            f"(model/wire.py, PER {format_percent(max(c.per for c in conditions))})"
+            + (f"; {'; '.join(worst.reasons + wire_reasons)}"
+               if worst.reasons or wire_reasons else "") + ".")
     if k > 1:
         notes.append(
             f"{k} unicast subscribers: each sample is sent {k} times in turn (002 Table III); "
@@ -189,6 +280,17 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if s.history_depth == 1:
         notes.append("N_HC = 1: one sample is already about a second of the DDS share; "
                      "outage recovery will lose samples.")
+    cyclone_hz = cyclone_capacity_hz(t, s, conditions)
+    if cyclone_hz < t.rate_hz:
+        notes.append(
+            f"Cyclone DDS repairs one sample per NACK (model/repair.py R3): with "
+            f"{first_wire_rounds(conditions, s):.3g} rounds per sample of at least "
+            f"{format_duration(cyclone_round_s(t, s))} (the loop, or a repair's round trip "
+            f"2 x {format_duration(t.delay_s)} + sending it) it completes at most "
+            f"{cyclone_hz:.3g} samples/s, fewer than {t.rate_hz:g} Hz: use Fast DDS, a smaller "
+            "payload or a lower rate for this topic.")
+        summary += (f" Cyclone DDS cannot keep up here ({cyclone_hz:.3g} samples/s at most, "
+                    "see the note).")
     return Explanation(
         verdict=verdict,
         summary=summary,
@@ -250,9 +352,25 @@ def render_text(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
         lines.append(f"    repair of a loss     {format_duration(b.repair_delay_s):>14} -> "
                      f"{format_duration(a.repair_delay_s)}")
         lines.append(f"    verdict              {b.verdict:>14} -> {a.verdict}")
+        if c.wire:
+            fd = "fails" if b.verdict == "fails" else \
+                f"{c.wire['fastdds default'].amplification:.3g}"
+            ft = c.wire["fastdds optimized"].amplification
+            cd, ct = c.wire["cyclonedds default"], c.wire["cyclonedds optimized"]
+            lines.append(f"    wire / payload       {fd:>14} -> {ft:.3g}  (Fast DDS; Cyclone "
+                         f"{cd.amplification:.3g} -> {ct.amplification:.3g}; model/wire.py: "
+                         "repairs, repeats, control, headers)")
+    plan = s.history
     lines.append(f"  after a link outage (Eq. 6): up to {format_size(e.outage_burst_before_bytes)}"
                  f" (history 400) -> {format_size(e.outage_burst_after_bytes)} "
-                 f"(history {s.history_depth}) leave back-to-back")
+                 f"(history {s.history_depth}) leave back-to-back"
+                 + (f", repaid in {format_duration(plan.drain_s)}"
+                    if plan.drain_s != float("inf") else ""))
+    lines.append(f"  the outage ({format_duration(plan.outage_s)}, --outage-tolerance): "
+                 + ("every sample written during it is kept" if plan.covers_outage else
+                    f"only the last {s.history_depth} of the {plan.outage_depth} samples "
+                    "written during it are kept")
+                 + f" -- {plan.reason}")
     lines += ["", f"Verdict: {e.summary}"]
     lines += [f"Note: {n}" for n in e.notes]
     return lines

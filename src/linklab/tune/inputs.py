@@ -24,6 +24,11 @@ MIN_MESSAGE_SIZE = 512  # smaller RTPS messages would be mostly headers
 # of Wi-Fi range and back or an AP roam; a crashed peer is still forgotten within 1.5x that.
 DEFAULT_OUTAGE_TOLERANCE_S = 60.0
 MIN_OUTAGE_TOLERANCE_S, MAX_OUTAGE_TOLERANCE_S = 1.0, 86_400.0
+PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
+# The writer's history may grow to cover an outage (tune.history) up to this many bytes of
+# samples: the writer holds them, and each reader may.
+DEFAULT_HISTORY_MEMORY_BYTES = 256 * 1024 * 1024
+MAX_DELAY_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,9 @@ class TuningInput:
     per: float | None = None  # packet error rate to explain for; None: the paper's 1 % and 20 %
     peers: tuple[str, ...] = field(default_factory=tuple)  # unicast peers (multicast off)
     outage_tolerance_s: float = DEFAULT_OUTAGE_TOLERANCE_S  # longest outage the session survives
+    delay_s: float = 0.0  # the link's one-way delay (Cyclone NackDelay, --verify's link)
+    history_memory_bytes: int = DEFAULT_HISTORY_MEMORY_BYTES  # cap for outage coverage
+    history_depth: int | None = None  # force the history (None: planned, tune/history.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -82,6 +90,13 @@ def validate(t: TuningInput) -> None:
     if not MIN_OUTAGE_TOLERANCE_S <= t.outage_tolerance_s <= MAX_OUTAGE_TOLERANCE_S:
         raise bad("--outage-tolerance", f"{t.outage_tolerance_s:g} s is outside 1s .. 24h; "
                                         "e.g. 60s or 2min")
+    if not 0.0 <= t.delay_s <= MAX_DELAY_S:
+        raise bad("--delay", f"{t.delay_s:g} s is outside 0 .. {MAX_DELAY_S:g} s; e.g. 3ms")
+    if t.history_depth is not None and not 1 <= t.history_depth <= 1_000_000:
+        raise bad("--history-depth", f"{t.history_depth} is outside 1..1000000; e.g. 47")
+    if t.history_memory_bytes < t.payload_bytes:
+        raise bad("--history-memory", f"{t.history_memory_bytes} B holds not even one "
+                                      f"{t.payload_bytes} B sample; e.g. 256MiB")
     for peer in t.peers:
         if not peer or any(c.isspace() for c in peer) or "<" in peer or "&" in peer:
             raise bad("--peer", f"{peer!r} is not a host name or IP address; e.g. 10.0.0.2")

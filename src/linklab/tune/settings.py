@@ -1,4 +1,26 @@
-"""The optimization framework of 000 (section IV-F) as numbers: TuningInput -> TunedSettings."""
+"""The optimization framework of 000 (section IV-F) as numbers: TuningInput -> TunedSettings.
+
+Beyond the paper's three steps, measured on this bed (docs/RESULTS.md, "512 KiB at 30 Hz
+over PER 20 %: the collapse"), each with the mechanism it removes:
+
+* reader resource limits 2*N_HC + 1 (Fast DDS data_reader max_samples; Cyclone
+  Internal/DefragReliableMaxSamples, MaxQueuedRexmitBytes/Messages): after a stall (an
+  outage, or a reader that discovers the writer seconds after the writer discovered it)
+  the writer owes up to N_HC samples. With the reader's limit equal to N_HC, Fast DDS 2.9
+  rejects a completed sample when the samples it holds plus the missing ones before it
+  reach max_samples (DataReaderHistory::received_change, REJECTED_BY_SAMPLES_LIMIT); the
+  writer sends it again, whole, and the stream never recovers (measured: 47 and 32 owed
+  samples never recovered, 15-24 did; with 2*N_HC + 1 all recovered within 2 s).
+* Fast DDS disable_heartbeat_piggyback: a writer whose history is full appends a
+  HEARTBEAT to every DATA_FRAG (StatefulWriter::send_heartbeat_piggyback_nts_), 12-40 k
+  a second instead of n = 2r; each makes the reader NackFrag every missing fragment,
+  including those still queued, so one stall multiplies into a repair storm.
+* writer pacing at 0.9*T (Fast DDS throughputController): a burst (a stall's backlog,
+  one sample's 400 fragments) never leaves faster than the link drains, so the link's
+  queue does not overflow (measured: 35 k-250 k queue drops without, none with).
+* Cyclone HeartbeatInterval/NackDelay from model.repair (R3): Cyclone NACKs one sample
+  per AckNack, so its repair loop must turn r*E[rounds] times a second, not 2r.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +28,13 @@ import math
 from dataclasses import asdict, dataclass
 
 from linklab.model.fragmentation import max_message_size_for_mtu
-from linklab.model.history import history_cache_size
 from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES
 from linklab.model.rates import bits_to_bytes, dds_budget, publish_rate_bytes
+from linklab.model.repair import serial_repair_interval
 from linklab.model.retransmission import optimal_heartbeat_rate
-from linklab.tune.inputs import TuningInput
+from linklab.model.wire import cyclone_profile, fastdds_profile, predict
+from linklab.tune.history import HistoryPlan, plan_history, repair_floor
+from linklab.tune.inputs import PAPER_CONDITIONS, TuningInput
 
 MIB = 1024 * 1024
 # Cyclone DDS: RTPS header, INFO_TS, INFO_DST and DATA_FRAG header fit in 128 B, so its
@@ -22,6 +46,17 @@ CYCLONE_FRAGMENT_MARGIN = 128
 # so L covers D plus two periods; L/6 keeps Fast DDS's default ratio (20 s / 3 s) and lets a
 # running link lose 5 announcements in a row (0.2^5 = 0.03 % at PER 20 %) before a drop.
 LEASE_ANNOUNCEMENTS = 6
+# The writer's pacing ceiling: this share of the link's rate T (the measured throughput,
+# not a PHY rate). 10 % stays for the reverse path's AckNacks, discovery and the link's
+# own rate jitter; bursts below T never overflow the link's queue.
+PACING_SHARE = 0.9
+PACING_PERIOD_MS = 5  # Fast DDS throughputController period (5 ms: < one heartbeat period)
+# Cyclone's heartbeat may not go below this (its HeartbeatInterval 'min' attribute).
+CYCLONE_MIN_HEARTBEAT_S = 0.001
+# Cyclone 0.10's own limits, kept when the tuned ones would be smaller.
+CYCLONE_REXMIT_BYTES_DEFAULT = 512_000
+CYCLONE_REXMIT_MESSAGES_DEFAULT = 200
+CYCLONE_DEFRAG_DEFAULT = 16
 
 
 @dataclass(frozen=True)
@@ -47,6 +82,18 @@ class TunedSettings:
     lease_announcement_ns: int  # participant announcement period A = L / 6
     r_pub_bytes_per_s: float
     budget_bytes_per_s: float  # T * omega
+    reader_max_samples: int  # 2 * N_HC + 1: room for every owed sample (module docstring)
+    heartbeat_piggyback: bool  # Fast DDS: False -> disable_heartbeat_piggyback
+    pacing_bytes_per_s: float  # Fast DDS writer ceiling PACING_SHARE * T
+    pacing_period_ms: int
+    pacing_bytes_per_period: int
+    cyclone_heartbeat_ns: int  # Cyclone HeartbeatInterval (model.repair R3, <= 1/(2r))
+    cyclone_nack_delay_ns: int  # Cyclone NackDelay: the loop, or a repair's round trip
+    cyclone_defrag_max_samples: int
+    cyclone_rexmit_bytes: int
+    cyclone_rexmit_messages: int
+    sizing_per: float  # the packet error rate the loss-dependent values are sized for
+    history: HistoryPlan
 
     @property
     def heartbeat_period_s(self) -> float:
@@ -60,9 +107,14 @@ class TunedSettings:
     def lease_announcement_s(self) -> float:
         return self.lease_announcement_ns / 1e9
 
+    @property
+    def cyclone_heartbeat_s(self) -> float:
+        return self.cyclone_heartbeat_ns / 1e9
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data["heartbeat_period_s"] = self.heartbeat_period_s
+        data["cyclone_heartbeat_s"] = self.cyclone_heartbeat_s
         data["lease_duration_s"] = self.lease_duration_s
         data["lease_announcement_s"] = self.lease_announcement_s
         return data
@@ -80,12 +132,62 @@ def socket_buffer_size(largest_burst_bytes: float) -> int:
     return int(min(max(need, 4 * MIB), 64 * MIB))
 
 
+def pacing(link_bytes_per_s: float, max_message_size: int,
+           subscribers: int = 1) -> tuple[float, int, int]:
+    """(bytes/s, period ms, bytes per period) of the writer's ceiling PACING_SHARE * T / k;
+    the period grows on slow links so one period holds at least two messages (Fast DDS
+    cuts fragments to fit one period).
+
+    Divided by the k unicast subscribers: Fast DDS 2.9's flow controller counts a message's
+    bytes once however many readers it is sent to (RTPSMessageGroup counts the message it
+    builds), so k readers put k times the configured rate on the wire (measured: a 1 -> 4
+    star paced at 0.9 T for one reader overflowed a 50 Mbit/s link, 115 k queue drops)."""
+    rate = PACING_SHARE * link_bytes_per_s / subscribers
+    period = max(PACING_PERIOD_MS, math.ceil(2 * max_message_size * 1000 / rate))
+    return rate, period, max(2 * max_message_size, int(rate * period / 1000))
+
+
+def sizing_per(t: TuningInput) -> float:
+    """The loss the loss-dependent settings are sized for: --per, else the paper's worst."""
+    return t.per if t.per is not None else max(PAPER_CONDITIONS)
+
+
+def cyclone_timing(t: TuningInput, m: int, fragment: int, per: float,
+                   link_bytes_per_s: float) -> tuple[int, int]:
+    """(HeartbeatInterval, NackDelay) in ns for Cyclone: the loop R3 needs, at most 1/(2r);
+    NackDelay also covers a repair's round trip (2 x --delay plus sending the fragments a
+    round asks for) so a NACK is not repeated while its repair is on the way."""
+    fragments = math.ceil(t.payload_bytes / fragment)
+    loop = min(1.0 / optimal_heartbeat_rate(t.rate_hz),
+               serial_repair_interval(t.rate_hz, fragments, per))
+    loop = max(CYCLONE_MIN_HEARTBEAT_S, loop)
+    repair_s = per * fragments * (m + 28) / link_bytes_per_s
+    nack = min(1.0 / optimal_heartbeat_rate(t.rate_hz), max(loop, 2 * t.delay_s + repair_s))
+    return round(loop * 1e9), round(nack * 1e9)
+
+
 def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSettings:
     link = bits_to_bytes(t.link_bits_per_s)  # T in bytes per second, as Eq. 6 needs
     m = max_message_size_for_mtu(t.mtu, OVERLAY_OVERHEAD_BYTES[t.overlay])
     n = optimal_heartbeat_rate(t.rate_hz)
-    n_hc = history_cache_size(link, t.utilization, t.payload_bytes, t.subscribers)
+    per = sizing_per(t)
+    pace_rate, pace_period, pace_bytes = pacing(link, m, t.subscribers)
+    fastdds = fastdds_profile(m, n, piggyback_bytes=None, paced_bits_per_s=pace_rate * 8)
+    live = predict(fastdds, t.payload_bytes, t.rate_hz, per, t.link_bits_per_s, t.mtu)
+    floor = repair_floor(t.rate_hz, live.fragments, per, n)
+    plan = plan_history(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
+                        subscribers=t.subscribers, link_bytes_per_s=link,
+                        utilization=t.utilization,
+                        live_wire_amplification=live.amplification,
+                        outage_tolerance_s=t.outage_tolerance_s,
+                        memory_cap_bytes=t.history_memory_bytes, floor_depth=floor,
+                        forced_depth=t.history_depth)
+    n_hc = plan.depth
     lease_ns, announcement_ns = lease_for_outage(t.outage_tolerance_s)
+    fragment = m - CYCLONE_FRAGMENT_MARGIN
+    cyc_hb, cyc_nack = cyclone_timing(t, m, fragment, per, link)
+    cyc_datagrams = cyclone_profile(m, fragment, 1.0, m).fragments_per_datagram
+    messages_per_sample = math.ceil(math.ceil(t.payload_bytes / fragment) / cyc_datagrams)
     return TunedSettings(
         max_message_size=m,
         heartbeat_hz=n,
@@ -100,10 +202,24 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
         publish_mode="ASYNCHRONOUS",
         memory_policy="PREALLOCATED_WITH_REALLOC",
         socket_buffer_bytes=socket_buffer_size(max(largest_burst_bytes, t.payload_bytes)),
-        cyclone_fragment_size=m - CYCLONE_FRAGMENT_MARGIN,
+        cyclone_fragment_size=fragment,
         cyclone_whc_high_bytes=n_hc * t.payload_bytes,
         lease_duration_ns=lease_ns,
         lease_announcement_ns=announcement_ns,
         r_pub_bytes_per_s=publish_rate_bytes(t.rate_hz, t.payload_bytes),
         budget_bytes_per_s=dds_budget(link, t.utilization),
+        reader_max_samples=2 * n_hc + 1,
+        heartbeat_piggyback=False,
+        pacing_bytes_per_s=pace_rate,
+        pacing_period_ms=pace_period,
+        pacing_bytes_per_period=pace_bytes,
+        cyclone_heartbeat_ns=cyc_hb,
+        cyclone_nack_delay_ns=cyc_nack,
+        cyclone_defrag_max_samples=max(CYCLONE_DEFRAG_DEFAULT, 2 * n_hc + 1),
+        cyclone_rexmit_bytes=max(CYCLONE_REXMIT_BYTES_DEFAULT,
+                                 n_hc * t.payload_bytes * t.subscribers),
+        cyclone_rexmit_messages=max(CYCLONE_REXMIT_MESSAGES_DEFAULT,
+                                    n_hc * messages_per_sample * t.subscribers),
+        sizing_per=per,
+        history=plan,
     )

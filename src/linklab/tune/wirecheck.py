@@ -1,0 +1,179 @@
+"""model.wire against a bench run: measured interface bytes per payload byte vs predicted,
+cell by cell. Pure: ``linklab model-check RUN_DIR`` (model/cli.py) reads the run and
+prints these rows.
+
+A cell is predicted when it ran Fast DDS or Cyclone DDS with the ``default`` or the
+``optimized`` profile over one UDP topic; ``optimized`` is what the bench generates
+(linklab.tune with the cell's rate, payload, link rate and loss, as
+bench/environment.py's ``tuned`` calls it). The target (issue 15): every completed cell
+within 15 %.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from linklab.model.fanout import interleaved_step, shared_link_completion
+from linklab.model.wire import datagram_wire
+from linklab.tune import TuningInput, tune
+from linklab.tune.predict import default_profile, predict_wire, tuned_profile
+
+TARGET = 0.15
+PROFILES = ("default", "optimized")
+MIDDLEWARES = ("fastdds", "cyclonedds")
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    rate_bits_per_s: float
+    per: float
+    mtu: int = 1500
+
+
+@dataclass(frozen=True)
+class Comparison:
+    cell_id: str
+    middleware: str
+    profile: str
+    payload_bytes: int
+    per: float
+    completed: bool
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        """(predicted - measured) / measured."""
+        if not self.measured or math.isnan(self.measured):
+            return math.nan
+        return (self.predicted - self.measured) / self.measured
+
+    @property
+    def within(self) -> bool:
+        return abs(self.error) <= TARGET
+
+    def to_dict(self) -> dict:
+        return {"cell_id": self.cell_id, "middleware": self.middleware, "profile": self.profile,
+                "payload_bytes": self.payload_bytes, "per": self.per,
+                "completed": self.completed, "measured": self.measured,
+                "predicted": self.predicted, "error": self.error, "within": self.within}
+
+
+def _model(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
+           link: LinkInfo, subscribers: int = 1):
+    if profile == "optimized":
+        settings = tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
+                                    link_bits_per_s=link.rate_bits_per_s, per=link.per,
+                                    subscribers=subscribers)).settings
+        return tuned_profile(middleware, settings)
+    return default_profile(middleware)
+
+
+def predicted_for(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
+                  link: LinkInfo, subscribers: int = 1) -> float:
+    """Interface bytes per published payload byte; k unicast subscribers get k copies."""
+    model = _model(middleware, profile, payload_bytes, rate_hz, link, subscribers)
+    return subscribers * predict_wire(model, profile, payload_bytes, rate_hz, link.per,
+                                      link.rate_bits_per_s, link.mtu).amplification
+
+
+@dataclass(frozen=True)
+class FanoutComparison:
+    """A 1 -> k cell: the step between subscribers and the latency k copies add."""
+
+    cell_id: str
+    subscribers: int
+    measured_step_ms: float
+    model_step_ms: float  # one datagram's copy time (model.fanout.interleaved_step)
+    measured_growth_ms: float  # mean latency minus the same cell's with one subscriber
+    model_growth_ms: float  # (k - 1) sample copies (model.fanout.shared_link_completion)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def fanout(rows: list[dict], links: dict[str, LinkInfo]) -> list[FanoutComparison]:
+    """One FanoutComparison per predictable row with two or more subscribers."""
+    def key(row: dict) -> tuple:
+        return (row.get("middleware"), row.get("profile"), row.get("payload_bytes"),
+                row.get("rate_hz"), row.get("link"), row.get("topology"), row.get("trial"))
+
+    single = {key(r): r for r in rows if (r.get("subscribers") or 1) == 1}
+    out = []
+    for row in rows:
+        k = int(row.get("subscribers") or 1)
+        middleware, profile = row.get("middleware"), row.get("profile")
+        link = links.get(row.get("link"))
+        if k < 2 or link is None or middleware not in MIDDLEWARES or profile not in PROFILES \
+                or row.get("status") != "ok" or not row.get("payload_bytes"):
+            continue
+        model = _model(middleware, profile, int(row["payload_bytes"]), float(row["rate_hz"]),
+                       link)
+        wire = predict_wire(model, profile, int(row["payload_bytes"]), float(row["rate_hz"]),
+                            0.0, link.rate_bits_per_s, link.mtu).wire
+        datagram = min(wire.data_bytes, datagram_wire(
+            model.fragments_per_datagram * model.fragment_bytes + 144, link.mtu)[1])
+        base = single.get(key(row))
+        growth = math.nan
+        if base is not None and base.get("latency_mean_ms") is not None:
+            growth = float(row["latency_mean_ms"]) - float(base["latency_mean_ms"])
+        step = row.get("fanout_step_ms")
+        out.append(FanoutComparison(
+            cell_id=str(row.get("cell_id")), subscribers=k,
+            measured_step_ms=float(step) if step is not None else math.nan,
+            model_step_ms=interleaved_step(datagram, link.rate_bits_per_s) * 1e3,
+            measured_growth_ms=growth,
+            model_growth_ms=(shared_link_completion(k, wire.data_bytes, link.rate_bits_per_s)
+                             - shared_link_completion(1, wire.data_bytes,
+                                                      link.rate_bits_per_s)) * 1e3))
+    return out
+
+
+def render_fanout(comparisons: list[FanoutComparison]) -> list[str]:
+    lines = ["", "Fan-out (1 -> k): step between subscribers and latency added by k copies, ms",
+             f"{'cell':<44} {'k':>2} {'step':>8} {'model':>8} {'added':>9} {'model':>9}"]
+    for c in comparisons:
+        lines.append(f"{c.cell_id:<44} {c.subscribers:>2} {c.measured_step_ms:>8.3f} "
+                     f"{c.model_step_ms:>8.3f} {c.measured_growth_ms:>9.2f} "
+                     f"{c.model_growth_ms:>9.2f}")
+    return lines
+
+
+def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[Comparison]:
+    """One Comparison per predictable row (module docstring), in the run's order."""
+    out = []
+    for row in rows:
+        middleware, profile = row.get("middleware"), row.get("profile")
+        if middleware not in MIDDLEWARES or profile not in PROFILES:
+            continue
+        if (row.get("topics") or 1) != 1 or not row.get("rate_hz") or not row.get(
+                "payload_bytes"):
+            continue
+        link = links.get(row.get("link"))
+        if link is None:
+            continue
+        measured = row.get("wire_amplification")
+        measured = float(measured) if measured is not None else math.nan
+        out.append(Comparison(
+            cell_id=str(row.get("cell_id")), middleware=middleware, profile=profile,
+            payload_bytes=int(row["payload_bytes"]), per=link.per,
+            completed=row.get("status") == "ok", measured=measured,
+            predicted=predicted_for(middleware, profile, int(row["payload_bytes"]),
+                                    float(row["rate_hz"]), link,
+                                    int(row.get("subscribers") or 1))))
+    return out
+
+
+def render(comparisons: list[Comparison]) -> list[str]:
+    lines = [f"{'cell':<44} {'done':<5} {'measured':>9} {'model':>7} {'error':>7}  "]
+    for c in comparisons:
+        mark = "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %")
+        lines.append(f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
+                     f"{c.measured:>9.3f} {c.predicted:>7.3f} {c.error:>+7.1%}  {mark}")
+    done = [c for c in comparisons if c.completed and not math.isnan(c.error)]
+    inside = [c for c in done if c.within]
+    worst = max((abs(c.error) for c in done), default=math.nan)
+    lines.append(f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} "
+                 f"(largest error {worst:.1%}); {len(comparisons) - len(done)} not completed")
+    return lines

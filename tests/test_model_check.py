@@ -1,0 +1,63 @@
+"""``linklab model-check``: model/wire.py against the rows of a bench run."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from linklab.bench.store import RunStore
+from linklab.model.cli import link_infos
+from linklab.tune.wirecheck import LinkInfo, compare, predicted_for
+
+KIB = 1024
+REPO = Path(__file__).resolve().parents[1]
+SEVERE = {"spec": {"mtu": 1500, "up": {"loss": "20 %", "rate": "300 Mbit/s"}}}
+
+
+def row(cell_id, middleware, profile, measured, status="ok", **kw):
+    return {"cell_id": cell_id, "middleware": middleware, "profile": profile,
+            "link": "wifi-severe", "payload_bytes": 512 * KIB, "rate_hz": 30.0, "topics": 1,
+            "status": status, "wire_amplification": measured, **kw}
+
+
+def test_link_infos_read_run_json():
+    infos = link_infos({"links": {"wifi-severe": SEVERE, "broken": {"spec": {}}}})
+    assert infos == {"wifi-severe": LinkInfo(300e6, 0.2, 1500)}
+
+
+def test_compare_predicts_default_and_optimized_and_skips_the_rest():
+    links = {"wifi-severe": LinkInfo(300e6, 0.2)}
+    tuned = predicted_for("fastdds", "optimized", 512 * KIB, 30.0, links["wifi-severe"])
+    rows = [row("a", "fastdds", "optimized", tuned * 1.10),
+            row("b", "cyclonedds", "optimized", 1.0),
+            row("c", "fastdds", "default", 5.0, status="failed"),
+            row("d", "zenoh", "default", 1.0),
+            row("e", "fastdds", "large_data", 1.0),
+            row("f", "fastdds", "optimized", 1.0, link="unknown")]
+    out = {c.cell_id: c for c in compare(rows, links)}
+    assert set(out) == {"a", "b", "c"}
+    assert out["a"].within and math.isclose(out["a"].error, 1 / 1.1 - 1)
+    assert not out["b"].within  # 1.0 measured vs ~1.37 predicted
+    assert not out["c"].completed
+
+
+def test_model_check_command_exits_1_when_a_completed_cell_is_off(tmp_path):
+    store = RunStore.create(tmp_path / "run", scenario={"name": "x"}, options={},
+                            planned=["a", "b"], estimated_s=1.0, versions={})
+    store.info["links"] = {"wifi-severe": SEVERE}
+    store.save_info()
+    links = {"wifi-severe": LinkInfo(300e6, 0.2)}
+    good = predicted_for("cyclonedds", "optimized", 512 * KIB, 30.0, links["wifi-severe"])
+    store.append(row("a", "cyclonedds", "optimized", good))
+    result = subprocess.run([sys.executable, "-m", "linklab.cli", "model-check",
+                             str(tmp_path / "run"), "--json"], capture_output=True, text=True,
+                            cwd=REPO, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["cells"][0]["within"] is True
+    store.append(row("b", "cyclonedds", "optimized", good * 2))
+    result = subprocess.run([sys.executable, "-m", "linklab.cli", "model-check",
+                             str(tmp_path / "run")], capture_output=True, text=True, cwd=REPO,
+                            timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert "OUTSIDE 15 %" in result.stdout and "1/2 completed cells within 15%" in result.stdout
