@@ -16,7 +16,8 @@ SEVERE = {"spec": {"mtu": 1500, "up": {"loss": "20 %", "rate": "300 Mbit/s"}}}
 
 
 def row(cell_id, middleware, profile, measured, status="ok", **kw):
-    return {"cell_id": cell_id, "middleware": middleware, "profile": profile,
+    return {"index": ord(cell_id[0]) - ord("a"), "cell_id": cell_id,
+            "middleware": middleware, "profile": profile,
             "link": "wifi-severe", "payload_bytes": 512 * KIB, "rate_hz": 30.0, "topics": 1,
             "status": status, "wire_amplification": measured, **kw}
 

@@ -252,7 +252,7 @@ def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
     assert [t["kind"] for t in part["transports"]] == ["UDPv4"]
     assert part["max_message_size"] == 65500
     assert (w["reliability"], w["history"], w["heartbeat_period_s"], w["publish_mode"]) == (
-        "RELIABLE", "KEEP_ALL", 3, "ASYNCHRONOUS")
+        "RELIABLE", "KEEP_ALL", 3, "SYNCHRONOUS")
     assert rs.summary.applied["reader"]["history"] == "KEEP_ALL"
 
     (tmp_path / "large").mkdir()

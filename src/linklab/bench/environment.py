@@ -8,11 +8,13 @@
   before anything runs, never a silent default:
   * Fast DDS: ``default`` and ``large_data`` are the files shipped in linklab/profiles/
     (Fast DDS as ROS 2 Humble configures it, and the paper's LARGE_DATA baseline: UDP for
-    discovery, TCPv4 for data); ``optimized`` is ``linklab.tune`` for the cell's rate,
-    payload and link (the link's rate as T_OS->Link, its loss as PER);
-    ``optimized-paced`` is that profile with the writer paced at T*omega (see
-    with_pacing); any other name is a file ``<name>.xml`` in linklab/profiles/, a name
-    ending in .xml a Fast DDS XML file of the scenario's own.
+    discovery, TCPv4 for data); ``step1`` and ``step1-2`` the default with paper 000's
+    first optimization step alone and with the second (Figs. 4 and 6); ``optimized`` is
+    ``linklab.tune`` for the cell's rate, payload and link (the link's rate as
+    T_OS->Link, its loss as PER, its delay, the topic's unicast subscribers);
+    ``optimized-paced`` is that profile with the writer paced at T*omega
+    (linklab.tune.fastdds.set_pacing); any other name is a file ``<name>.xml`` in
+    linklab/profiles/, a name ending in .xml a Fast DDS XML file of the scenario's own.
   * Cyclone DDS: ``default`` is Cyclone's own configuration (no CYCLONEDDS_URI, as
     rmw_cyclonedds without one); ``optimized`` the tuner's Cyclone file; a .xml file of
     the scenario's own must be a Cyclone configuration (<CycloneDDS>).
@@ -39,7 +41,6 @@ from linklab.bench.matrix import Cell
 from linklab.bench.runner import ResolvedProfile
 from linklab.errors import EnvironmentProblem, UsageError
 
-TCP_PROFILES = ("large_data",)
 TUNED_PROFILES = ("optimized", "optimized-paced")
 DDS_BASES = {"fastdds": "fastdds", "fastdds-secure": "fastdds", "cyclonedds": "cyclonedds"}
 
@@ -88,6 +89,13 @@ class Links:
     def loss(self, choice: LinkChoice) -> float:
         return float(self.spec(choice).up.loss)
 
+    def delay_s(self, choice: LinkChoice) -> float:
+        """The link's one-way delay robot -> edge (0 without the emulator's delay)."""
+        return float(self.spec(choice).up.delay_s or 0.0)
+
+    def mtu(self, choice: LinkChoice) -> int:
+        return int(self.spec(choice).mtu)
+
 
 # --- profiles -------------------------------------------------------------------------
 
@@ -109,11 +117,16 @@ def shipped_profile(name: str) -> str:
 
 
 @cache
-def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float):
+def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float,
+          subscribers: int = 1, delay_s: float = 0.0, history_depth: int | None = None):
+    """linklab.tune for a cell: its rate and payload, the link's rate (T_OS->Link), loss
+    (PER) and one-way delay, the topic's unicast subscribers, and a history forced by the
+    scenario (None: the tuner's own plan)."""
     from linklab.tune import TuningInput, tune
 
     return tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
-                            link_bits_per_s=link_bits, per=per))
+                            link_bits_per_s=link_bits, per=per, subscribers=subscribers,
+                            delay_s=delay_s, history_depth=history_depth))
 
 
 def _xml_root(text: str) -> str | None:
@@ -128,10 +141,12 @@ class Profiles:
     def __init__(self, links: Links):
         self.links = links
 
-    def tuned_for(self, cell: Cell):
+    def tuned_for(self, cell: Cell, history_depth: int | None = None):
         choice = cell.link_choice or LinkChoice(cell.link)
+        subscribers = len(cell.topics[0].subscribers) if cell.topics else 1
         return tuned(cell.rate_hz, cell.payload_bytes, self.links.rate_bits(choice),
-                     self.links.loss(choice))
+                     self.links.loss(choice), subscribers, self.links.delay_s(choice),
+                     history_depth)
 
     def history_for(self, cell: Cell, history: str | None = None) -> str:
         """What the probe's --history gets (spec.parse_history documents the choices)."""
@@ -153,6 +168,17 @@ class Profiles:
                 raise UsageError(f"history {topic.history} is the tuner's DDS writer history "
                                  f"(N_HC); {cell.middleware} has no history cache",
                                  argument="history")
+        if profile in TUNED_PROFILES:
+            for topic in cell.topics or ():
+                if self.history_for(cell, topic.history) == "keep_all" and cell.rate_hz:
+                    raise UsageError(f"history keep_all with profile {profile}: the tuned "
+                                     "profile sizes a KEEP_LAST history (and its readers' "
+                                     "limits) from it; use history: profile, tuned or "
+                                     "keep_last:N", argument="history")
+            if profile == "optimized-paced" and base != "fastdds":
+                raise UsageError("optimized-paced paces a Fast DDS writer "
+                                 "(throughputController); use optimized",
+                                 argument="profile")
         if (cell.search or cell.rate_fraction is not None) and profile in TUNED_PROFILES:
             raise UsageError(f"profile {profile} is tuned for a known rate; a searched rate "
                              f"({cell.rate}) has none: use another profile", argument="profile")
@@ -214,22 +240,32 @@ class Profiles:
 
     def _tuned(self, cell: Cell, history: str, base: str) -> ResolvedProfile:
         result = self.tuned_for(cell)
+        if history == "keep_all":
+            raise UsageError(f"history keep_all with profile {cell.profile}: the tuned "
+                             "profile sizes a KEEP_LAST history (and its readers' limits) "
+                             "from it; use history: profile, tuned or keep_last:N",
+                             argument="history")
+        depth = int(history.split(":")[1])
+        if depth != result.settings.history_depth:
+            # the scenario asks for another history than the tuner's (Fig. 7/8 sweeps):
+            # tune again with it, so the readers' limits and Cyclone's follow in step
+            result = self.tuned_for(cell, history_depth=depth)
         paced = cell.profile == "optimized-paced"
         if base == "cyclonedds":
+            if paced:
+                raise UsageError("optimized-paced paces a Fast DDS writer "
+                                 "(throughputController); Cyclone DDS takes optimized",
+                                 argument="profile")
             xml = result.cyclonedds_xml
         else:
             xml = result.fastdds_xml
             if paced:
-                xml = with_pacing(xml, result.settings.budget_bytes_per_s)
-            depth = history.split(":")[1] if history.startswith("keep_last:") else "all"
-            if str(result.settings.history_depth) != depth:
-                # the scenario asks for another history than N_HC (Fig. 7/8 sweeps): the
-                # profile's history and resource limits follow the probe's --history
-                xml = _with_history(xml, history)
-        suffix = "xml"
+                from linklab.tune.fastdds import set_pacing
+
+                xml = set_pacing(xml, result.settings.budget_bytes_per_s)
         name = (f"{cell.profile}-{base}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-"
                 f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', cell.link)}-"
-                f"{history.replace(':', '')}.{suffix}")
+                f"{history.replace(':', '')}.xml")
         meta = {"profile": cell.profile, "middleware": base,
                 "tuning": result.to_dict()["inputs"],
                 "settings": result.settings.to_dict(), "verdict": result.verdict}
@@ -238,67 +274,28 @@ class Profiles:
         return ResolvedProfile(name, xml, history, meta)
 
 
-PACING_PERIOD_MS = 5
-
-
-def with_pacing(xml: str, budget_bytes_per_s: float) -> str:
-    """Add a Fast DDS 2.x throughputController to the writer: at most T*omega on the wire.
-
-    The tuned profile bounds how much a burst *can* hold (N_HC, seed 000 Eq. 6) but the
-    ASYNCHRONOUS writer still sends each burst at memory speed; on a rate-limited link
-    the burst overflows the link's queue, the drops add retransmissions, and those make
-    the next burst larger (the feedback loop of seed 000 §IV-E). Pacing the writer at the
-    DDS share of the link, T*omega, in 5 ms periods keeps bursts inside the queue.
-    (Fast DDS 2.9 reads throughputController; flow_controller_descriptor_list came later.)
-    """
-    per_period = max(1500, int(budget_bytes_per_s * PACING_PERIOD_MS / 1000))
-    block = (f"<throughputController>\n        <bytesPerPeriod>{per_period}</bytesPerPeriod>"
-             f"\n        <periodMillisecs>{PACING_PERIOD_MS}</periodMillisecs>\n"
-             "      </throughputController>\n      ")
-    writer = xml.index("<data_writer")
-    at = xml.index("<historyMemoryPolicy>", writer)
-    return xml[:at] + block + xml[at:]
-
-
-def _with_history(xml: str, history: str) -> str:
-    """Replace historyQos / resourceLimitsQos of a tuned profile with ``history``."""
-    if history == "keep_all":
-        xml = re.sub(r"<kind>KEEP_LAST</kind>", "<kind>KEEP_ALL</kind>", xml)
-        depth = "5000"
-    else:
-        depth = history.split(":")[1]
-    for tag in ("depth", "max_samples", "max_samples_per_instance"):
-        xml = re.sub(rf"<{tag}>\d+</{tag}>", f"<{tag}>{depth}</{tag}>", xml)
-    xml = re.sub(r"<allocated_samples>\d+</allocated_samples>",
-                 f"<allocated_samples>{min(int(depth), 100)}</allocated_samples>", xml)
-    return xml
-
-
 # --- the model ------------------------------------------------------------------------
 
 def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
-    """R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1) for the cell's profile, PER and link,
-    times k for k subscribers of the topic: with unicast peers each sample goes out once
-    per subscriber, one copy after the other (seed 002 §IV-C, Fig. 15).
+    """Interface bytes per published payload byte, as linklab.model.wire predicts them
+    (first copies, repairs of lost fragments, fragments sent again while queued,
+    heartbeats and acknowledgements, headers; linklab.tune.wirecheck), times k for k
+    unicast subscribers (each sample goes out once per subscriber, seed 002 Fig. 15).
 
-    NaN, by rule, where the model does not apply: middlewares other than Fast DDS, TCP
-    transports (large_data), several topics in one cell. Any other failure is a bug.
+    NaN, by rule, where the model does not apply: middlewares other than Fast DDS and
+    Cyclone DDS, profiles other than default and optimized (TCP's large_data, files of
+    one's own), several topics in one cell, a rate not known. Any other failure is a bug.
     """
-    if base_middleware(cell.middleware) != "fastdds" or cell.profile in TCP_PROFILES \
+    from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, predicted_for
+
+    base = base_middleware(cell.middleware)
+    if base not in MIDDLEWARES or cell.middleware != base or cell.profile not in PROFILES \
             or len(cell.topics) > 1 or not cell.rate_hz:
         return math.nan
-    from linklab.model.scenario import ModelInput, evaluate
-
     choice = cell.link_choice or LinkChoice(cell.link)
-    kw: dict[str, Any] = {}
-    if cell.profile in TUNED_PROFILES:
-        settings = profiles.tuned_for(cell).settings
-        kw = {"max_message_size": settings.max_message_size,
-              "heartbeat_hz": settings.heartbeat_hz}
-    result = evaluate(ModelInput(rate_hz=cell.rate_hz, payload_bytes=cell.payload_bytes,
-                                 link_bits_per_s=links.rate_bits(choice),
-                                 per=links.loss(choice), **kw))
-    return float(result.amplification) * len(cell.topics[0].subscribers)
+    link = LinkInfo(links.rate_bits(choice), links.loss(choice), links.mtu(choice))
+    return float(predicted_for(base, cell.profile, cell.payload_bytes, cell.rate_hz, link,
+                               len(cell.topics[0].subscribers)))
 
 
 # --- the environment ------------------------------------------------------------------
@@ -416,6 +413,9 @@ class LinklabEnvironment:
     def link_rate_bits(self, cell: Cell) -> float | None:
         rate = self.links.spec(cell.link_choice or LinkChoice(cell.link)).up.rate_bps
         return float(rate) if rate else None
+
+    def link_mtu(self, cell: Cell) -> int:
+        return self.links.mtu(cell.link_choice or LinkChoice(cell.link))
 
     def check_ready(self, cells: list[Cell]) -> None:
         """Fail before any link is touched: missing probes, profiles a middleware cannot

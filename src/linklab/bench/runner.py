@@ -60,6 +60,7 @@ class Environment(Protocol):
     def history_for(self, cell: Cell, history: str) -> str: ...
     def model_amplification(self, cell: Cell) -> float: ...
     def link_rate_bits(self, cell: Cell) -> float | None: ...
+    def link_mtu(self, cell: Cell) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -384,27 +385,27 @@ def _model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
     max_message = 65500 if base == "fastdds" else 14720
     if cell.profile in ("optimized", "optimized-paced"):
         max_message = 1472
-    mtu = 1500
-    with contextlib.suppress(Exception):
-        mtu = int(env.links.spec(cell.link_choice).mtu)  # type: ignore[attr-defined]
-    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos, mtu, link_bits))
+    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos,
+                                env.link_mtu(cell), link_bits))
     out["model_note"] = f"RTPS+UDP+IPv4 per paper 001 §V-A, max message {max_message} B"
     return out
 
 
 def model_fanout_ms(env: Environment, cell: Cell, topic: Any, subscribers: int) -> float:
-    """The model's time between two subscribers' copies of one sample (paper 002
-    Table III): the copy's bytes at the link's rate. NaN without a rate or for one."""
-    from linklab.model.fanout import copy_time
-    from linklab.model.overhead import wire_cost
+    """The model's time between two subscribers' copies of one sample (paper 002 Table
+    III; linklab.tune.wirecheck.fanout_step_s: one datagram's copy time at the link's
+    rate). NaN for one subscriber, a link without a rate, or where the wire model does not
+    apply (middlewares other than Fast DDS / Cyclone DDS, other profiles)."""
+    from linklab.bench.environment import base_middleware
+    from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, fanout_step_s
 
     link_bits = env.link_rate_bits(cell)
-    if subscribers < 2 or not link_bits:
+    base = base_middleware(cell.middleware)
+    if subscribers < 2 or not link_bits or base not in MIDDLEWARES \
+            or cell.middleware != base or cell.profile not in PROFILES:
         return math.nan
-    cost = wire_cost(topic.payload_bytes, 65500,
-                     qos="best_effort" if topic.qos in ("best_effort", "sensor_data")
-                     else "reliable")
-    return copy_time(cost.wire_bytes, link_bits) * 1000
+    link = LinkInfo(link_bits, 0.0, env.link_mtu(cell))
+    return fanout_step_s(base, cell.profile, topic.payload_bytes, topic.rate_hz, link) * 1000
 
 
 # --- rows ---------------------------------------------------------------------------------

@@ -108,12 +108,8 @@ def fanout(rows: list[dict], links: dict[str, LinkInfo]) -> list[FanoutCompariso
         if k < 2 or link is None or middleware not in MIDDLEWARES or profile not in PROFILES \
                 or row.get("status") != "ok" or not row.get("payload_bytes"):
             continue
-        model = _model(middleware, profile, int(row["payload_bytes"]), float(row["rate_hz"]),
-                       link)
-        wire = predict_wire(model, profile, int(row["payload_bytes"]), float(row["rate_hz"]),
-                            0.0, link.rate_bits_per_s, link.mtu).wire
-        datagram = min(wire.data_bytes, datagram_wire(
-            model.fragments_per_datagram * model.fragment_bytes + 144, link.mtu)[1])
+        step_s, sample_wire = _fanout_model(middleware, profile, int(row["payload_bytes"]),
+                                            float(row["rate_hz"]), link)
         base = single.get(key(row))
         growth = math.nan
         if base is not None and base.get("latency_mean_ms") is not None:
@@ -122,12 +118,32 @@ def fanout(rows: list[dict], links: dict[str, LinkInfo]) -> list[FanoutCompariso
         out.append(FanoutComparison(
             cell_id=str(row.get("cell_id")), subscribers=k,
             measured_step_ms=float(step) if step is not None else math.nan,
-            model_step_ms=interleaved_step(datagram, link.rate_bits_per_s) * 1e3,
+            model_step_ms=step_s * 1e3,
             measured_growth_ms=growth,
-            model_growth_ms=(shared_link_completion(k, wire.data_bytes, link.rate_bits_per_s)
-                             - shared_link_completion(1, wire.data_bytes,
+            model_growth_ms=(shared_link_completion(k, sample_wire, link.rate_bits_per_s)
+                             - shared_link_completion(1, sample_wire,
                                                       link.rate_bits_per_s)) * 1e3))
     return out
+
+
+def _fanout_model(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
+                  link: LinkInfo) -> tuple[float, float]:
+    """(seconds between two subscribers' copies, wire bytes of one sample's first copy):
+    the writer sends every datagram to all readers in turn, so the step is one datagram's
+    copy time (model.fanout.interleaved_step)."""
+    model = _model(middleware, profile, payload_bytes, rate_hz, link)
+    wire = predict_wire(model, profile, payload_bytes, rate_hz, 0.0, link.rate_bits_per_s,
+                        link.mtu).wire
+    datagram = min(wire.data_bytes, datagram_wire(
+        model.fragments_per_datagram * model.fragment_bytes + 144, link.mtu)[1])
+    return interleaved_step(datagram, link.rate_bits_per_s), wire.data_bytes
+
+
+def fanout_step_s(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
+                  link: LinkInfo) -> float:
+    """The model's time between two subscribers' copies of one sample (paper 002 Table
+    III, as Fast DDS and Cyclone send: interleaved per datagram)."""
+    return _fanout_model(middleware, profile, payload_bytes, rate_hz, link)[0]
 
 
 def render_fanout(comparisons: list[FanoutComparison]) -> list[str]:
