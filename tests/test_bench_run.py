@@ -64,8 +64,13 @@ axes:
                                     "reception_rate_hz", "latency_mean_ms")}
         assert row["status"] == "ok", (cell_id, seen)
         assert row["received"] == row["published"] == 90, (cell_id, seen)
-        # 90 samples at 30 Hz; a shared 2-core machine delays a few of them
-        assert 26 < row["reception_rate_hz"] < 35, (cell_id, seen)
+        # 90 samples at 30 Hz: the reception span is the publishing span (89/30 s) give
+        # or take the latency spread, at most the largest latency (a sample held back for
+        # repairs at the start compresses it: the paper's rate can then exceed 30 Hz)
+        spread_s = row["latency_max_ms"] / 1000
+        assert 90 / (89 / 30 + spread_s) <= row["reception_rate_hz"] \
+            <= 90 / (89 / 30 - spread_s), (cell_id, seen, spread_s)
+        assert row["reception_rate_hz"] > 26, (cell_id, seen)  # it kept up
         assert 0 < row["latency_mean_ms"] < 3333, (cell_id, seen)
         assert row["wire_amplification"] >= 1.0
         assert row["pub_cpu_s"] > 0 and row["sub_rss_peak_bytes"] > 1 << 20

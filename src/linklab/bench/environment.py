@@ -148,10 +148,17 @@ class Profiles:
                      self.links.loss(choice), subscribers, self.links.delay_s(choice),
                      history_depth)
 
-    def history_for(self, cell: Cell, history: str | None = None) -> str:
-        """What the probe's --history gets (spec.parse_history documents the choices)."""
-        history = history or cell.history
+    def history_for(self, cell: Cell, topic: Any = None) -> str:
+        """What the probe's --history gets for ``topic`` (default: the cell's first; the
+        choices are documented at spec.parse_history). A tuned profile brings its own
+        history where the scenario did not ask for one (linklab's KEEP_ALL default does
+        not apply to it)."""
+        topic = topic if topic is not None else (cell.topics[0] if cell.topics else None)
+        history = topic.history if topic is not None else cell.history
         tuned_profile = cell.profile in TUNED_PROFILES
+        if tuned_profile and history == "keep_all" and topic is not None \
+                and "history" not in topic.explicit:
+            history = "profile"
         if history == "tuned" or (history == "profile" and tuned_profile):
             return f"keep_last:{self.tuned_for(cell).settings.history_depth}"
         if history == "profile":
@@ -170,7 +177,7 @@ class Profiles:
                                  argument="history")
         if profile in TUNED_PROFILES:
             for topic in cell.topics or ():
-                if self.history_for(cell, topic.history) == "keep_all" and cell.rate_hz:
+                if self.history_for(cell, topic) == "keep_all" and cell.rate_hz:
                     raise UsageError(f"history keep_all with profile {profile}: the tuned "
                                      "profile sizes a KEEP_LAST history (and its readers' "
                                      "limits) from it; use history: profile, tuned or "
@@ -404,8 +411,8 @@ class LinklabEnvironment:
     def profile(self, cell: Cell) -> ResolvedProfile:
         return self.profiles.resolve(cell)
 
-    def history_for(self, cell: Cell, history: str) -> str:
-        return self.profiles.history_for(cell, history)
+    def history_for(self, cell: Cell, topic: Any) -> str:
+        return self.profiles.history_for(cell, topic)
 
     def model_amplification(self, cell: Cell) -> float:
         return model_amplification(cell, self.links, self.profiles)
@@ -430,9 +437,8 @@ class LinklabEnvironment:
         for cell in cells:
             self.profiles.check(cell)
             for topic in cell.topics:
-                qos_args(cell.middleware, topic, self.history_for(cell, topic.history)
-                         if topic.history not in ("tuned", "profile") or cell.rate_hz
-                         else "keep_last:1")
+                qos_args(cell.middleware, topic, self.history_for(cell, topic)
+                         if cell.rate_hz else "keep_last:1")
             key = self.link_key(cell)
             if key in seen:
                 continue
