@@ -332,6 +332,11 @@ class LinkBed:
 
     def snapshot(self, hosts: tuple[str, ...] = ()) -> dict[str, Any]:
         """Link counters (stages, interfaces) and the hosts' UDP counters, right now."""
+        faults = self.bed.faults()
+        if faults:  # e.g. an ns-3 medium that fell behind real time: void, not a slow link
+            from linklab.errors import LinklabError
+
+            raise LinklabError("; ".join(f"link {k}: {v}" for k, v in sorted(faults.items())))
         data: dict[str, Any] = {"link": self.bed.counters(), "udp": {}}
         for host in hosts:
             snmp = self.bed.run(host, ["cat", "/proc/net/snmp"]).stdout

@@ -73,6 +73,10 @@ class Wire:
         """None if this wire can be used here, else why not (one line, with the fix)."""
         return None
 
+    def build_medium(self, net: NetOps, design: Any) -> None:
+        """Called once per run, before ``build`` of any link, for a wire whose links share
+        one medium (the ns-3 wire: one simulation for every station). Default: nothing."""
+
     def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
         """Make ``link.a.ifname`` in ``link.a.netns`` and ``link.b.ifname`` in
         ``link.b.netns``; run ``relay_stages`` ({"up": [...], "down": [...]})."""
@@ -84,6 +88,12 @@ class Wire:
 
     def health(self, shell: Shell) -> dict[str, str]:
         """{link: "up" | "down: why"} for links whose wire can fail (a relay process)."""
+        return {}
+
+    def faults(self, shell: Shell) -> dict[str, str]:
+        """{link: why} when the wire no longer carries the link that was asked for, so a
+        measurement across it is void (Testbed.faults; the bench makes such a cell an
+        error). Default: none."""
         return {}
 
 
