@@ -15,12 +15,16 @@ from typing import Any
 
 from linklab.errors import EnvironmentProblem
 
-# The simulation may run this far behind the wall clock before the link is taken down.
-# Events late by L ms delay frames by up to L ms: above the 0.6 ms one-way latency the
-# paper measures (Table III) by far, so the limit is kept low; an idle simulation on this
-# machine stays within ~2 ms (its stats file records the maximum: lag_max_ms), while one
-# offered more frames than it can simulate falls behind without bound.
+# The simulation is "behind" while its events run more than LAG_LIMIT_MS after their
+# time (late events delay frames: the paper's one-way latency is 0.6 ms, Table III). It
+# has fallen behind -- the link is taken down -- when it stays behind for LAG_HOLD_MS:
+# a simulation offered more frames than it can simulate only gets later. A single late
+# moment is not that: this machine is a VM whose CPU can be taken away for milliseconds
+# (an idle medium here saw 6 ms once in 10 s), which delays every link, simulated or not;
+# the simulation catches up within a few events. The stats file keeps the largest lag
+# (lag_max_ms) and the time spent behind (behind_ms) for the record.
 LAG_LIMIT_MS = 10.0
+LAG_HOLD_MS = 500.0
 # SCHED_FIFO priority of the simulation (as the emu relay's): other processes' load must
 # not make it late.
 PRIORITY = 10
@@ -50,6 +54,9 @@ class AirStats:
     lag_max_ms: float
     lag_max_at_s: float
     lag_limit_ms: float
+    lag_hold_ms: float
+    behind_since_s: float
+    behind_ms: float
     stations: tuple[dict[str, Any], ...]
     pairs: tuple[dict[str, Any], ...]
 
@@ -60,10 +67,11 @@ class AirStats:
         return {"src": src, "dst": dst, "sent": 0, "acked": 0, "failed": 0, "delivered": 0}
 
     def lag_reason(self) -> str:
-        return (f"the ns-3 simulation fell {self.lag_ms:.1f} ms behind real time at "
-                f"{self.sim_s:.3f} s (limit {self.lag_limit_ms:g} ms): more traffic than "
-                "this machine simulates in real time, so the link was taken down -- not a "
-                "slow link (the ceiling: python -m linklab.link.ns3.ceiling)")
+        return (f"the ns-3 simulation stayed more than {self.lag_limit_ms:g} ms behind real "
+                f"time for {self.lag_hold_ms:g} ms (from {self.behind_since_s:.3f} s of the "
+                f"simulation, lag then {self.lag_ms:.1f} ms): more traffic than this machine "
+                "simulates in real time, so the link was taken down -- not a slow link "
+                "(the ceiling: python -m linklab.link.ns3.ceiling)")
 
 
 def read_stats(path: Path) -> AirStats | None:
@@ -75,6 +83,9 @@ def read_stats(path: Path) -> AirStats | None:
                         lag_max_ms=float(data["lag_max_ms"]),
                         lag_max_at_s=float(data["lag_max_at_s"]),
                         lag_limit_ms=float(data["lag_limit_ms"]),
+                        lag_hold_ms=float(data["lag_hold_ms"]),
+                        behind_since_s=float(data["behind_since_s"]),
+                        behind_ms=float(data["behind_ms"]),
                         stations=tuple(data["stations"]), pairs=tuple(data["pairs"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -7,8 +7,8 @@ namespace (the descriptor stays valid); the TAP carries the Wi-Fi device's MAC a
 The medium is built once for all links (``build_medium``); the links (robotK-edge,
 radio_plan.py) are the station pairs the paper measures.
 
-The simulation runs in real time. If it falls behind the wall clock by more than
-``LAG_LIMIT_MS`` it takes the link down (its TAPs vanish) and says so in its stats file:
+The simulation runs in real time. If it stays behind the wall clock by more than
+``LAG_LIMIT_MS`` for ``LAG_HOLD_MS`` (linklab.link.ns3 says why) it takes the link down (its TAPs vanish) and says so in its stats file:
 ``health`` shows the link down with the reason, and ``faults`` makes any measurement
 across it void (the bench turns such a cell into an error, never a slow link). A process
 that ends for any other reason also takes its TAPs with it: down, never bypassed.
@@ -25,7 +25,14 @@ from linklab.emu.relay import pid_running
 from linklab.errors import EnvironmentProblem, LinklabError
 from linklab.link import made
 from linklab.link.netops import NetOps
-from linklab.link.ns3 import LAG_LIMIT_MS, PRIORITY, AirStats, ns3_binary, read_stats
+from linklab.link.ns3 import (
+    LAG_HOLD_MS,
+    LAG_LIMIT_MS,
+    PRIORITY,
+    AirStats,
+    ns3_binary,
+    read_stats,
+)
 from linklab.link.radio_plan import AIR_HOST, positions_of
 from linklab.link.stages import Stage
 from linklab.link.system import Shell
@@ -75,6 +82,7 @@ class Ns3Wire(Wire):
         air = plan.host(AIR_HOST)
         argv = [str(ns3_binary()), "air", "--tx-power", f"{radio.tx_power_dbm:.4f}",
                 "--stats", str(files["stats"]), "--lag-limit-ms", f"{LAG_LIMIT_MS:g}",
+                "--lag-hold-ms", f"{LAG_HOLD_MS:g}",
                 "--priority", str(PRIORITY)]
         for host in stations:
             x, y = positions[host.name]
