@@ -8,10 +8,11 @@ The medium is built once for all links (``build_medium``); the links (robotK-edg
 radio_plan.py) are the station pairs the paper measures.
 
 The simulation runs in real time. If it stays behind the wall clock by more than
-``LAG_LIMIT_MS`` for ``LAG_HOLD_MS`` (linklab.link.ns3 says why) it takes the link down (its TAPs vanish) and says so in its stats file:
-``health`` shows the link down with the reason, and ``faults`` makes any measurement
-across it void (the bench turns such a cell into an error, never a slow link). A process
-that ends for any other reason also takes its TAPs with it: down, never bypassed.
+``LAG_LIMIT_MS`` for ``LAG_HOLD_MS`` (linklab.link.ns3 says why), it takes the link down
+(its TAPs vanish) and says so in its stats file: ``health`` shows the link down with the
+reason, and ``faults`` makes any measurement across it void (the bench turns such a cell
+into an error, never a slow link). A process that ends for any other reason also takes
+its TAPs with it: down, never bypassed.
 """
 
 from __future__ import annotations
