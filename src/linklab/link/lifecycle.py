@@ -100,9 +100,8 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     check_spec(spec, overrides)
     plan = plan_topology(topology, name, hosts)
     stages: dict[str, dict[str, list[Stage]]] = {}
-    if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002): radio_plan.py
+    if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002)
         from linklab.link.radio_plan import radio_design
-
         plan, stages = radio_design(plan, spec)
     wires: dict[str, type[Wire]] = {}
     for link in plan.links:
@@ -275,13 +274,8 @@ class Testbed:
         return wires
 
     def faults(self) -> dict[str, str]:
-        """{link: why} for links whose wire stopped being the link asked for while up (an
-        ns-3 simulation that fell behind real time): what was measured on them is not a
-        measurement of that link."""
-        found: dict[str, str] = {}
-        for wire in self._wires():
-            found.update(wire.faults(self.shell))
-        return found
+        """{link: why} for links no longer what was asked for (Wire.faults): void."""
+        return {k: v for wire in self._wires() for k, v in wire.faults(self.shell).items()}
 
     def status(self) -> dict[str, Any]:
         state = self.journal.state

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -57,7 +58,8 @@ def one_step(size: int, pps: float, duration_s: float, name: str) -> Step:
     bits = pps * size * 8
     with testbed("wifi-80211a", topology="pair", name=name, distance="2m") as bed:
         info = bed.journal.state["ns3"]
-        server = bed.popen("edge", ["iperf3", "-s", "-1", "-p", "5201"])
+        server = bed.popen("edge", ["iperf3", "-s", "-1", "-p", "5201"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             time.sleep(0.5)
             run = bed.run("robot", ["iperf3", "-c", bed.hosts["edge"].address, "-p", "5201",
