@@ -6,7 +6,9 @@ some stages in userspace. After the wire is built, linklab applies the kernel st
 (nft loss and outage, tbf rate, MTU, offloads off) to those two interfaces, and
 addresses and routes, whatever the wire is.
 
-Backends shipped: ``veth`` (a kernel veth pair; runs no stage itself). To add one (the
+Backends shipped: ``veth`` (a kernel veth pair; runs no stage itself), ``emu`` (the
+userspace relay, tap_relay.py) and ``ns3`` (one ns-3 802.11a medium shared by every link of
+a radio run, ns3.py: it builds in ``build_medium`` and reports ``faults``). To add one (the
 emu TAP relay, for delay, jitter, burst loss and trace replay), drop a module into this
 package -- e.g. ``linklab/link/wires/tap_relay.py`` -- that defines a subclass of
 :class:`Wire`; it is found automatically, nothing else needs editing::
