@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything linklab uses on a fresh Debian 12 machine. Idempotent:
 # a second run changes nothing and finishes in seconds.
-#   apt packages -> .venv (pip install -e .[dev]) -> native builds (probes/, emu/)
+#   apt packages -> .venv (pip install -e .[dev]) -> native builds (probes/, emu/, ns3/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,6 +26,8 @@ APT_PACKAGES=(
   tshark
   # report tests
   chromium
+  # the ns-3 radio medium (paper 002): ns-3 3.37; linking it needs GSL
+  ns3 libns3-dev libgsl-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -79,5 +81,18 @@ if [ -f emu/Cargo.toml ]; then
   log "emu: cargo build --release"
   CARGO=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
   "$CARGO" build --quiet --release --manifest-path emu/Cargo.toml --target-dir build/emu
+fi
+if [ -f ns3/linklab-ns3.cc ]; then
+  # the ns-3 radio medium (src/linklab/link/wires/ns3.py); rebuilt when its source changes
+  NS3_BIN=build/ns3/linklab-ns3
+  if [ ! -x "$NS3_BIN" ] || [ ns3/linklab-ns3.cc -nt "$NS3_BIN" ]; then
+    log "ns3: g++ build ($NS3_BIN)"
+    mkdir -p build/ns3
+    g++ -std=c++17 -O2 -Wall -o "$NS3_BIN.tmp" ns3/linklab-ns3.cc \
+      $(pkg-config --cflags --libs ns3-core ns3-network ns3-wifi ns3-mobility) -lpthread
+    mv "$NS3_BIN.tmp" "$NS3_BIN"
+  else
+    log "ns3: up to date"
+  fi
 fi
 log "done"

@@ -29,7 +29,7 @@ def _linklab(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_emu_presets_cite_sources_and_choose_the_emu_wire():
     presets = load_presets()
-    for name in ("4g", "wifi", "wifi-far", "cloud"):
+    for name in ("4g", "wifi", "cloud"):  # (wifi-far is the ns-3 medium's: test_radio_spec)
         assert len(presets[name]["source"]) > 80, name
         assert design(name, name="presetcheck").wires["robot-edge"].name == "emu"
     # a preset without emulator fields keeps the kernel veth wire
@@ -37,7 +37,6 @@ def test_emu_presets_cite_sources_and_choose_the_emu_wire():
     spec = design("4g", name="presetcheck").spec
     assert spec.up.rate_bps == 5.64e6 and spec.down.rate_bps == 12.74e6
     assert spec.up.delay_s == 0.035 and spec.up.jitter_distribution == "normal"
-    assert design("wifi-far", name="presetcheck").spec.up.burst_loss.r == pytest.approx(0.333)
 
 
 def test_emu_flags_parse_per_direction(tmp_path):

@@ -62,6 +62,10 @@ def test_every_shipped_preset_loads_and_builds():
         assert fields["source"].strip() and fields["description"].strip(), name
         spec = build_spec(name, fields, {})
         assert conflicts(spec) == [], name
+        if spec.radio is not None:  # a radio link's stages come from its medium (radio_plan)
+            stages = design(name, name="presetcheck").stages["robot-edge"]
+            assert all(stages[d] or spec.radio.mode == "curve" for d in DIRECTIONS), name
+            continue
         for direction in DIRECTIONS:
             assert direction_stages(spec.direction(direction), ALL_DIRECTION_STAGES), name
     assert [p.name for p in shipped_files()][:1] == ["presets.yaml"]
@@ -192,7 +196,8 @@ def test_a_relative_trace_is_relative_to_the_file_not_the_working_directory(tmp_
      f"unknown field; known fields: {KNOWN}"),
     ("a:\n  up:\n    mtu: 1400\n", 3, "preset a: up.mtu: ",
      "unknown field; known fields here: loss, rate, outage, delay, jitter, "
-     "jitter_distribution, burst_loss, trace (mtu is for both directions)"),
+     "jitter_distribution, burst_loss, trace, radio, distance, positions, tx_power "
+     "(mtu is for both directions)"),
     ("a:\n  up: 5%\n", 2, "preset a: up: ", None),
     ("a:\n  description: 5\n", 2, "preset a: description: ", "is 5; expected text"),
     # values

@@ -338,6 +338,15 @@ class LinkBed:
 
     def snapshot(self, hosts: tuple[str, ...] = ()) -> dict[str, Any]:
         """Link counters (stages, interfaces) and the hosts' UDP counters, right now."""
+        faults = self.bed.faults()
+        if faults:  # e.g. an ns-3 medium that fell behind real time: void, not a slow link
+            from linklab.errors import LinklabError
+
+            by_reason: dict[str, list[str]] = {}
+            for link, why in sorted(faults.items()):
+                by_reason.setdefault(why, []).append(link)
+            raise LinklabError("; ".join(f"link {', '.join(links)}: {why}"
+                                         for why, links in by_reason.items()))
         data: dict[str, Any] = {"link": self.bed.counters(), "udp": {}}
         for host in hosts:
             snmp = self.bed.run(host, ["cat", "/proc/net/snmp"]).stdout

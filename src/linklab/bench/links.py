@@ -8,7 +8,8 @@ In a scenario::
     link.loss: [0%, 5%, 10%, 20%]                       # (under axes:) one field swept
 
 Fields are those of ``linklab link`` presets (linklab.link.spec: rate, loss, outage, mtu,
-delay, jitter, jitter_distribution, burst_loss, trace, and up:/down: mappings). Each is
+delay, jitter, jitter_distribution, burst_loss, trace, and up:/down: mappings; the radio
+medium's radio, distance, positions, tx_power: linklab.link.radio). Each is
 validated where it is written, with the file and line. A :class:`LinkChoice` is what a
 cell carries: a preset name and the overrides on top of it, plus the label tables show.
 """
@@ -28,7 +29,9 @@ from linklab.bench.fields import NAME, Located, mapping, plain
 from linklab.errors import UsageError
 
 LINK_FIELDS = ("rate", "loss", "outage", "mtu", "delay", "jitter", "jitter_distribution",
-               "burst_loss", "trace", "up", "down")
+               "burst_loss", "trace", "up", "down",
+               # the radio medium of paper 002 (linklab.link.radio): link.distance sweeps
+               "radio", "distance", "positions", "tx_power")
 INLINE_KEYS = ("preset", "name") + LINK_FIELDS
 
 

@@ -100,10 +100,14 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     check_spec(spec, overrides)
     plan = plan_topology(topology, name, hosts)
     stages: dict[str, dict[str, list[Stage]]] = {}
+    if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002)
+        from linklab.link.radio_plan import radio_design
+        plan, stages = radio_design(plan, spec)
     wires: dict[str, type[Wire]] = {}
     for link in plan.links:
-        stages[link.name] = {d: direction_stages(spec.direction(d), link.carries)
-                             for d in DIRECTIONS}
+        if spec.radio is None:
+            stages[link.name] = {d: direction_stages(spec.direction(d), link.carries)
+                                 for d in DIRECTIONS}
         needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
                   if s.runs_in == "relay"}
         wires[link.name] = choose_wire(needed, wire)
@@ -269,6 +273,10 @@ class Testbed:
                 wires.append(wire)
         return wires
 
+    def faults(self) -> dict[str, str]:
+        """{link: why} for links no longer what was asked for (Wire.faults): void."""
+        return {k: v for wire in self._wires() for k, v in wire.faults(self.shell).items()}
+
     def status(self) -> dict[str, Any]:
         state = self.journal.state
         health: dict[str, str] = {}
@@ -405,6 +413,8 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
                    undo=made.link(host.netns, host.bridge))
     journal.update(socket_buffers=buffers)
     bridges = {h.name: h.bridge for h in plan.hosts if h.bridge}
+    for wire_cls in dict.fromkeys(bed.design.wires.values()):
+        wire_cls().build_medium(net, bed.design)   # a medium shared by links (ns3), if any
     for link in plan.links:
         relay = {d: [s for s in bed.design.stages[link.name][d] if s.runs_in == "relay"]
                  for d in DIRECTIONS}

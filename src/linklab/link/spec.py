@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from linklab.errors import UsageError
+from linklab.link.radio import RADIO_FIELDS, RadioSpec, apply_field, conflicts
 from linklab.units import (
     format_bitrate,
     format_duration,
@@ -140,13 +141,17 @@ class LinkSpec:
     down: DirectionSpec = field(default_factory=DirectionSpec)
     mtu: int = 1500
     source: str = ""
+    radio: RadioSpec | None = None    # a distance-based Wi-Fi medium (radio.py, paper 002)
 
     def direction(self, name: str) -> DirectionSpec:
         return self.up if name == "up" else self.down
 
     def describe(self) -> dict[str, Any]:
-        return {"preset": self.preset, "mtu": self.mtu, "up": self.up.describe(),
-                "down": self.down.describe(), "source": self.source}
+        out = {"preset": self.preset, "mtu": self.mtu, "up": self.up.describe(),
+               "down": self.down.describe(), "source": self.source}
+        if self.radio is not None:
+            out["radio"] = self.radio.describe()
+        return out
 
 
 # --- parsing user values ---------------------------------------------------------------
@@ -205,7 +210,10 @@ _FIELD_PARSERS: dict[str, tuple[str, Callable[[Any, str | None], Any]]] = {
     "burst_loss": ("burst_loss", lambda v, a: _parse_burst(v, a)),
     "trace": ("trace", lambda v, a: str(v)),
 }
-STAGE_FIELDS = tuple(_FIELD_PARSERS)
+# Every field a preset may set besides mtu and up:/down: (preset_file.py reads this): the
+# per-direction stage fields, then the radio medium's fields (radio.py), which apply to
+# the whole link and are refused under up:/down:.
+STAGE_FIELDS = (*_FIELD_PARSERS, *RADIO_FIELDS)
 
 
 def _parse_distribution(value: Any, argument: str | None) -> str:
@@ -231,7 +239,29 @@ def build_spec(preset_name: str | None, preset: Mapping[str, Any] | None,
     spec = LinkSpec(preset=preset_name, source=str((preset or {}).get("source", "")))
     spec = _apply(spec, {k: v for k, v in (preset or {}).items()
                          if k not in ("description", "source")}, preset_name)
-    return _apply(spec, {k: v for k, v in overrides.items() if v is not None}, None)
+    spec = _apply(spec, {k: v for k, v in overrides.items() if v is not None}, None)
+    _check_radio(spec, preset_name)
+    return spec
+
+
+def _stage_fields_set(spec: LinkSpec) -> set[str]:
+    """The per-direction fields that hold a setting (in either direction)."""
+    out = set()
+    for d in DIRECTIONS:
+        direction = spec.direction(d)
+        if direction.loss > 0:
+            out.add("loss")
+        for name, (attr, _) in _FIELD_PARSERS.items():
+            if name != "loss" and getattr(direction, attr) is not None:
+                out.add(name)
+    return out
+
+
+def _check_radio(spec: LinkSpec, preset_name: str | None) -> None:
+    """A radio link takes no stage that would be left without effect (radio.conflicts)."""
+    for key, message in conflicts(spec.radio, _stage_fields_set(spec), spec.mtu):
+        raise UsageError(message, argument=f"preset {preset_name!r}: {key}" if preset_name
+                         else f"--{key.replace('_', '-')}")
 
 
 def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -> LinkSpec:
@@ -240,6 +270,8 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
         argument = f"{where}: {key}" if where else f"--{key.replace('_', '-')}"
         if key == "mtu":
             spec = replace(spec, mtu=parse_mtu(value, argument))
+        elif key in RADIO_FIELDS:
+            spec = replace(spec, radio=apply_field(spec.radio, key, value, argument))
         elif key in DIRECTIONS:
             if not isinstance(value, Mapping):
                 raise UsageError("expected a mapping of stage fields", argument=argument)
@@ -258,8 +290,11 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
 
 def _set_direction(spec: LinkSpec, direction: str, key: str, value: Any,
                    argument: str) -> LinkSpec:
+    if key in RADIO_FIELDS:
+        raise UsageError(f"{key} applies to the whole radio medium, not to one direction; "
+                         f"give it beside up:/down:", argument=argument)
     if key not in _FIELD_PARSERS:
-        raise UsageError(f"unknown field {key!r}; known: {', '.join(STAGE_FIELDS)}",
+        raise UsageError(f"unknown field {key!r}; known: {', '.join(_FIELD_PARSERS)}",
                          argument=argument)
     attr, parse = _FIELD_PARSERS[key]
     return replace(spec, **{direction: replace(spec.direction(direction),

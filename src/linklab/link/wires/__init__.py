@@ -6,7 +6,9 @@ some stages in userspace. After the wire is built, linklab applies the kernel st
 (nft loss and outage, tbf rate, MTU, offloads off) to those two interfaces, and
 addresses and routes, whatever the wire is.
 
-Backends shipped: ``veth`` (a kernel veth pair; runs no stage itself). To add one (the
+Backends shipped: ``veth`` (a kernel veth pair; runs no stage itself), ``emu`` (the
+userspace relay, tap_relay.py) and ``ns3`` (one ns-3 802.11a medium shared by every link of
+a radio run, ns3.py: it builds in ``build_medium`` and reports ``faults``). To add one (the
 emu TAP relay, for delay, jitter, burst loss and trace replay), drop a module into this
 package -- e.g. ``linklab/link/wires/tap_relay.py`` -- that defines a subclass of
 :class:`Wire`; it is found automatically, nothing else needs editing::
@@ -73,6 +75,10 @@ class Wire:
         """None if this wire can be used here, else why not (one line, with the fix)."""
         return None
 
+    def build_medium(self, net: NetOps, design: Any) -> None:
+        """Called once per run, before ``build`` of any link, for a wire whose links share
+        one medium (the ns-3 wire: one simulation for every station). Default: nothing."""
+
     def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
         """Make ``link.a.ifname`` in ``link.a.netns`` and ``link.b.ifname`` in
         ``link.b.netns``; run ``relay_stages`` ({"up": [...], "down": [...]})."""
@@ -84,6 +90,12 @@ class Wire:
 
     def health(self, shell: Shell) -> dict[str, str]:
         """{link: "up" | "down: why"} for links whose wire can fail (a relay process)."""
+        return {}
+
+    def faults(self, shell: Shell) -> dict[str, str]:
+        """{link: why} when the wire no longer carries the link that was asked for, so a
+        measurement across it is void (Testbed.faults; the bench makes such a cell an
+        error). Default: none."""
         return {}
 
 

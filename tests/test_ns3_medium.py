@@ -1,0 +1,198 @@
+"""The ns-3 radio medium between real namespaces (root, ns-3 3.37, real middlewares).
+
+- the paper's validation (002 Fig. 4) with the medium's own program, and the committed
+  curve is what the calibration command reproduces;
+- a real middleware's traffic across the realtime medium loses more with distance;
+- a cell beyond what the simulation carries in real time is an error naming that, never
+  a slow link;
+- the fast mode drops by its curve;
+- nothing is left: down, Ctrl-C, SIGKILL + clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import require_root
+from linklab.link.ns3 import ns3_binary
+from linklab.link.ns3.calibrate import measure
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[1]
+
+
+def linklab(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "linklab.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO, **kw)
+
+
+def netns_of(run: str) -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in listed.splitlines()
+            if line.startswith(f"linklab-{run}-")]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def bench_rows(tmp_path: Path, text: str, timeout: float) -> tuple[dict, Path]:
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(text)
+    result = linklab("bench", scenario, "--out", tmp_path / "runs", timeout=timeout)
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
+    rows = {r["cell_id"]: r for r in pq.read_table(run_dir / "cells.parquet").to_pylist()}
+    names = json.loads((run_dir / "run.json").read_text())["link_run_names"]
+    assert names and not any(netns_of(n) for n in names), "the bench left namespaces"
+    return rows, result
+
+
+def test_fig4_loss_of_60_byte_packets_begins_at_25m():
+    """002 §IV Fig. 4, in simulated time: none lost well inside 25 m, nearly all beyond."""
+    rows = {r["distance_m"]: r for r in measure([20, 24, 24.5, 26.2, 27.5, 30], 400)}
+    assert all(rows[d]["received"] == 400 for d in (20, 24, 24.5))
+    assert 0.05 < rows[26.2]["loss"] < 0.95
+    assert rows[27.5]["loss"] > 0.95 and rows[30]["received"] == 0
+
+
+def test_the_shipped_curve_is_what_the_calibration_measures():
+    result = subprocess.run([sys.executable, "-m", "linklab.link.ns3.calibrate", "--check"],
+                            capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reproduced" in result.stdout
+
+
+def test_real_middleware_traffic_loses_more_with_distance(tmp_path):
+    """Fast DDS and Cyclone DDS, best effort, 1000-byte samples (frames of ~1.1 kB, which
+    the medium starts losing before 60-byte ones): at 23 m nothing is lost, at 24.8 m a
+    large share (ns-3 loses ~50 % of 1100-byte frames there after the MAC's 7 retries),
+    while discovery (smaller, retransmitted frames) still completes."""
+    require_root()
+    ns3_binary()
+    rows, result = bench_rows(tmp_path, """\
+name: itest-ns3-distance
+fixed: {link: wifi-80211a, topology: pair, payload: 1000B, rate: 20Hz, count: 60,
+        warmup: 0s, qos: sensor_data}
+axes:
+  middleware: [fastdds, cyclonedds]
+  link.distance: [23m, 24.8m]
+""", timeout=240)
+    assert result.returncode == 0, result.stderr[-2000:]
+    for middleware in ("fastdds", "cyclonedds"):
+        near, far = rows[f"distance23m-{middleware}"], rows[f"distance24.8m-{middleware}"]
+        assert near["status"] == "ok" and far["status"] == "ok", (near, far)
+        assert near["published"] == far["published"] == 60
+        assert near["message_loss_rate"] <= 0.05, near["message_loss_rate"]
+        assert far["message_loss_rate"] >= 0.2, far["message_loss_rate"]
+        assert far["received"] > 0   # discovered: a lossy link, not a dead one
+    run_dir = next((tmp_path / "runs").iterdir())
+    link = json.loads((run_dir / "run.json").read_text())
+    assert "wifi-80211a" in json.dumps(link)
+
+
+def test_a_cell_beyond_the_simulations_ceiling_is_an_error_not_a_slow_link(tmp_path):
+    """32 stations on one channel and a best-effort publisher fanning out to 32 subscribers:
+    every frame is received by 32 simulated radios, more than this machine simulates in
+    real time. The cell must say the simulation fell behind -- an error row (exit 70),
+    never a measured slow link."""
+    require_root()
+    rows, result = bench_rows(tmp_path, """\
+name: itest-ns3-ceiling
+fixed: {link: {preset: wifi-80211a, distance: 2m}, topology: star, subscribers: 32,
+        payload: 16B, rate: 1kHz, duration: 3s, warmup: 0s, qos: best_effort}
+""", timeout=240)
+    (row,) = rows.values()
+    assert row["status"] == "error", row["failure_reason"]
+    assert "behind real time" in row["failure_reason"]
+    assert "not a slow link" in row["failure_reason"]
+    assert result.returncode == 70
+
+
+def test_fast_mode_drops_by_the_curve(tmp_path):
+    require_root()
+    from linklab.link import testbed
+
+    with testbed("wifi-80211a-curve", name=f"ns3fast{os.getpid()}", distance="27m") as bed:
+        stage = next(s for s in bed.counters()["stages"]
+                     if s["direction"] == "up" and s["kind"] == "loss")
+        assert stage["params"]["model"] == "ns3-80211a-60B"
+        bed.run("robot", ["ping", "-c", "40", "-i", "0.01", "-W", "0.2",
+                          bed.hosts["edge"].address])
+        stage = next(s for s in bed.counters()["stages"]
+                     if s["direction"] == "up" and s["kind"] == "loss")
+        assert stage["dropped_packets"] >= 30   # the curve: ~99 % at 27 m
+
+
+def _medium_child(name: str) -> subprocess.Popen:
+    code = f"""
+import sys, time
+from linklab.link import testbed
+with testbed("wifi-80211a", topology="star", hosts=2, name={name!r}) as bed:
+    print(bed.journal.state["ns3"]["pid"], flush=True)
+    time.sleep(120)
+"""
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=REPO)
+
+
+@pytest.mark.parametrize("how", ["sigint", "sigkill"])
+def test_nothing_is_left_after_ctrl_c_or_sigkill_and_clean(how):
+    require_root()
+    name = f"ns3{how[3:7]}{os.getpid()}"
+    child = _medium_child(name)
+    try:
+        pid = int(child.stdout.readline())
+        assert alive(pid) and len(netns_of(name)) == 4   # robot1, robot2, edge, ap
+        ping = linklab("link", "exec", "robot1", "--name", name, "--", "ping", "-c", "3",
+                       "-i", "0.2", "10.77.0.100", timeout=30)
+        assert " 0% packet loss" in ping.stdout, ping.stdout + ping.stderr
+        child.send_signal(signal.SIGINT if how == "sigint" else signal.SIGKILL)
+        child.wait(timeout=30)
+        if how == "sigkill":
+            assert netns_of(name) and alive(pid)   # left behind, until clean
+            result = linklab("link", "clean", "--name", name, timeout=60)
+            assert result.returncode == 0, result.stderr
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid), "the ns-3 process outlived its run"
+        assert netns_of(name) == []
+    finally:
+        if child.poll() is None:
+            child.kill()
+        linklab("link", "clean", "--name", name, timeout=60)
+
+
+def test_down_removes_the_medium_and_status_shows_it():
+    require_root()
+    name = f"ns3down{os.getpid()}"
+    up = linklab("link", "up", "wifi-far", "--topology", "star", "--hosts", "2", "--name",
+                 name, "--json", timeout=60)
+    try:
+        assert up.returncode == 0, up.stderr
+        status = json.loads(up.stdout)
+        assert {link["wire"] for link in status["links"]} == {"ns3"}
+        assert {link["state"] for link in status["links"]} == {"up"}
+        air = [s for s in status["counters"]["stages"] if s["kind"] == "air"]
+        assert len(air) == 4 and air[0]["params"]["distance_m"] == 26.0
+        pid = None
+        for path in Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}.json"):
+            pid = json.loads(path.read_text())["ns3"]["pid"]
+        assert pid and alive(pid)
+    finally:
+        down = linklab("link", "down", "--name", name, timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert netns_of(name) == [] and not alive(pid)
+    assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}.*"))

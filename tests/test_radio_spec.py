@@ -1,0 +1,147 @@
+"""The radio medium's link fields, placement, plans and fast-mode curve (pure, no root)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from linklab.bench.fields import Located
+from linklab.bench.links import check_field
+from linklab.errors import UsageError
+from linklab.link.lifecycle import design
+from linklab.link.presets import load_presets
+from linklab.link.radio import RadioSpec, station_positions
+from linklab.link.radio_curve import measured_curve, parse_curve
+from linklab.link.spec import build_spec
+
+
+def one_line(call) -> str:
+    with pytest.raises(UsageError) as info:
+        call()
+    text = str(info.value)
+    assert "\n" not in text
+    return text
+
+
+def test_distance_fields_parse_with_units_and_refuse_the_rest():
+    spec = build_spec(None, None, {"distance": "25.5m", "tx_power": "15dBm"})
+    assert spec.radio == RadioSpec("ns3", 25.5, (), 15.0)
+    assert build_spec(None, None, {"distance": "2550cm"}).radio.distance_m == pytest.approx(25.5)
+    assert build_spec(None, None, {"radio": "curve", "distance": "24m"}).radio.mode == "curve"
+    assert "no unit" in one_line(lambda: build_spec(None, None, {"distance": 25}))
+    assert "no unit" in one_line(lambda: build_spec(None, None, {"distance": "25"}))
+    assert "above 0 m" in one_line(lambda: build_spec(None, None, {"distance": "0m"}))
+    assert "negative" in one_line(lambda: build_spec(None, None, {"distance": "-3m"}))
+    assert "dBm" in one_line(lambda: build_spec(None, None, {"distance": "3m",
+                                                             "tx_power": "16"}))
+    assert "ns3" in one_line(lambda: build_spec(None, None, {"radio": "yans"}))
+    # one direction cannot have its own medium
+    message = one_line(lambda: build_spec(None, None, {"up": {"distance": "25m"}}))
+    assert "whole radio medium" in message
+
+
+def test_a_radio_link_refuses_stages_it_would_not_apply():
+    for field, value in (("loss", "1%"), ("rate", "10Mbit/s"), ("delay", "2ms"),
+                         ("outage", "1s+1s")):
+        message = one_line(lambda f=field, v=value: build_spec(None, None,
+                                                               {"distance": "25m", f: v}))
+        assert f"--{field}" in message and "cannot be applied" in message
+    assert "2304" in one_line(lambda: build_spec(None, None, {"distance": "25m",
+                                                             "mtu": 9000}))
+    # a preset's loss under a distance override names the preset's field
+    message = one_line(lambda: build_spec("wifi-mild", load_presets()["wifi-mild"],
+                                          {"distance": "25m"}))
+    assert "preset 'wifi-mild': " in message
+
+
+def test_positions_place_hosts_and_fig3_spreads_the_rest():
+    radio = build_spec(None, None, {"distance": "25m"}).radio
+    where = station_positions(radio, ["robot1", "robot2", "robot3", "robot4"])
+    assert where["edge"] == (0.0, 0.0)
+    expected = [(25, 0), (0, 25), (-25, 0), (0, -25)]     # 002 Fig. 3
+    for k, (x, y) in enumerate(expected, start=1):
+        assert where[f"robot{k}"] == pytest.approx((x, y), abs=1e-6)
+        assert math.hypot(*where[f"robot{k}"]) == pytest.approx(25.0)
+    radio = build_spec(None, None, {"distance": "25m",
+                                    "positions": {"robot2": ["0m", "30m"]}}).radio
+    where = station_positions(radio, ["robot1", "robot2"])
+    assert where["robot2"] == (0.0, 30.0) and where["robot1"] == pytest.approx((25.0, 0.0))
+    assert "robot" in one_line(lambda: build_spec(None, None, {"positions": {"ap": ["1m", "1m"]}}))
+    assert "[x, y]" in one_line(lambda: build_spec(None, None,
+                                                   {"positions": {"robot1": "1m"}}))
+    # only positions, no distance: every robot must be placed
+    radio = build_spec(None, None, {"positions": {"robot1": ["3m", "4m"]}}).radio
+    assert "distance" in one_line(lambda: station_positions(radio, ["robot1", "robot2"]))
+
+
+def test_ns3_design_one_medium_for_a_star_around_the_edge():
+    bed = design(topology="star", hosts=4, name="radiounit", distance="25m")
+    hosts = {h.name: h for h in bed.plan.hosts}
+    assert set(hosts) == {"robot1", "robot2", "robot3", "robot4", "edge", "ap"}
+    assert hosts["ap"].addresses == () and hosts["ap"].bridge is None
+    assert hosts["edge"].address == "10.77.0.100" and hosts["robot3"].address == "10.77.0.3"
+    assert [link.name for link in bed.plan.links] == [f"robot{k}-edge" for k in range(1, 5)]
+    assert {w.name for w in bed.wires.values()} == {"ns3"}
+    edge_ports = {link.b.ifname for link in bed.plan.links}
+    assert len(edge_ports) == 1  # the edge's one radio
+    air = bed.stages["robot2-edge"]["up"][0]
+    assert (air.kind, air.sender, air.receiver, air.distance_m) == ("air", "robot2", "edge", 25)
+    pair = design(topology="pair", name="radiounit", distance="2m").plan
+    assert [link.name for link in pair.links] == ["robot-edge"]
+    assert [h.name for h in pair.hosts] == ["robot", "edge", "ap"]
+    assert "pair or star" in one_line(lambda: design(topology="chain", name="radiounit",
+                                                     distance="25m"))
+    assert "robot9" in one_line(lambda: design(topology="star", hosts=2, name="radiounit",
+                                               distance="25m",
+                                               positions={"robot9": ["1m", "1m"]}))
+
+
+def test_fast_mode_puts_the_measured_curve_on_the_loss_stages_and_names_it():
+    curve = measured_curve()
+    bed = design(topology="star", hosts=2, name="radiounit", radio="curve", distance="26m",
+                 positions={"robot2": ["0m", "20m"]})
+    assert {w.name for w in bed.wires.values()} == {"veth"}
+    far = bed.stages["robot1-ap"]["up"][0]
+    assert far.kind == "loss" and far.loss == pytest.approx(curve.loss_at(26.0))
+    assert far.params()["model"] == "ns3-80211a-60B" and "curve at 26 m" in far.params()["text"]
+    assert bed.stages["robot2-ap"] == {"up": [], "down": []}   # 20 m: no loss on the curve
+    assert bed.stages["ap-edge"] == {"up": [], "down": []}
+
+
+def test_the_curve_interpolates_and_holds_its_ends():
+    curve = parse_curve({"points": [{"distance_m": 25, "loss": 0}, {"distance_m": 26,
+                                                                     "loss": 0.5}],
+                         "size_bytes": 60, "packets": 10, "settings": {}, "command": "x"},
+                        "test")
+    assert curve.loss_at(10) == 0 and curve.loss_at(25.5) == pytest.approx(0.25)
+    assert curve.loss_at(99) == 0.5 and curve.onset_m() == 26
+
+
+def test_the_shipped_curve_matches_the_papers_onset():
+    """Fig. 4: loss of 60-byte packets begins at 25 m; the committed measurement agrees."""
+    curve = measured_curve()
+    assert curve.size_bytes == 60 and curve.packets >= 1000
+    assert all(curve.loss_at(d) == 0 for d in (10, 20, 24, 24.5))
+    assert 24.8 <= curve.onset_m() <= 25.5
+    assert curve.loss_at(27.5) > 0.99 and curve.loss_at(30) == 1.0
+    losses = [loss for _, loss in curve.points]
+    assert losses == sorted(losses)   # no dip: more distance never loses less
+
+
+def test_wifi_far_is_derived_from_the_medium():
+    presets = load_presets()
+    assert presets["wifi-far"]["radio"] == "ns3" and "burst_loss" not in presets["wifi-far"]
+    spec = build_spec("wifi-far", presets["wifi-far"], {})
+    assert spec.radio.distance_m == 26.0
+    assert 0.05 < measured_curve().loss_at(26.0) < 0.5   # "the edge of its range"
+
+
+def test_bench_link_fields_validate_distance_with_file_and_line():
+    where = Located(Path("s.yaml"), 7, "axes.link.distance[1]")
+    assert check_field("distance", "25.5m", where) == "25.5m"
+    with pytest.raises(UsageError, match=r"^s\.yaml:7: .*no unit"):
+        check_field("distance", 25, where)
+    with pytest.raises(UsageError, match=r"^s\.yaml:7: .*dBm"):
+        check_field("tx_power", "3W", where)
