@@ -1,6 +1,7 @@
 // linklab probe command line (see probe.hpp for the contract): parse_options and the
 // one-line usage errors.
 #include "probe.hpp"
+#include "ros_types.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -30,10 +31,15 @@ const char* kUsage =
     "       [--system-default] [--profile FILE] [--profile-name NAME]\n"
     "       [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin\n"
     "       [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N] [-v]\n"
-    "TYPE: Bytes (any --size), Array1k Array4k Array16k Array32k Array60k Array64k\n"
-    "      Array256k Array1m Array2m Array4m PointCloud512k PointCloud1m PointCloud2m\n"
-    "      PointCloud4m. The DDS topic is rt/T; type names are ROS 2's\n"
-    "      (performance_test_msgs::msg::dds_::Array64k_, linklab_msgs::msg::dds_::Bytes_).\n"
+    "TYPE: any --size (the payload bytes): Bytes; ROS 2's Image (rgb8), PointCloud2\n"
+    "      (16-byte points: a multiple of 16), String (>= 32), UInt8MultiArray (>= 16).\n"
+    "      Fixed sizes (performance_test): Array1k Array4k Array16k Array32k Array60k\n"
+    "      Array64k Array256k Array1m Array2m Array4m PointCloud512k PointCloud1m\n"
+    "      PointCloud2m PointCloud4m. The DDS topic is rt/T; type names are ROS 2's\n"
+    "      (sensor_msgs::msg::dds_::Image_, std_msgs::msg::dds_::String_,\n"
+    "      performance_test_msgs::msg::dds_::Array64k_, linklab_msgs::msg::dds_::Bytes_).\n"
+    "      ROS 2 types: seq and send time in header.frame_id/stamp (Image, PointCloud2)\n"
+    "      or the first 32 characters / 16 octets of data (String / UInt8MultiArray).\n"
     "QoS: flags win; unset policies come from the --profile file (Fast DDS) or ROS 2's\n"
     "      default profile (RELIABLE, KEEP_LAST 10, VOLATILE); --system-default leaves\n"
     "      them to the middleware (rclcpp's system_default). A policy this middleware\n"
@@ -234,8 +240,11 @@ Options parse_options(int argc, char** argv, const char* prog) {
   }
   if (o.topic.empty()) usage_error(prog, "--topic is required (e.g. --topic chatter)");
   if (!o.type) usage_error(prog, "--type is required (e.g. --type Bytes or --type Array64k)");
-  if (o.type->kind == TypeKind::Bytes) {
-    if (o.role == Role::Pub && !have_size) usage_error(prog, "--size is required with --type Bytes (e.g. --size 262144)");
+  if (o.type->payload_bytes == 0) {  // any size: Bytes and ROS 2's types
+    if (o.role == Role::Pub && !have_size)
+      usage_error(prog, "--size is required with --type " + std::string(o.type->name) + " (e.g. --size 262144)");
+    std::string why = have_size ? ros::size_refusal(o.type->kind, o.size) : "";
+    if (!why.empty()) usage_error(prog, "--size: " + why);
   } else {
     if (have_size && o.size != o.type->payload_bytes)
       usage_error(prog, "--size: " + std::string(o.type->name) + " carries exactly " +

@@ -48,6 +48,10 @@ void log(const char* fmt, ...) {
 const std::vector<TypeInfo>& all_types() {
   static const std::vector<TypeInfo> types = {
       {"Bytes", "linklab_msgs::msg::dds_::Bytes_", TypeKind::Bytes, 0},
+      {"Image", "sensor_msgs::msg::dds_::Image_", TypeKind::Image, 0},
+      {"PointCloud2", "sensor_msgs::msg::dds_::PointCloud2_", TypeKind::PointCloud2, 0},
+      {"String", "std_msgs::msg::dds_::String_", TypeKind::String, 0},
+      {"UInt8MultiArray", "std_msgs::msg::dds_::UInt8MultiArray_", TypeKind::UInt8MultiArray, 0},
       {"Array1k", "performance_test_msgs::msg::dds_::Array1k_", TypeKind::Array, 1024},
       {"Array4k", "performance_test_msgs::msg::dds_::Array4k_", TypeKind::Array, 4096},
       {"Array16k", "performance_test_msgs::msg::dds_::Array16k_", TypeKind::Array, 16384},
@@ -354,7 +358,7 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
   std::vector<Received> got;
   got.reserve(1024);
   std::vector<bool> seen(o.count > 0 ? size_t(o.count) : 0);
-  uint64_t unique = 0, samples = 0, warm = 0, dups = 0, max_matched = 0;
+  uint64_t unique = 0, samples = 0, warm = 0, dups = 0, max_matched = 0, malformed = 0;
   int64_t t0 = now_ns(), t_match = 0, t_last = 0, t_first_rx = 0;
   while (true) {
     if (stop_requested()) { out.end_reason = "signal"; break; }
@@ -367,6 +371,7 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
     bool end = false;
     for (const auto& r : got) {
       int64_t t_recv = r.t_recv_ns ? r.t_recv_ns : t_taken;
+      if (!r.valid) { ++malformed; continue; }
       if (r.seq == END_OF_STREAM) { end = true; continue; }
       if (r.seq & WARMUP_FLAG) { ++warm; t_last = t_recv; continue; }
       rec.add(r.seq, r.t_send_ns, t_recv, r.bytes);
@@ -400,6 +405,10 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
   out.summary.set("duplicates", dups);
   out.summary.set("warmup_samples", warm);
   out.summary.set("max_matched", max_matched);
+  out.summary.set("malformed_samples", malformed);
+  if (malformed)
+    out.errors.push(std::to_string(malformed) + " sample(s) on " + o.dds_topic() + " carried no linklab seq/send time "
+                    "(another publisher on the topic?); they are not in the records");
   out.summary.set("receive_span_s", samples > 1 ? double(t_last - t_first_rx) / 1e9 : 0.0);
   if (!rec.ok()) out.errors.push("writing records file " + o.records + " failed");
 }

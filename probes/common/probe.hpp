@@ -3,12 +3,26 @@
 // bottom (Publisher, Subscriber) and calls probe_main(); everything else is here.
 //
 // Contract (kept in sync with src/linklab/probes/__init__.py, which documents it):
-//   probe pub|sub --topic T --type Bytes|Array1k..Array4m|PointCloud512k..4m
-//         [--size BYTES] --rate HZ [--count N] [--duration S] [--warmup S]
+//   probe pub|sub --topic T --type TYPE [--size BYTES] --rate HZ [--count N]
+//         [--duration S] [--warmup S]
 //         [--qos reliable|best_effort] [--history keep_all|keep_last:N]
 //         [--durability volatile|transient_local] [--system-default]
 //         [--profile FILE] [--peer ADDR ...] [--domain ID] [--interface IF|ADDR]
 //         --records FILE.bin
+//   TYPE: Bytes (linklab_msgs, seq + t_send + sequence<octet>), ROS 2's Image,
+//   PointCloud2 (sensor_msgs), String, UInt8MultiArray (std_msgs) -- all of any --size
+//   (the payload: the data field's bytes) -- or performance_test's fixed-size
+//   Array1k..Array4m, PointCloud512k..4m (--size optional; must match). The ROS 2 types
+//   keep ROS 2's fields: a sample's seq and send time go where ROS 2 has room, and only
+//   those bytes change per sample (payload buffers are allocated and filled once):
+//   Image/PointCloud2 header.stamp = send time, header.frame_id = seq in 16 hex digits;
+//   String the first 32 characters (seq, send time in hex); UInt8MultiArray the first 16
+//   octets (seq u64, send time i64, little-endian; layout.data_offset 16). Details,
+//   geometry and size limits: ros_types.hpp and probes/idl/linklab_types.idl. MQTT (and
+//   the Zenoh probe) carry a ROS 2 type as its CDR-serialized sample (encapsulation +
+//   XCDR1, what Fast DDS writes), the others as seq u64 + t_send i64 + payload.
+//   A subscriber counts samples without a linklab seq/send time (malformed_samples; an
+//   error when not 0).
 //   QoS: the flags win. A policy without a flag comes from the Fast DDS --profile file
 //   when there is one, else from ROS 2's default profile (RELIABLE, KEEP_LAST 10,
 //   VOLATILE); with --system-default (rclcpp's system_default: rmw leaves the policy to
@@ -49,12 +63,12 @@ constexpr uint64_t WARMUP_FLAG = 1ULL << 63;
 constexpr uint64_t END_OF_STREAM = ~0ULL;
 
 // ---- message types ----------------------------------------------------------------
-enum class TypeKind { Bytes, Array, PointCloud };
+enum class TypeKind { Bytes, Array, PointCloud, Image, PointCloud2, String, UInt8MultiArray };
 struct TypeInfo {
   const char* name;       // command-line name, e.g. "Array64k"
   const char* dds_name;   // e.g. "performance_test_msgs::msg::dds_::Array64k_"
   TypeKind kind;
-  uint32_t payload_bytes; // fixed payload (array/data bytes); 0 for Bytes (any size)
+  uint32_t payload_bytes; // fixed payload (array/data bytes); 0: any size (Bytes, ROS 2 types)
 };
 const std::vector<TypeInfo>& all_types();
 const TypeInfo* find_type(const std::string& name);
@@ -203,6 +217,7 @@ struct Received {
   int64_t t_send_ns;
   uint32_t bytes;
   int64_t t_recv_ns = 0;  // stamped where the middleware hands the sample over (0: by the caller)
+  bool valid = true;      // false: the sample carried no linklab seq/send time (not recorded)
 };
 
 // Samples taken in a middleware's listener (its receive thread, stamped there, as

@@ -24,110 +24,15 @@
 #include <regex>
 #include <string>
 
-#include "linklab_types.h"
+#include "codecs.hpp"
 #include "probe.hpp"
 
 using linklab::Json;
 using linklab::Options;
+using linklab_cyclone::Codec;
+using linklab_cyclone::codec_for;
 
 namespace {
-
-// ---- types -----------------------------------------------------------------------------
-struct Codec {
-  const dds_topic_descriptor_t* desc;
-  void (*init)(void*, uint32_t);
-  void (*stamp)(void*, uint64_t, int64_t);
-  void (*read)(const void*, linklab::Received&);
-  void (*release)(void*);
-};
-
-template <class T>
-Codec array_codec(const dds_topic_descriptor_t* d) {
-  Codec c{};
-  c.desc = d;
-  c.init = [](void* p, uint32_t) { auto* s = static_cast<T*>(p); linklab::fill_pattern(s->array_, sizeof s->array_); };
-  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->id_ = seq; s->time_ = t; };
-  c.read = [](const void* p, linklab::Received& r) {
-    auto* s = static_cast<const T*>(p);
-    r.seq = s->id_; r.t_send_ns = s->time_; r.bytes = uint32_t(sizeof s->array_);
-  };
-  c.release = [](void*) {};
-  return c;
-}
-
-template <class T>
-Codec pointcloud_codec(const dds_topic_descriptor_t* d) {
-  Codec c{};
-  c.desc = d;
-  c.init = [](void* p, uint32_t) {
-    auto* s = static_cast<T*>(p);
-    const uint32_t step = 16;  // x, y, z, intensity as float32
-    s->header_.frame_id_ = strdup("linklab");
-    s->height_ = 1;
-    s->width_ = uint32_t(sizeof s->data_ / step);
-    s->point_step_ = step;
-    s->row_step_ = uint32_t(sizeof s->data_);
-    s->is_dense_ = true;
-    const char* names[4] = {"x", "y", "z", "intensity"};
-    for (int i = 0; i < 8; ++i) {
-      s->fields_[i].name_ = strdup(i < 4 ? names[i] : "");
-      s->fields_[i].offset_ = i < 4 ? uint32_t(4 * i) : 0;
-      s->fields_[i].datatype_ = i < 4 ? 7 : 0;  // FLOAT32
-      s->fields_[i].count_ = i < 4 ? 1 : 0;
-    }
-    linklab::fill_pattern(s->data_, sizeof s->data_);
-  };
-  c.stamp = [](void* p, uint64_t seq, int64_t t) {
-    auto* s = static_cast<T*>(p);
-    s->id_ = seq;
-    s->time_ = t;
-    s->header_.stamp_.sec_ = int32_t(t / 1000000000LL);
-    s->header_.stamp_.nanosec_ = uint32_t(t % 1000000000LL);
-  };
-  c.read = [](const void* p, linklab::Received& r) {
-    auto* s = static_cast<const T*>(p);
-    r.seq = s->id_; r.t_send_ns = s->time_; r.bytes = uint32_t(sizeof s->data_);
-  };
-  c.release = [](void* p) {
-    auto* s = static_cast<T*>(p);
-    free(s->header_.frame_id_);
-    for (auto& f : s->fields_) free(f.name_);
-  };
-  return c;
-}
-
-Codec bytes_codec() {
-  using T = linklab_msgs_msg_dds__Bytes_;
-  Codec c{};
-  c.desc = &linklab_msgs_msg_dds__Bytes__desc;
-  c.init = [](void* p, uint32_t size) {
-    auto* s = static_cast<T*>(p);
-    s->data_._buffer = static_cast<uint8_t*>(malloc(size ? size : 1));
-    s->data_._length = s->data_._maximum = size;
-    s->data_._release = false;
-    linklab::fill_pattern(s->data_._buffer, size);
-  };
-  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->seq_ = seq; s->t_send_ns_ = t; };
-  c.read = [](const void* p, linklab::Received& r) {
-    auto* s = static_cast<const T*>(p);
-    r.seq = s->seq_; r.t_send_ns = s->t_send_ns_; r.bytes = s->data_._length;
-  };
-  c.release = [](void* p) { free(static_cast<T*>(p)->data_._buffer); };
-  return c;
-}
-
-Codec codec_for(const std::string& name) {
-#define LL_ARRAY(N) \
-  if (name == #N) return array_codec<performance_test_msgs_msg_dds__##N##_>(&performance_test_msgs_msg_dds__##N##__desc);
-#define LL_CLOUD(N) \
-  if (name == #N) return pointcloud_codec<performance_test_msgs_msg_dds__##N##_>(&performance_test_msgs_msg_dds__##N##__desc);
-  LL_ARRAY(Array1k) LL_ARRAY(Array4k) LL_ARRAY(Array16k) LL_ARRAY(Array32k) LL_ARRAY(Array60k)
-  LL_ARRAY(Array64k) LL_ARRAY(Array256k) LL_ARRAY(Array1m) LL_ARRAY(Array2m) LL_ARRAY(Array4m)
-  LL_CLOUD(PointCloud512k) LL_CLOUD(PointCloud1m) LL_CLOUD(PointCloud2m) LL_CLOUD(PointCloud4m)
-#undef LL_ARRAY
-#undef LL_CLOUD
-  return bytes_codec();
-}
 
 // ---- QoS read back -------------------------------------------------------------------------
 double secs(dds_duration_t d) { return d == DDS_INFINITY ? -1.0 : double(d) / 1e9; }

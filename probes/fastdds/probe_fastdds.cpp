@@ -32,9 +32,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <mutex>
 
+#include "codecs.hpp"
 #include "linklab_typesPubSubTypes.h"
 #include "probe.hpp"
 #include "readback.hpp"
@@ -44,98 +44,14 @@ namespace ftr = eprosima::fastdds::rtps;
 namespace frtps = eprosima::fastrtps::rtps;
 using linklab::Json;
 using linklab::Options;
+using linklab_fastdds::Codec;
+using linklab_fastdds::codec_for;
 using linklab_fastdds::participant_json;
 using linklab_fastdds::reader_json;
 using linklab_fastdds::ros_qos;
 using linklab_fastdds::writer_json;
 
 namespace {
-
-// ---- types: how to stamp and read each generated class -----------------------------------
-struct Codec {
-  std::function<fdds::TopicDataType*()> make_type;
-  std::function<void(void*, uint32_t)> init;  // once: allocate and fill the payload
-  std::function<void(void*, uint64_t, int64_t)> stamp;
-  std::function<void(const void*, linklab::Received&)> read;
-};
-
-template <class T, class PS>
-Codec array_codec() {
-  Codec c;
-  c.make_type = [] { return new PS(); };
-  c.init = [](void* p, uint32_t) { auto* s = static_cast<T*>(p); linklab::fill_pattern(s->array_().data(), s->array_().size()); };
-  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->id_(seq); s->time_(t); };
-  c.read = [](const void* p, linklab::Received& r) {
-    auto* s = static_cast<const T*>(p);
-    r.seq = s->id_(); r.t_send_ns = s->time_(); r.bytes = uint32_t(s->array_().size());
-  };
-  return c;
-}
-
-template <class T, class PS>
-Codec pointcloud_codec() {
-  Codec c;
-  c.make_type = [] { return new PS(); };
-  c.init = [](void* p, uint32_t) {
-    auto* s = static_cast<T*>(p);
-    const uint32_t step = 16;  // x, y, z, intensity as float32
-    s->header_().frame_id_("linklab");
-    s->height_(1);
-    s->width_(uint32_t(s->data_().size() / step));
-    s->point_step_(step);
-    s->row_step_(uint32_t(s->data_().size()));
-    s->is_dense_(true);
-    const char* names[4] = {"x", "y", "z", "intensity"};
-    for (int i = 0; i < 4; ++i) {
-      s->fields_()[i].name_(names[i]);
-      s->fields_()[i].offset_(uint32_t(4 * i));
-      s->fields_()[i].datatype_(7);  // FLOAT32
-      s->fields_()[i].count_(1);
-    }
-    linklab::fill_pattern(s->data_().data(), s->data_().size());
-  };
-  c.stamp = [](void* p, uint64_t seq, int64_t t) {
-    auto* s = static_cast<T*>(p);
-    s->id_(seq);
-    s->time_(t);
-    s->header_().stamp_().sec_(int32_t(t / 1000000000LL));
-    s->header_().stamp_().nanosec_(uint32_t(t % 1000000000LL));
-  };
-  c.read = [](const void* p, linklab::Received& r) {
-    auto* s = static_cast<const T*>(p);
-    r.seq = s->id_(); r.t_send_ns = s->time_(); r.bytes = uint32_t(s->data_().size());
-  };
-  return c;
-}
-
-Codec bytes_codec() {
-  using T = linklab_msgs::msg::dds_::Bytes_;
-  Codec c;
-  c.make_type = [] { return new linklab_msgs::msg::dds_::Bytes_PubSubType(); };
-  c.init = [](void* p, uint32_t size) {
-    auto* s = static_cast<T*>(p);
-    s->data_().resize(size);
-    linklab::fill_pattern(s->data_().data(), size);
-  };
-  c.stamp = [](void* p, uint64_t seq, int64_t t) { auto* s = static_cast<T*>(p); s->seq_(seq); s->t_send_ns_(t); };
-  c.read = [](const void* p, linklab::Received& r) {
-    auto* s = static_cast<const T*>(p);
-    r.seq = s->seq_(); r.t_send_ns = s->t_send_ns_(); r.bytes = uint32_t(s->data_().size());
-  };
-  return c;
-}
-
-Codec codec_for(const std::string& name) {
-  using namespace performance_test_msgs::msg::dds_;
-#define LL_ARRAY(N) if (name == #N) return array_codec<N##_, N##_PubSubType>();
-#define LL_CLOUD(N) if (name == #N) return pointcloud_codec<N##_, N##_PubSubType>();
-  LL_ARRAY(Array1k) LL_ARRAY(Array4k) LL_ARRAY(Array16k) LL_ARRAY(Array32k) LL_ARRAY(Array60k)
-  LL_ARRAY(Array64k) LL_ARRAY(Array256k) LL_ARRAY(Array1m) LL_ARRAY(Array2m) LL_ARRAY(Array4m)
-  LL_CLOUD(PointCloud512k) LL_CLOUD(PointCloud1m) LL_CLOUD(PointCloud2m) LL_CLOUD(PointCloud4m)
-#undef LL_ARRAY
-#undef LL_CLOUD
-  return bytes_codec();
-}
 
 // ---- the participant ----------------------------------------------------------------------
 frtps::Locator_t udp_locator(const std::string& addr, uint32_t port) {
@@ -400,7 +316,7 @@ class FastSubscriber final : public linklab::Subscriber, public fdds::DataReader
       ep_.codec_.read(poll_sample_, r);
       r.t_recv_ns = linklab::now_ns();
       queue_.push(r);
-      if (r.seq != linklab::END_OF_STREAM && !(r.seq & linklab::WARMUP_FLAG)) ++n;  // measured ones
+      if (r.valid && r.seq != linklab::END_OF_STREAM && !(r.seq & linklab::WARMUP_FLAG)) ++n;  // measured ones
     }
     return n;
   }

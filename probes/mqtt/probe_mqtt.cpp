@@ -11,9 +11,14 @@
 //   --interface IF|ADDR local address the client binds to
 //   --profile FILE      key=value lines: cafile, certfile, keyfile (MQTT over TLS),
 //                       keepalive, max_inflight
-// Topic: rt/<topic> as for DDS. Payload: seq u64 + t_send_ns i64 + the type's payload
-// bytes (the DDS samples carry the same two fields and payload, so the bytes on the wire
-// are within a few bytes of the CDR sample).
+// Topic: rt/<topic> as for DDS. Payload: Bytes and performance_test's types: seq u64 +
+// t_send_ns i64 + the type's payload bytes (the DDS samples carry the same two fields and
+// payload, so the bytes on the wire are within a few bytes of the CDR sample). ROS 2's
+// types (Image, PointCloud2, String, UInt8MultiArray): the CDR-serialized sample
+// (encapsulation CDR_LE + XCDR1, byte for byte what Fast DDS serializes, built once by
+// ros_types.hpp's CdrSample with seq and send time where the DDS probes put them), the
+// payload a ROS 2 middleware over a non-DDS transport (rmw_zenoh) also carries; the
+// subscriber decodes it and records the data field's length.
 //
 // Matching: MQTT decouples publishers from subscribers, so each probe announces itself
 // with a retained presence message (linklab/presence/rt/<topic>/{pub,sub}/<client>),
@@ -37,6 +42,7 @@
 #include <set>
 
 #include "probe.hpp"
+#include "ros_types.hpp"
 
 namespace {
 
@@ -111,6 +117,7 @@ class Client {
 
   bool open(const Options& o, bool publisher, std::string& error) {
     if (!read_profile(o.profile, profile_, error)) return false;
+    kind_ = o.type->kind;
     // ROS 2's default is reliable; --system-default leaves it to MQTT: QoS 0
     qos_ = o.reliable.value_or(!o.system_default) ? 1 : 0;
     topic_ = o.dds_topic();
@@ -288,11 +295,17 @@ class Client {
       c->changed_.notify_all();
       return;
     }
-    if (m->payloadlen < int(kHeaderBytes)) return;
-    linklab::Received r;
-    std::memcpy(&r.seq, m->payload, 8);
-    std::memcpy(&r.t_send_ns, static_cast<const uint8_t*>(m->payload) + 8, 8);
-    r.bytes = uint32_t(m->payloadlen) - kHeaderBytes;
+    linklab::Received r{};
+    const auto* payload = static_cast<const uint8_t*>(m->payload);
+    if (linklab::ros::is_ros_kind(c->kind_)) {
+      r.valid = linklab::ros::cdr_read(c->kind_, payload, size_t(m->payloadlen), r);
+    } else if (m->payloadlen < int(kHeaderBytes)) {
+      r.valid = false;
+    } else {
+      std::memcpy(&r.seq, payload, 8);
+      std::memcpy(&r.t_send_ns, payload + 8, 8);
+      r.bytes = uint32_t(m->payloadlen) - kHeaderBytes;
+    }
     c->queue_.push_back(r);
     c->changed_.notify_all();
   }
@@ -300,6 +313,7 @@ class Client {
   struct mosquitto* mosq_ = nullptr;
   Profile profile_;
   std::string host_, topic_, client_id_, presence_mine_, presence_other_;
+  linklab::TypeKind kind_ = linklab::TypeKind::Bytes;
   int port_ = 1883, qos_ = 1;
   bool tls_ = false;
   const bool retain_ = false;  // data is never retained: late joiners get nothing (volatile)
@@ -322,12 +336,21 @@ class Client {
 class MqttPublisher final : public linklab::Publisher {
  public:
   bool open(const Options& o, std::string& error) {
-    payload_.resize(kHeaderBytes + o.size);
-    linklab::fill_pattern(payload_.data(), payload_.size());  // allocated once
+    // allocated and filled once; write() changes only seq and send time
+    if (linklab::ros::is_ros_kind(o.type->kind)) {
+      ros_ = std::make_unique<linklab::ros::CdrSample>(o.type->kind, o.size);
+    } else {
+      payload_.resize(kHeaderBytes + o.size);
+      linklab::fill_pattern(payload_.data(), payload_.size());
+    }
     return client_.open(o, true, error);
   }
   int matched() override { return client_.others(); }
   bool write(uint64_t seq, int64_t t_send_ns) override {
+    if (ros_) {
+      ros_->stamp(seq, t_send_ns);
+      return client_.publish(ros_->data(), uint32_t(ros_->size()));
+    }
     std::memcpy(payload_.data(), &seq, 8);
     std::memcpy(payload_.data() + 8, &t_send_ns, 8);
     return client_.publish(payload_.data(), uint32_t(payload_.size()));
@@ -338,6 +361,7 @@ class MqttPublisher final : public linklab::Publisher {
  private:
   Client client_;
   std::vector<uint8_t> payload_;
+  std::unique_ptr<linklab::ros::CdrSample> ros_;
 };
 
 class MqttSubscriber final : public linklab::Subscriber {

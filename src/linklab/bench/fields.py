@@ -32,10 +32,11 @@ TOPOLOGIES = ("pair", "star", "chain")
 # Paper 001 §III-C, Fig. 3: where a publisher and its subscriber run in a cluster.
 # bare-metal: on the nodes themselves (no pods), the baseline.
 FLOWS = ("bare-metal", "intra-container", "intra-pod", "intra-host", "cross-host")
-# The probe protocol's message types (DESIGN.md "Probes"): a Bytes type of any size and
-# the performance_test family.
+# The probe protocol's message types (DESIGN.md "Probes"): of any size (a payload like
+# Bytes) Bytes and ROS 2's Image, PointCloud2, String, UInt8MultiArray (paper 000 §V-A;
+# linklab.probes.ros_types), and the fixed-size performance_test family.
 MESSAGE_TYPES = (
-    "Bytes",
+    "Bytes", "Image", "PointCloud2", "String", "UInt8MultiArray",
     "Array1k", "Array4k", "Array16k", "Array32k", "Array60k", "Array64k", "Array256k",
     "Array1m", "Array2m",
     "PointCloud512k", "PointCloud1m", "PointCloud2m",

@@ -13,11 +13,30 @@ Command line::
         [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin
         [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N]
 
-* ``TYPE``: ``Bytes`` (any ``--size``) or performance_test's fixed layouts
-  ``Array1k Array4k Array16k Array32k Array60k Array64k Array256k Array1m Array2m Array4m
-  PointCloud512k PointCloud1m PointCloud2m PointCloud4m`` (``--size`` optional, must
-  match). DDS names follow ROS 2: topic ``rt/T``, type
-  ``performance_test_msgs::msg::dds_::Array64k_`` / ``linklab_msgs::msg::dds_::Bytes_``.
+* ``TYPE``: of any ``--size`` (the payload; required for a publisher) ``Bytes`` and
+  ROS 2's ``Image``, ``PointCloud2``, ``String``, ``UInt8MultiArray``; or
+  performance_test's fixed layouts ``Array1k Array4k Array16k Array32k Array60k Array64k
+  Array256k Array1m Array2m Array4m PointCloud512k PointCloud1m PointCloud2m
+  PointCloud4m`` (``--size`` optional, must match). DDS names follow ROS 2: topic
+  ``rt/T``, type ``sensor_msgs::msg::dds_::Image_``, ``sensor_msgs::msg::dds_::
+  PointCloud2_``, ``std_msgs::msg::dds_::String_``, ``std_msgs::msg::dds_::
+  UInt8MultiArray_``, ``performance_test_msgs::msg::dds_::Array64k_``,
+  ``linklab_msgs::msg::dds_::Bytes_``.
+* ROS 2's types keep ROS 2's fields (``linklab.probes.ros_types``, probes/idl); seq and
+  send time go where ROS 2 has room: ``Image``/``PointCloud2`` ``header.stamp`` = send
+  time (sec = t // 1e9, nanosec = t % 1e9), ``header.frame_id`` = seq as 16 lowercase
+  hex digits; ``String`` its first 32 characters (seq, send time as u64, 16 hex digits
+  each; N >= 32); ``UInt8MultiArray`` octets 0-15 (seq u64, send time i64,
+  little-endian; ``layout.data_offset`` 16, one dimension ``linklab`` of N - 16; N >= 16).
+  ``Image`` is ``rgb8`` with height h = the largest divisor of N with 3h² <= N, step
+  N / h, width step // 3; ``PointCloud2`` has 16-byte points x, y, z, intensity
+  (FLOAT32), height 1, width N / 16 (N a multiple of 16). A size a type cannot carry is
+  a usage error. Payload buffers are allocated and filled once; only seq and send time
+  change per sample. The payload (a record's bytes) is the data field's length, N; the
+  type's own XCDR1 bytes besides it (after the 4-byte encapsulation): Image 60,
+  PointCloud2 149, String 5, UInt8MultiArray 32, Bytes 20. MQTT and Zenoh carry a ROS 2
+  type as its CDR-serialized sample (encapsulation + XCDR1, byte for byte what Fast DDS
+  writes), ``Bytes`` and the fixed types as seq u64 + t_send_ns i64 + payload.
 * QoS: the profile file (Fast DDS XML profiles, ``is_default_profile`` or
   ``--profile-name``; Cyclone: a CYCLONEDDS_URI configuration file), then the flags,
   which win. Without either, ROS 2's default profile: RELIABLE, KEEP_LAST 10, VOLATILE.
@@ -74,7 +93,9 @@ for DDS). A listed policy is null; apart from depth with keep_all, only a listed
 Read back: Fast DDS get_qos(), Cyclone dds_get_qos; MQTT the QoS level on every PUBLISH
 / granted in the SUBACK (0 best_effort, 1-2 reliable) and volatile (nothing is
 retained); Zenoh the declared publisher's reliability (a zenoh subscriber has none:
-null) and volatile. The Fast DDS subscriber also reports ``polled_samples``: samples its
+null) and volatile. Every subscriber reports ``malformed_samples``: samples that
+carried no linklab seq/send time (not recorded; an error when not 0). The Fast DDS
+subscriber also reports ``polled_samples``: samples its
 50 ms poll took that the data-available listener had not (their receive time is the
 poll's, up to 50 ms late; with a ``notes`` entry when there are any). Logs go to stderr.
 Exit status: 0 run completed (or stopped by a signal), 1 the run failed (``errors`` says

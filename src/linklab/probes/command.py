@@ -7,7 +7,7 @@ from pathlib import Path
 
 from linklab.errors import UsageError
 from linklab.probes.binaries import binary_path
-from linklab.probes.types import payload_bytes
+from linklab.probes.types import ANY_SIZE_TYPES, payload_bytes
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class ProbeCommand:
     topic: str
     records: Path
     type: str = "Bytes"
-    size: int | None = None  # bytes; required for Bytes publishers
+    size: int | None = None  # bytes; required for publishers of an any-size type
     rate_hz: float | None = None  # required for publishers
     count: int | None = None
     duration_s: float | None = None
@@ -44,7 +44,7 @@ class ProbeCommand:
         argv = [str(exe), self.role, "--topic", self.topic, "--type", self.type,
                 "--records", str(self.records)]
         if self.role == "pub" or self.size is not None:
-            if self.type == "Bytes" or self.size is not None:
+            if self.type in ANY_SIZE_TYPES or self.size is not None:
                 argv += ["--size", str(payload_bytes(self.type, self.size))]
         if self.rate_hz is not None:
             argv += ["--rate", f"{self.rate_hz:g}"]

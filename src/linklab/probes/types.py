@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from linklab.errors import UsageError
+from linklab.probes.ros_types import ROS_TYPES, size_refusal
 
 # performance_test's fixed layouts: payload bytes of the array / point data
 FIXED_TYPE_BYTES: dict[str, int] = {
@@ -12,13 +13,18 @@ FIXED_TYPE_BYTES: dict[str, int] = {
     "PointCloud512k": 524288, "PointCloud1m": 1048576, "PointCloud2m": 2097152,
     "PointCloud4m": 4194304,
 }
-TYPES: tuple[str, ...] = ("Bytes", *FIXED_TYPE_BYTES)
+# any --size: linklab's Bytes and ROS 2's Image, PointCloud2, String, UInt8MultiArray
+# (linklab.probes.ros_types: where seq and send time live, which sizes each can carry)
+ANY_SIZE_TYPES: tuple[str, ...] = ("Bytes", *ROS_TYPES)
+TYPES: tuple[str, ...] = (*ANY_SIZE_TYPES, *FIXED_TYPE_BYTES)
 
 
 def dds_type_name(type_name: str) -> str:
-    """ROS 2's DDS name of a probe type, e.g. performance_test_msgs::msg::dds_::Array64k_."""
+    """ROS 2's DDS name of a probe type, e.g. sensor_msgs::msg::dds_::Image_."""
     if type_name == "Bytes":
         return "linklab_msgs::msg::dds_::Bytes_"
+    if type_name in ROS_TYPES:
+        return ROS_TYPES[type_name]
     if type_name in FIXED_TYPE_BYTES:
         return f"performance_test_msgs::msg::dds_::{type_name}_"
     raise UsageError(f"unknown type {type_name!r}; expected one of {', '.join(TYPES)}",
@@ -26,10 +32,13 @@ def dds_type_name(type_name: str) -> str:
 
 
 def payload_bytes(type_name: str, size: int | None) -> int:
-    """The payload a sample of this type carries (checks --size against fixed types)."""
-    if type_name == "Bytes":
+    """The payload a sample of this type carries (checks --size against the type)."""
+    if type_name in ANY_SIZE_TYPES:
         if size is None or size < 0:
-            raise UsageError("Bytes needs a payload size in bytes", argument="--size")
+            raise UsageError(f"{type_name} needs a payload size in bytes", argument="--size")
+        why = size_refusal(type_name, size)
+        if why:
+            raise UsageError(why, argument="--size")
         return size
     fixed = FIXED_TYPE_BYTES.get(type_name)
     if fixed is None:

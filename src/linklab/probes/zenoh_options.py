@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linklab.probes.qos import DURABILITY, refusal
-from linklab.probes.types import FIXED_TYPE_BYTES
+from linklab.probes.ros_types import size_refusal
+from linklab.probes.types import ANY_SIZE_TYPES, FIXED_TYPE_BYTES, TYPES
 
 DEFAULT_PORT = 7447
 
@@ -130,9 +131,9 @@ def parse_options(argv: list[str]) -> ProbeOptions:
                                       f"(e.g. chatter), got '{value}'")
             o.topic = value
         elif arg == "--type":
-            if value != "Bytes" and value not in FIXED_TYPE_BYTES:
-                raise ProbeUsageError(f"--type: unknown type '{value}'; expected one of Bytes, "
-                                      + ", ".join(FIXED_TYPE_BYTES))
+            if value not in TYPES:
+                raise ProbeUsageError(f"--type: unknown type '{value}'; expected one of "
+                                      + ", ".join(TYPES))
             o.type = value
         elif arg == "--size":
             size = _size(value)
@@ -197,10 +198,14 @@ def parse_options(argv: list[str]) -> ProbeOptions:
         raise ProbeUsageError("--topic is required (e.g. --topic chatter)")
     if not o.type:
         raise ProbeUsageError("--type is required (e.g. --type Bytes or --type Array64k)")
-    if o.type == "Bytes":
+    if o.type in ANY_SIZE_TYPES:
         if o.role == "pub" and size is None:
-            raise ProbeUsageError("--size is required with --type Bytes (e.g. --size 262144)")
+            raise ProbeUsageError(f"--size is required with --type {o.type} (e.g. --size "
+                                  "262144)")
         o.size = size or 0
+        why = size_refusal(o.type, o.size) if size is not None else ""
+        if why:
+            raise ProbeUsageError(f"--size: {why}")
     else:
         fixed = FIXED_TYPE_BYTES[o.type]
         if size is not None and size != fixed:

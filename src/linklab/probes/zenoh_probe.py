@@ -18,9 +18,15 @@ end conditions and JSON summary as the C++ probes (probes/common/probe.cpp). Ext
   ``tls/ADDR:PORT``); ``--profile`` a zenoh JSON5 configuration (e.g. the keystore's
   ``zenoh_tls.json5``) applied before linklab's settings.
 
-Key expression: ``rt/<topic>`` (the DDS topic name). Payload: seq u64 + t_send_ns i64 +
-the type's payload bytes. QoS (publisher): ``reliable`` (default, as ROS 2) ->
-Reliability.RELIABLE + CongestionControl.BLOCK; ``best_effort`` -> BEST_EFFORT + DROP;
+Key expression: ``rt/<topic>`` (the DDS topic name). Payload: for Bytes and
+performance_test's types, seq u64 + t_send_ns i64 + the type's payload bytes; for ROS 2's
+Image, PointCloud2, String and UInt8MultiArray the CDR-serialized sample (encapsulation +
+XCDR1, byte for byte what Fast DDS and the MQTT probe send; seq and send time where the
+DDS probes put them: ``linklab.probes.ros_types``), the payload rmw_zenoh also carries.
+Payloads are built once; only seq and send time change per sample. A received payload
+that does not decode as the type is counted (``malformed_samples``, an error). QoS
+(publisher): ``reliable`` (default, as ROS 2) -> Reliability.RELIABLE +
+CongestionControl.BLOCK; ``best_effort`` -> BEST_EFFORT + DROP;
 with ``--system-default`` and no ``--qos``, zenoh's own defaults. A zenoh 1.x subscriber
 has no reliability setting: its samples travel with the publisher's. Zenoh pub/sub has no
 history cache: ``--history`` and ``--durability transient_local`` are refused (usage
@@ -46,6 +52,7 @@ import sys
 import threading
 import time
 
+from linklab.probes import ros_types
 from linklab.probes.qos import unsupported_policies
 from linklab.probes.types import dds_type_name
 from linklab.probes.zenoh_options import ProbeOptions, ProbeUsageError, parse_options
@@ -179,7 +186,40 @@ def _name(value) -> str:
     return str(value).split(".")[-1]
 
 
+class _Framed:
+    """Bytes and performance_test's types: seq u64 + t_send_ns i64 + payload."""
+
+    def __init__(self, size: int):
+        self.buffer = bytearray(PAYLOAD_HEADER.size + size)  # allocated once
+        self.buffer[:] = (bytes(range(256)) * (len(self.buffer) // 256)
+                          + bytes(len(self.buffer) % 256))
+
+    def stamp(self, seq: int, t_send_ns: int) -> None:
+        PAYLOAD_HEADER.pack_into(self.buffer, 0, seq, t_send_ns)
+
+
+def payload_for(type_name: str, size: int):
+    """What the publisher sends: a buffer built once and a stamp(seq, t_send_ns)."""
+    if type_name in ros_types.ROS_TYPES:
+        return ros_types.CdrSample(type_name, size)
+    return _Framed(size)
+
+
+def decoder_for(type_name: str):
+    """payload -> (seq, t_send_ns, payload bytes), or None when it is not a sample."""
+    if type_name in ros_types.ROS_TYPES:
+        return lambda payload: ros_types.read(type_name, payload)
+
+    def framed(payload: bytes):
+        if len(payload) < PAYLOAD_HEADER.size:
+            return None
+        seq, t_send = PAYLOAD_HEADER.unpack_from(payload)
+        return seq, t_send, len(payload) - PAYLOAD_HEADER.size
+    return framed
+
+
 def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
+    sample = payload_for(o.type, o.size)  # built before matching: not in the timed part
     publisher = session.declare_publisher(o.key, **_publisher_qos(o))
     token = session.liveliness().declare_token(
         f"linklab/presence/{o.key}/pub/{session.info.zid()}")
@@ -208,14 +248,12 @@ def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
         _read_session(session, summary)  # while the subscriber is surely connected
         if stop.wait(1.0):  # settle, as the C++ probes do
             return "signal"
-        payload = bytearray(PAYLOAD_HEADER.size + o.size)  # allocated once
-        payload[:] = bytes(range(256)) * (len(payload) // 256) + bytes(len(payload) % 256)
-        pack, put = PAYLOAD_HEADER.pack_into, publisher.put
+        payload, stamp, put = sample.buffer, sample.stamp, publisher.put
         pacer = Pacer(o.rate_hz, stop)
         warm = sent = failures = 0
         warm_end = time.monotonic_ns() + int(o.warmup_s * 1e9)
         while o.warmup_s > 0 and time.monotonic_ns() < warm_end and pacer.wait_next():
-            pack(payload, 0, WARMUP_FLAG | warm, time.monotonic_ns())
+            stamp(WARMUP_FLAG | warm, time.monotonic_ns())
             put(payload)
             warm += 1
         t_start = time.monotonic_ns()
@@ -229,7 +267,7 @@ def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
             if o.duration_s and t - t_start >= o.duration_s * 1e9:
                 reason = "duration"
                 break
-            pack(payload, 0, seq, t)
+            stamp(seq, t)
             try:
                 put(payload)
             except Exception:  # noqa: BLE001 - counted like a failed DDS write
@@ -245,7 +283,7 @@ def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
             reason = "signal"
         else:
             for _ in range(1 if reliable else 3):
-                pack(payload, 0, END_OF_STREAM, time.monotonic_ns())
+                stamp(END_OF_STREAM, time.monotonic_ns())
                 put(payload)
                 time.sleep(0.02)
             # zenoh has no per-sample acknowledgement; give the transport a moment to
@@ -265,16 +303,15 @@ def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
 
 def run_sub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
     records = RecordWriter(o.records, False)
-    queue: list[tuple[int, int, int]] = []
+    queue: list[tuple[int, int, int] | None] = []
     lock = threading.Condition()
     publishers: set[str] = set()
-    unpack = PAYLOAD_HEADER.unpack_from
+    decode = decoder_for(o.type)
 
     def on_sample(sample) -> None:
-        payload = sample.payload.to_bytes()
-        seq, t_send = unpack(payload)
+        got = decode(sample.payload.to_bytes())  # None: not a linklab sample of the type
         with lock:
-            queue.append((seq, t_send, len(payload) - PAYLOAD_HEADER.size))
+            queue.append(got)
             lock.notify()
 
     def on_token(sample) -> None:
@@ -291,7 +328,7 @@ def run_sub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
                                                      on_token, history=True)
     print(f"{PROG}: subscribed to '{o.key}' ({o.mode})", file=sys.stderr, flush=True)
     seen: set[int] = set()
-    samples = unique = warm = dups = max_matched = 0
+    samples = unique = warm = dups = max_matched = malformed = 0
     t0 = time.monotonic_ns()
     t_match = t_last = t_first = 0
     links: list[dict] = []
@@ -311,7 +348,11 @@ def run_sub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
                 t_match = t_recv
             max_matched = max(max_matched, matched)
             end = False
-            for seq, t_send, nbytes in got:
+            for item in got:
+                if item is None:
+                    malformed += 1
+                    continue
+                seq, t_send, nbytes = item
                 if seq == END_OF_STREAM:
                     end = True
                     continue
@@ -356,7 +397,11 @@ def run_sub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
         subscriber.undeclare()
     summary.update({"samples": samples, "unique_samples": unique, "duplicates": dups,
                     "warmup_samples": warm, "max_matched": max_matched,
+                    "malformed_samples": malformed,
                     "receive_span_s": (t_last - t_first) / 1e9 if samples > 1 else 0.0})
+    if malformed:
+        errors.append(f"{malformed} sample(s) on {o.key} carried no linklab seq/send time "
+                      "(another publisher on the key?); they are not in the records")
     if not links:
         _read_session(session, summary)
     return reason
