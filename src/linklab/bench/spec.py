@@ -59,6 +59,7 @@ from linklab.bench.fields import (
 from linklab.bench.gates import Gate, parse_gates
 from linklab.bench.topics import parse_topics
 from linklab.errors import UsageError
+from linklab.probes.types import ANY_SIZE_TYPES
 from linklab.units import parse_duration, parse_fraction
 
 TOP_LEVEL = ("name", "title", "source", "description", "presets", "fixed", "axes",
@@ -316,7 +317,7 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
     topics = fixed.get("topics")
     if topics is None:
         types = axes.get("type") or [fixed.get("type", DEFAULTS["type"])]
-        if not has("payload") and "Bytes" not in types:
+        if not has("payload") and not set(types) & set(ANY_SIZE_TYPES):
             fixed["payload"] = None  # performance_test types carry their own size
         for key in ("payload", "rate"):
             if not has(key):

@@ -265,11 +265,12 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
     for key in ("rate", "type"):
         if settings[key] is None:
             raise where.error(f"{key} is missing; give it in the topic or under fixed:/axes:")
-    if settings["type"] != "Bytes":
+    from linklab.probes.ros_types import size_refusal
+    from linklab.probes.types import FIXED_TYPE_BYTES
+
+    if settings["type"] in FIXED_TYPE_BYTES:
         # a performance_test type has its own size: a payload the topic sets must match
         # it; one inherited from the cell (written for other topics) does not apply
-        from linklab.probes.types import FIXED_TYPE_BYTES
-
         size = FIXED_TYPE_BYTES[settings["type"]]
         own = template.settings.get("payload")
         if own is None and template.settings.get("type") is None:
@@ -280,7 +281,9 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
         settings["payload"] = size
     elif settings["payload"] is None:
         raise where.error("payload is missing; give it in the topic or under "
-                          "fixed:/axes: (the Bytes type has no size of its own)")
+                          f"fixed:/axes: (type {settings['type']} has no size of its own)")
+    elif refusal := size_refusal(settings["type"], int(settings["payload"])):
+        raise where.error(refusal)
     if settings["count"] is None and settings["duration"] is None \
             and settings["rate"] != RATE_MAX:
         raise where.error("give count (messages) or duration, in the topic or under fixed:")
