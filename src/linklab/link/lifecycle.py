@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
-from linklab.link import made, userns
+from linklab.link import cluster, made, userns
+from linklab.link.cluster_plan import cluster_spec
 from linklab.link.journal import (
     Journal,
     StateFileError,
@@ -40,7 +41,7 @@ from linklab.link.runs import (
     remove_state,
     residue,
 )
-from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
+from linklab.link.spec import DIRECTIONS, LinkSpec
 from linklab.link.spec_checks import check_spec, check_traces
 from linklab.link.stages import (
     OutageStage,
@@ -96,9 +97,10 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     if preset_fields is None and preset:
         preset_fields = get_preset(preset)
     fields = dict(preset_fields) if preset_fields is not None else None
-    spec = build_spec(preset, fields, overrides)
-    check_spec(spec, overrides)
-    plan = plan_topology(topology, name, hosts)
+    # a cluster's own fields (overlay, encryption, datapath, nodes, pods): cluster_plan.py
+    options, link_fields, spec = cluster_spec(topology, preset, fields, overrides)
+    check_spec(spec, link_fields)
+    plan = plan_topology(topology, name, hosts, cluster=options, mtu=spec.mtu)
     stages: dict[str, dict[str, list[Stage]]] = {}
     wires: dict[str, type[Wire]] = {}
     for link in plan.links:
@@ -128,6 +130,8 @@ class Testbed:
         self.hosts: dict[str, Host] = {
             h.name: Host(h.name, h.netns, h.address, h.interface, h.addresses)
             for h in self.plan.hosts}
+        for host, netns, address, ifname in cluster.endpoint_hosts(self.plan.cluster):
+            self.hosts[host] = Host(host, netns, address, ifname, ((ifname, f"{address}/32"),))
         self._closed = False
 
     def path(self, link: LinkPlan, direction: str) -> PathView:
@@ -141,7 +145,11 @@ class Testbed:
     # -- running things inside hosts --
 
     def argv(self, host: str, argv: Sequence[str]) -> list[str]:
-        """The command line that runs ``argv`` inside ``host``."""
+        """The command line that runs ``argv`` inside ``host`` (a cluster's pod or
+        container: inside that container, ``cluster.container_argv``)."""
+        inside = cluster.container_argv(self, host, [str(a) for a in argv])
+        if inside is not None:
+            return inside
         return self.shell.exec_argv(self.plan.host(host).netns, [str(a) for a in argv])
 
     def popen(self, host: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
@@ -289,6 +297,7 @@ class Testbed:
                        "edge_side": f"{link.b.host}/{link.b.ifname}"}
                       for link in self.plan.links],
             "notes": list(self.plan.notes),
+            "cluster": self.plan.cluster.describe() if self.plan.cluster is not None else None,
             "socket_buffers": state.get("socket_buffers", {}),
             "outage": {**(state.get("outage") or {}), "events": self.outage_events()}
             if state.get("outage") else None,
@@ -358,6 +367,7 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
     check_traces(plan_design.spec)
     check_privileges()
     require_tools()
+    cluster.check_ready(plan_design.plan.cluster, userns.is_root())
     if not userns.is_root():
         # The holder gets the preset's fields, not its file (which it may not read).
         kwargs = {"preset": preset, "preset_fields": plan_design.inputs["preset_fields"],
@@ -434,6 +444,7 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.ip(host.netns, ["route", "add", *route],
                    undo=made.route(host.netns, destination, via, dev))
     _static_neighbours(bed, net)
+    cluster.build_cluster(bed, net)  # a cluster's pods, overlay, encryption, datapath
     switches = []
     for link in plan.links:
         for direction in DIRECTIONS:
