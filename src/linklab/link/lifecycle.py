@@ -26,6 +26,7 @@ from linklab.link.cluster_plan import cluster_spec
 from linklab.link.journal import (
     Journal,
     StateFileError,
+    _unblock_signals,
     process_start_time,
     signals_held,
     state_dir,
@@ -158,6 +159,9 @@ class Testbed:
         this process was killed."""
         full = self.argv(host, argv)
         with signals_held():
+            # (the child must not inherit the signals held back here: SIGINT/SIGTERM
+            # would stay blocked in it, and a probe could not be stopped gracefully)
+            kwargs.setdefault("preexec_fn", _unblock_signals)
             child = subprocess.Popen(full, **kwargs)
             try:
                 self.journal.adopt(f"process in {host}: {' '.join(full[-len(argv):])}", child)
