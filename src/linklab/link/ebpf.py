@@ -51,9 +51,9 @@ def redirect_program(table: list[tuple[str, int]]) -> str:
     ip_protocol = _host_order((0x0800).to_bytes(2, "big"))   # skb->protocol is __be16
     lines = [
         f"\t.section\t{SECTION},\"ax\",@progbits",
-        "\t.globl\tlinklab_redirect",
-        "\t.type\tlinklab_redirect,@function",
-        "linklab_redirect:",
+        "\t.globl\tlinklab_redir",
+        "\t.type\tlinklab_redir,@function",
+        "linklab_redir:",
         "\tr6 = r1",
         f"\tr2 = *(u32 *)(r6 + {SKB_PROTOCOL})",
         f"\tif r2 != {ip_protocol} goto pass",
@@ -77,7 +77,7 @@ def redirect_program(table: list[tuple[str, int]]) -> str:
         lines += [f"{label}:", f"\tr1 = {int(ifindex)}", "\tgoto redirect"]
     lines += ["redirect:", "\tr2 = 0", "\tr3 = 0", "\tr4 = 0",
               f"\tcall {BPF_FUNC_REDIRECT_NEIGH}", "\texit",
-              "\t.size\tlinklab_redirect, .-linklab_redirect",
+              "\t.size\tlinklab_redir, .-linklab_redir",
               "\t.section\tlicense,\"aw\",@progbits",
               "_license:", "\t.asciz\t\"GPL\"", ""]
     return "\n".join(lines)

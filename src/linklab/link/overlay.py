@@ -2,10 +2,14 @@
 
 VXLAN as Flannel and Calico program it (001 §III-B: "traffic is encapsulated using an
 overlay such as VXLAN"): one kernel vxlan device per node (VNI 1, UDP 4789, no
-learning), the node's pod subnet's .0 on it, and for every other node a route to its
-pod subnet via that node's VTEP address (onlink), a permanent neighbour entry for the
-VTEP address and a forwarding-database entry sending its MAC to the node's underlay
-address (or WireGuard address, when the nodes are encrypted). Direct routing
+learning, outer UDP checksum zero as RFC 7348 §5 says it SHOULD be -- measured: with
+it computed, a receiving node whose stack verified it in software hands the inner packet
+a full-packet checksum that a tc redirect does not keep consistent, and the pod counts
+UDP InCsumErrors; that was the eBPF datapath over WireGuard), the node's pod subnet's
+.0 on it, and for every other node a route to its pod subnet via that node's VTEP
+address (onlink), a permanent neighbour entry for the VTEP address and a
+forwarding-database entry sending its MAC to the node's underlay address (or WireGuard
+address, when the nodes are encrypted). Direct routing
 ("With direct routing encapsulation is bypassed", §III-C): a route to each other
 node's pod subnet via its underlay address (or through the WireGuard device).
 
@@ -40,7 +44,7 @@ def _vxlan(net: NetOps, cluster: ClusterPlan, node: NodePlan) -> None:
     lower = [] if encrypted else ["dev", node.underlay_if]
     net.ip(ns, ["link", "add", dev, "address", node.vtep_mac, "type", "vxlan", "id",
                 str(VXLAN_VNI), "local", local, *lower, "dstport", str(VXLAN_PORT),
-                "nolearning"], undo=made.link(ns, dev),
+                "nolearning", "noudpcsum"], undo=made.link(ns, dev),
            what=f"vxlan {ns}/{dev} local {local}")
     net.ip(ns, ["link", "set", dev, "mtu", str(cluster.mtu["vxlan"])], undo=None)
     net.offloads_off(ns, dev)
