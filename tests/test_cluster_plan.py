@@ -189,8 +189,9 @@ def test_pairs_and_cluster_link_fields():
     assert [c.link for c in cells] == [
         "ethernet-1g+nodes=3,encryption=wireguard,datapath=iptables",
         "ethernet-1g+nodes=3,encryption=wireguard,datapath=ebpf"]
-    assert {(t.publisher, t.subscribers) for t in cells[0].topics} == {
-        ("robot1pod1", ("edgepod1",))}
+    assert [(t.publisher, t.subscribers) for t in cells[0].topics] == [
+        ("robot1pod1", ("edgepod1",)), ("robot2pod1", ("edgepod1",)),
+        ("robot1pod1", ("edgepod1",))]
 
 
 def test_pods_named_in_topics():

@@ -18,7 +18,8 @@ edge; ``star`` robot1..N, edge (the star's ap is a bridge without an address);
 and the pods' second containers (robotpod1c2, ...). By default a topic goes from robot
 (robot1 in a star) to edge; in a cluster ``flow:`` places every topic (``flow_hosts``;
 paper 001's deployment flows, defined in fields.py), cross-host when no flow is given,
-and a topic's own from:/to: cannot be combined with a flow. A field a topic does not set
+``pairs: N`` on several robot nodes puts pair i on robot i (round robin), and a topic's
+own from:/to: cannot be combined with a flow. A field a topic does not set
 comes from the cell (fixed:/axes:), so ``axes: {payload: [...]}`` sweeps every topic
 that does not fix its own payload.
 """
@@ -176,11 +177,12 @@ def cluster_size(values: dict[str, Any]) -> tuple[int, int]:
     return int(fields.get("nodes", DEFAULTS["nodes"])), int(fields.get("pods", DEFAULTS["pods"]))
 
 
-def flow_hosts(flow: str, nodes: int) -> tuple[str, str]:
-    """(publisher host, subscriber host) of paper 001's deployment flow (fields.FLOWS)."""
+def flow_hosts(flow: str, nodes: int, robot: str | None = None) -> tuple[str, str]:
+    """(publisher host, subscriber host) of paper 001's deployment flow (fields.FLOWS),
+    on ``robot`` (default: the first robot node) and the edge node."""
     from linklab.link.cluster_plan import node_names
 
-    robot, edge = node_names(nodes)[0], "edge"
+    robot, edge = robot or node_names(nodes)[0], "edge"
     return {"bare-metal": (robot, edge),
             "intra-container": (f"{robot}pod1", f"{robot}pod1"),
             "intra-pod": (f"{robot}pod1", f"{robot}pod1c2"),
@@ -275,10 +277,17 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
             templates = tuple(replace(t, publisher=f"robot{(i % hosts) + 1}")
                               for i, t in enumerate(templates))
     if topology == "cluster":
-        publisher, subscriber = flow_hosts(flow or "cross-host", size[0])
-        templates = tuple(replace(t, publisher=t.publisher or publisher,
-                                  subscribers=t.subscribers or (subscriber,))
-                          for t in templates)
+        # pairs: N on several robot nodes: pair i on robot i (round robin), as in a star
+        from linklab.link.cluster_plan import node_names
+
+        robots = node_names(size[0])[:-1]
+        placed = []
+        for i, t in enumerate(templates):
+            publisher, subscriber = flow_hosts(flow or "cross-host", size[0],
+                                               robots[i % len(robots)] if pairs else None)
+            placed.append(replace(t, publisher=t.publisher or publisher,
+                                  subscribers=t.subscribers or (subscriber,)))
+        templates = tuple(placed)
     topics: list[Topic] = []
     for template in templates:
         copies = [(f"{template.name}_{c}" if template.name else None, c)
