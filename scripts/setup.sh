@@ -22,6 +22,9 @@ APT_PACKAGES=(
   libssl-dev openssl
   # links and measurements
   iproute2 nftables iptables ethtool iperf3 iputils-ping procps psmisc util-linux kmod
+  # the cluster topology (paper 001): userspace WireGuard between nodes, llvm-mc for the
+  # eBPF datapath's tc programs, tcpdump for the tests' underlay captures
+  wireguard-go wireguard-tools llvm tcpdump
   # report tests
   chromium
 )
