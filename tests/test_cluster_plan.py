@@ -220,6 +220,13 @@ def test_cluster_scenario_mistakes_are_file_line_errors(extra, message):
     assert error_of(BASE + extra).startswith(message)
 
 
+def test_a_topic_that_would_publish_nothing_is_refused():
+    text = BASE.replace("  count: 10\n", "  duration: 3s\n") + \
+        "  topics:\n    - {name: vla, rate: 0.1Hz}\n"
+    assert error_of(text) == ("s.yaml:10: fixed.topics[0]: rate 0.1 Hz for 3 s publishes no "
+                              "sample; give a longer duration or a count")
+
+
 def test_a_flow_outside_a_cluster_is_refused():
     text = BASE.replace("topology: cluster", "topology: pair") + "  flow: intra-host\n"
     assert "flow: intra-host places endpoints in a cluster; the pair topology has no " \

@@ -359,6 +359,10 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
     if isinstance(settings["rate"], str) and settings["rate"] != RATE_MAX \
             and settings["count"] is None and settings["duration"] is None:
         raise where.error("a share of the maximum rate needs count or duration")
+    if not isinstance(settings["rate"], str) and settings["count"] is None \
+            and round(settings["rate"] * settings["duration"]) < 1:
+        raise where.error(f"rate {settings['rate']:g} Hz for {settings['duration']:g} s "
+                          "publishes no sample; give a longer duration or a count")
     qos = settings["qos"] or "reliable"
     history, explicit = resolve_history(qos, settings["history"], settings["depth"], where)
     durability = settings["durability"]
