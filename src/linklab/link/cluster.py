@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 from linklab.errors import EnvironmentProblem, LinklabError, PrivilegeError
@@ -116,7 +117,7 @@ def _container(net: NetOps, name: str, pod: PodPlan) -> dict[str, Any]:
     deadline = time.monotonic() + HOLDER_TIMEOUT_S
     while True:
         try:
-            comm = open(f"/proc/{pid}/comm").read().strip()  # noqa: SIM115
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:
             comm = None
         if comm == "sleep":

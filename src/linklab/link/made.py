@@ -2,7 +2,8 @@
 
 A state file never holds a command. Each journal step is one of the records below (a
 namespace, an interface in a namespace, an address, a route, an nft table, a qdisc, a
-sysctl and its old value, a helper or host process with its start time, ...); ``check``
+sysctl and its old value, a helper or host process with its start time, a wireguard-go
+UAPI socket, ...); ``check``
 validates a record read back from a file field by field, and ``undo_command`` derives
 the one command (argv, never a shell) that removes it. A record that fails the check
 is refused as a whole: linklab acts on nothing it cannot read exactly.
