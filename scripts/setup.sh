@@ -24,6 +24,9 @@ APT_PACKAGES=(
   iproute2 nftables iptables ethtool iperf3 iputils-ping procps psmisc util-linux kmod
   # RTPS on the wire (tshark's RTPS dissector: heartbeats, AckNacks, NackFrags, repairs)
   tshark
+  # the cluster topology (paper 001): userspace WireGuard between nodes, llvm-mc for the
+  # eBPF datapath's tc programs, tcpdump for the tests' underlay captures
+  wireguard-go wireguard-tools llvm tcpdump
   # report tests
   chromium
   # the ns-3 radio medium (paper 002): ns-3 3.37; linking it needs GSL

@@ -69,10 +69,16 @@ class Links:
 
         return get_preset(preset)
 
-    def spec(self, choice: LinkChoice):
-        from linklab.link.spec import build_spec
+    def spec(self, choice: LinkChoice, topology: str | None = None):
+        """The link's LinkSpec, as the testbed builds it (a cluster's underlay runs at
+        1 Gbit/s when nothing sets a rate; its own fields are not link stages)."""
+        from linklab.bench.links import cluster_fields
+        from linklab.link.cluster_plan import cluster_spec
 
-        return build_spec(choice.preset, self.fields(choice.preset), choice.overrides_dict())
+        if cluster_fields(choice):
+            topology = "cluster"
+        return cluster_spec(topology or "pair", choice.preset, self.fields(choice.preset),
+                            choice.overrides_dict())[2]
 
     def outage(self, choice: LinkChoice):
         return self.spec(choice).up.outage
@@ -371,6 +377,7 @@ class LinkBed:
                 "topology": status.get("topology"),
                 "hosts": status.get("hosts"), "links": status.get("links"),
                 "socket_buffers": status.get("socket_buffers"),
+                "cluster": status.get("cluster"),   # overlay, encryption, datapath, MTUs
                 "outage": {k: v for k, v in (status.get("outage") or {}).items()
                            if k in ("start_s", "length_s", "period_s")} or None}
 
@@ -427,7 +434,8 @@ class LinklabEnvironment:
         return model_amplification(cell, self.links, self.profiles)
 
     def link_rate_bits(self, cell: Cell) -> float | None:
-        rate = self.links.spec(cell.link_choice or LinkChoice(cell.link)).up.rate_bps
+        choice = cell.link_choice or LinkChoice(cell.link)
+        rate = self.links.spec(choice, cell.topology).up.rate_bps
         return float(rate) if rate else None
 
     def link_mtu(self, cell: Cell) -> int:
@@ -457,7 +465,11 @@ class LinklabEnvironment:
             if choice.preset in self.links.user:
                 kwargs["preset_fields"] = self.links.user[choice.preset]
             try:
-                lifecycle.design(choice.preset, topology=cell.topology, hosts=cell.hosts or 1,
-                                 name="check", **kwargs, **choice.overrides_dict())
+                planned = lifecycle.design(choice.preset, topology=cell.topology,
+                                           hosts=cell.hosts or 1, name="check", **kwargs,
+                                           **choice.overrides_dict())
             except UsageError as error:
                 raise UsageError(f"cell {cell.cell_id}: link {cell.link}: {error}") from None
+            from linklab.link import cluster, userns
+
+            cluster.check_ready(planned.plan.cluster, userns.is_root())

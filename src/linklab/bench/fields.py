@@ -28,9 +28,25 @@ ROS2_PROFILE_NAMES = ("default", "sensor_data", "parameters", "services_default"
                       "system_default")
 QOS_VALUES = RELIABILITIES + ROS2_PROFILE_NAMES
 DURABILITIES = ("volatile", "transient_local")
-TOPOLOGIES = ("pair", "star", "chain")
-# Paper 001 §III-C, Fig. 3: where a publisher and its subscriber run in a cluster.
-# bare-metal: on the nodes themselves (no pods), the baseline.
+TOPOLOGIES = ("pair", "star", "chain", "cluster")
+# Paper 001 §III-C, Fig. 3: where a topic's publisher and its subscriber run in a
+# cluster (``topology: cluster``; host names: linklab.link.cluster_plan; placement:
+# topics.flow_hosts). linklab.k8s uses the same words with the same meanings:
+#   bare-metal       on two nodes themselves, no pods (robot -> edge, node to node over
+#                    the underlay): the paper's baseline
+#   intra-container  both in one container of one pod (robotpod1 -> robotpod1): one
+#                    network, mount and IPC namespace: loopback, and shared memory if
+#                    the middleware uses it
+#   intra-pod        two containers of one pod (robotpod1 -> robotpod1c2): the pod's
+#                    network namespace shared (loopback), mount and IPC namespaces
+#                    separate (each its own /dev/shm: shared-memory transports cannot
+#                    meet)
+#   intra-host       two pods on one node (robotpod1 -> robotpod2): pod veth -> the
+#                    node's datapath (iptables/conntrack or eBPF) -> pod veth, no overlay
+#   cross-host       pods on two nodes (robotpod1 -> edgepod1): pod -> node -> overlay
+#                    (VXLAN, or direct routing) [-> WireGuard] -> underlay -> node -> pod
+# (with more than two nodes the robot node is robot1). A cluster cell without flow
+# places its topics as cross-host.
 FLOWS = ("bare-metal", "intra-container", "intra-pod", "intra-host", "cross-host")
 # The probe protocol's message types (DESIGN.md "Probes"): of any size (a payload like
 # Bytes) Bytes and ROS 2's Image, PointCloud2, String, UInt8MultiArray (paper 000 §V-A;

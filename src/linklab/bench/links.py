@@ -32,6 +32,10 @@ LINK_FIELDS = ("rate", "loss", "outage", "mtu", "delay", "jitter", "jitter_distr
                "burst_loss", "trace", "up", "down",
                # the radio medium of paper 002 (linklab.link.radio): link.distance sweeps
                "radio", "distance", "positions", "tx_power")
+# The cluster topology's own fields (linklab.link.cluster_plan): overlay vxlan|none,
+# encryption none|wireguard, datapath iptables|ebpf, nodes 2..8, pods 1..8 per node.
+CLUSTER_FIELDS = ("overlay", "encryption", "datapath", "nodes", "pods")
+LINK_FIELDS = LINK_FIELDS + CLUSTER_FIELDS
 INLINE_KEYS = ("preset", "name") + LINK_FIELDS
 
 
@@ -108,6 +112,10 @@ def check_field(field: str, value: Any, where: Located) -> Any:
     if field not in LINK_FIELDS:
         raise where.error(f"unknown link field {field!r}; known: {', '.join(LINK_FIELDS)}")
     try:
+        if field in CLUSTER_FIELDS:
+            from linklab.link.cluster_plan import parse_option
+
+            return parse_option(field, value)
         build_spec(None, None, {field: value})
     except UsageError as error:
         message = re.sub(r"^--[a-z-]+: ", "", str(error))
@@ -151,6 +159,18 @@ def check_choice(choice: LinkChoice, known: Mapping[str, Any], where: Located) -
 
     try:
         build_spec(choice.preset, known.get(choice.preset) if choice.preset else None,
-                   choice.overrides_dict())
+                   link_only(choice.overrides_dict()))
     except UsageError as error:
         raise where.error(f"link {choice.label}: {error}") from None
+
+
+def link_only(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields that shape the link itself (a cluster's own fields left out)."""
+    return {k: v for k, v in overrides.items() if k not in CLUSTER_FIELDS}
+
+
+def cluster_fields(choice: LinkChoice | None) -> dict[str, Any]:
+    """A link's cluster fields (overlay, encryption, datapath, nodes, pods) as given."""
+    if choice is None:
+        return {}
+    return {k: v for k, v in choice.overrides if k in CLUSTER_FIELDS}

@@ -12,10 +12,16 @@ ways to say it in a scenario (README "Endpoints" has the examples)::
       - {name: camera, payload: 1MB, rate: 30Hz, from: robot, to: [edge]}
 
 Hosts are named as the topology names them: ``pair`` robot, edge; ``chain`` robot, ap,
-edge; ``star`` robot1..N, edge (the star's ap is a bridge without an address). By default
-a topic goes from robot (robot1 in a star) to edge. A field a topic does not set comes
-from the cell (fixed:/axes:), so ``axes: {payload: [...]}`` sweeps every topic that does
-not fix its own payload.
+edge; ``star`` robot1..N, edge (the star's ap is a bridge without an address);
+``cluster`` its nodes (robot, edge; robot1..N-1 and edge with ``link.nodes: N``), pods
+(robotpod1..K, edgepod1..K with ``link.pods: K``; a pod's name is its first container)
+and the pods' second containers (robotpod1c2, ...). By default a topic goes from robot
+(robot1 in a star) to edge; in a cluster ``flow:`` places every topic (``flow_hosts``;
+paper 001's deployment flows, defined in fields.py), cross-host when no flow is given,
+``pairs: N`` on several robot nodes puts pair i on robot i (round robin), and a topic's
+own from:/to: cannot be combined with a flow. A field a topic does not set
+comes from the cell (fixed:/axes:), so ``axes: {payload: [...]}`` sweeps every topic
+that does not fix its own payload.
 """
 
 from __future__ import annotations
@@ -158,8 +164,40 @@ def _host_name(value: Any, where: Located) -> str:
     return value
 
 
-def topology_hosts(topology: str, hosts: int | None) -> tuple[str, ...]:
-    """The hosts of a topology that can run endpoints (the star's ap has no address)."""
+def cluster_size(values: dict[str, Any]) -> tuple[int, int]:
+    """(nodes, pods per node) of a cluster cell: its link's fields, then link.* axes."""
+    from linklab.bench.links import LinkChoice, cluster_fields
+    from linklab.link.cluster_plan import DEFAULTS
+
+    choice = values.get("link")
+    fields = cluster_fields(choice) if isinstance(choice, LinkChoice) else {}
+    for key in ("nodes", "pods"):
+        if values.get(f"link.{key}") is not None:
+            fields[key] = values[f"link.{key}"]
+    return int(fields.get("nodes", DEFAULTS["nodes"])), int(fields.get("pods", DEFAULTS["pods"]))
+
+
+def flow_hosts(flow: str, nodes: int, robot: str | None = None) -> tuple[str, str]:
+    """(publisher host, subscriber host) of paper 001's deployment flow (fields.FLOWS),
+    on ``robot`` (default: the first robot node) and the edge node."""
+    from linklab.link.cluster_plan import node_names
+
+    robot, edge = robot or node_names(nodes)[0], "edge"
+    return {"bare-metal": (robot, edge),
+            "intra-container": (f"{robot}pod1", f"{robot}pod1"),
+            "intra-pod": (f"{robot}pod1", f"{robot}pod1c2"),
+            "intra-host": (f"{robot}pod1", f"{robot}pod2"),
+            "cross-host": (f"{robot}pod1", f"{edge}pod1")}[flow]
+
+
+def topology_hosts(topology: str, hosts: int | None,
+                   cluster: tuple[int, int] = (2, 2)) -> tuple[str, ...]:
+    """The hosts of a topology that can run endpoints (the star's ap has no address);
+    ``cluster``: (nodes, pods per node) of a cluster."""
+    if topology == "cluster":
+        from linklab.link.cluster_plan import endpoint_names
+
+        return endpoint_names(*cluster)
     if topology == "star":
         return tuple(f"robot{k}" for k in range(1, (hosts or 1) + 1)) + ("edge",)
     if topology == "chain":
@@ -189,10 +227,22 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
 
     topology = values.get("topology") or "pair"
     hosts = values.get("hosts")
-    if values.get("flow") is not None:
+    flow = values.get("flow")
+    if flow is not None and topology != "cluster":
         # a deployment flow places endpoints on a cluster's nodes and pods (paper 001)
-        raise at("flow").error(f"flow: {values['flow']} places endpoints in a cluster; the "
-                               f"{topology} topology has no nodes and pods")
+        raise at("flow").error(f"flow: {flow} places endpoints in a cluster; the "
+                               f"{topology} topology has no nodes and pods (topology: "
+                               "cluster)")
+    size = cluster_size(values) if topology == "cluster" else (2, 2)
+    if topology == "cluster" and hosts is not None:
+        raise at("hosts").error("hosts: is the star's robot count; a cluster's nodes and "
+                                "pods are link fields (link: {nodes: 3, pods: 2})")
+    if topology == "cluster" and flow is not None and templates is not None:
+        for template in templates:
+            if template.publisher is not None or template.subscribers is not None:
+                raise template.where.error(
+                    f"from:/to: place this topic, and flow: {flow} places every topic; "
+                    "keep one of them (without flow:, name the pods in from:/to:)")
     subscribers = values.get("subscribers")
     pairs = values.get("pairs")
     if templates is not None and (subscribers or pairs):
@@ -201,6 +251,10 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
             "lists its hosts with from: and to:)")
     if templates is None:
         k = subscribers or 1
+        if k > 1 and topology == "cluster":
+            raise at("subscribers").error(
+                f"subscribers: {k}: a flow places one subscriber per topic; list the "
+                "subscribers' pods under topics: (to: [edgepod1, edgepod2])")
         if k > 1 and topology != "star":
             raise at("subscribers").error(
                 f"subscribers: {k} needs {k} subscriber hosts; a {topology} has one. Use "
@@ -222,6 +276,18 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
             # pair i from robot i (round robin) to edge: each robot has its own channel
             templates = tuple(replace(t, publisher=f"robot{(i % hosts) + 1}")
                               for i, t in enumerate(templates))
+    if topology == "cluster":
+        # pairs: N on several robot nodes: pair i on robot i (round robin), as in a star
+        from linklab.link.cluster_plan import node_names
+
+        robots = node_names(size[0])[:-1]
+        placed = []
+        for i, t in enumerate(templates):
+            publisher, subscriber = flow_hosts(flow or "cross-host", size[0],
+                                               robots[i % len(robots)] if pairs else None)
+            placed.append(replace(t, publisher=t.publisher or publisher,
+                                  subscribers=t.subscribers or (subscriber,)))
+        templates = tuple(placed)
     topics: list[Topic] = []
     for template in templates:
         copies = [(f"{template.name}_{c}" if template.name else None, c)
@@ -242,10 +308,16 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
                 if host.startswith("robot") and host[5:].isdigit():
                     needed = max(needed, int(host[5:]))
         hosts = hosts or max(needed, 1)
-    known = topology_hosts(topology, hosts)
+    known = topology_hosts(topology, hosts, size)
     for template, t in zip(_expanded(templates), topics, strict=True):
         for host in (t.publisher, *t.subscribers):
             if host not in known or host == "ap":
+                if topology == "cluster":
+                    from linklab.link.cluster_plan import describe_names
+
+                    raise template.where.error(
+                        f"host {host!r} is not in the cluster with nodes: {size[0]}, pods: "
+                        f"{size[1]}; hosts that run endpoints: {describe_names(*size)}")
                 raise template.where.error(
                     f"host {host!r} is not in the {topology} topology"
                     + (f" with hosts: {hosts}" if topology == "star" else "")
@@ -290,6 +362,10 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
     if isinstance(settings["rate"], str) and settings["rate"] != RATE_MAX \
             and settings["count"] is None and settings["duration"] is None:
         raise where.error("a share of the maximum rate needs count or duration")
+    if not isinstance(settings["rate"], str) and settings["count"] is None \
+            and round(settings["rate"] * settings["duration"]) < 1:
+        raise where.error(f"rate {settings['rate']:g} Hz for {settings['duration']:g} s "
+                          "publishes no sample; give a longer duration or a count")
     qos = settings["qos"] or "reliable"
     history, explicit = resolve_history(qos, settings["history"], settings["depth"], where)
     durability = settings["durability"]

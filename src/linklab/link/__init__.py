@@ -30,6 +30,10 @@ Python API (for the bench and tests)::
   ``testbed()`` raises ``EnvironmentProblem`` before anything is built.
 * ``topology``: ``pair`` (robot, edge), ``star`` (``hosts=N`` robots robot1..N, ap, edge;
   the rate is shared), ``chain`` (robot, ap, edge; ap routes). See ``topology.py``.
+  ``cluster`` (paper 001): nodes robot and edge, pods robotpod1.. and edgepod1.., each
+  pod's second container ``<pod>c2``; ``overlay="vxlan"|"none"``,
+  ``encryption="none"|"wireguard"``, ``datapath="iptables"|"ebpf"``, ``nodes=``,
+  ``pods=``; ``bed.plan.cluster`` is its plan (``cluster_plan.py``).
 * ``arm_outage=False`` builds the outage rules but starts the schedule only when you call
   ``bed.arm_outage(t0_ns=None)`` (e.g. when the publishers start); it returns t0.
 * Leaving the block -- normally, by an exception, or by SIGINT/SIGTERM/SIGHUP of this

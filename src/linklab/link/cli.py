@@ -57,7 +57,13 @@ def _print_status(status: dict[str, Any]) -> None:
     console.print("  hosts:")
     for name, host in status["hosts"].items():
         addresses = ", ".join(host["addresses"]) or "(bridge only)"
-        console.print(f"    {name:<8} {host['netns']:<28} {addresses}")
+        console.print(f"    {name:<12} {host['netns']:<28} {addresses}")
+    cluster = status.get("cluster")
+    if cluster:
+        mtus = ", ".join(f"{k} {v}" for k, v in cluster["mtu"].items())
+        console.print(f"  cluster: overlay {cluster['overlay']}, encryption "
+                      f"{cluster['encryption']}, datapath {cluster['datapath']}; MTU {mtus}; "
+                      "a pod's second container is <pod>c2")
     for link in status["links"]:
         console.print(f"  link {link['name']} ({link['wire']}): "
                       f"{link['robot_side']} <-> {link['edge_side']}"
@@ -104,8 +110,18 @@ def register(app: typer.Typer) -> None:
                                      "4g, wifi, wifi-far, cloud; or one of --presets FILE "
                                      "(all: linklab link presets)."),
         presets: list[Path] = typer.Option(None, "--presets", help=PRESETS_HELP),
-        topology: str = typer.Option("pair", "--topology", help="pair | star | chain."),
+        topology: str = typer.Option("pair", "--topology", help="pair | star | chain | "
+                                     "cluster (nodes and pods, paper 001)."),
         hosts: int = typer.Option(1, "--hosts", help="Robots in a star topology."),
+        nodes: str = typer.Option(None, "--nodes", help="Cluster: nodes, 2 (robot, edge; "
+                                  "default) to 8 (robot1..N-1, edge on a switch)."),
+        pods: str = typer.Option(None, "--pods", help="Cluster: pods per node (default 2)."),
+        overlay: str = typer.Option(None, "--overlay", help="Cluster: vxlan (default, pod "
+                                    "MTU 1450) or none (direct routing)."),
+        encryption: str = typer.Option(None, "--encryption", help="Cluster: none (default) or "
+                                       "wireguard (wireguard-go between nodes, pod MTU 1380)."),
+        datapath: str = typer.Option(None, "--datapath", help="Cluster: iptables (default; "
+                                     "kube-proxy rules, conntrack) or ebpf (tc redirects)."),
         loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1% or up=1%,down=20%."),
         rate: str = typer.Option(None, "--rate", help="Rate limit, e.g. 433Mbit/s."),
         outage: str = typer.Option(None, "--outage",
@@ -140,7 +156,8 @@ def register(app: typer.Typer) -> None:
                              argument="--presets")
         fields = resolve_preset(preset, presets or ()) if preset else None
         bed = up(preset, preset_fields=fields, topology=topology, hosts=hosts, name=name,
-                 loss=loss, rate=rate, outage=outage, mtu=mtu,
+                 loss=loss, rate=rate, outage=outage, mtu=mtu, nodes=nodes, pods=pods,
+                 overlay=overlay, encryption=encryption, datapath=datapath,
                  **emu_overrides(delay=delay, jitter=jitter,
                                  jitter_distribution=jitter_distribution,
                                  loss_model=loss_model, trace=trace))
@@ -204,7 +221,9 @@ def register(app: typer.Typer) -> None:
     @link.command("exec", context_settings={"allow_extra_args": True,
                                             "ignore_unknown_options": True})
     def exec_command(
-        host: str = typer.Argument(..., help="Host: robot, edge, ap, robot1..N."),
+        host: str = typer.Argument(..., help="Host: robot, edge, ap, robot1..N; in a "
+                                   "cluster also its pods (robotpod1, edgepod2, ...) and their "
+                                   "second containers (robotpod1c2)."),
         command: list[str] = typer.Argument(..., help="Command (after --)."),
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
-from linklab.link import made, userns
+from linklab.link import cluster, made, userns
+from linklab.link.cluster_plan import cluster_spec
 from linklab.link.journal import (
     Journal,
     StateFileError,
+    _unblock_signals,
     process_start_time,
     signals_held,
     state_dir,
@@ -40,7 +42,7 @@ from linklab.link.runs import (
     remove_state,
     residue,
 )
-from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
+from linklab.link.spec import DIRECTIONS, LinkSpec
 from linklab.link.spec_checks import check_spec, check_traces
 from linklab.link.stages import (
     OutageStage,
@@ -96,9 +98,10 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     if preset_fields is None and preset:
         preset_fields = get_preset(preset)
     fields = dict(preset_fields) if preset_fields is not None else None
-    spec = build_spec(preset, fields, overrides)
-    check_spec(spec, overrides)
-    plan = plan_topology(topology, name, hosts)
+    # a cluster's own fields (overlay, encryption, datapath, nodes, pods): cluster_plan.py
+    options, link_fields, spec = cluster_spec(topology, preset, fields, overrides)
+    check_spec(spec, link_fields)
+    plan = plan_topology(topology, name, hosts, cluster=options, mtu=spec.mtu)
     stages: dict[str, dict[str, list[Stage]]] = {}
     if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002)
         from linklab.link.radio_plan import radio_design
@@ -132,6 +135,8 @@ class Testbed:
         self.hosts: dict[str, Host] = {
             h.name: Host(h.name, h.netns, h.address, h.interface, h.addresses)
             for h in self.plan.hosts}
+        for host, netns, address, ifname in cluster.endpoint_hosts(self.plan.cluster):
+            self.hosts[host] = Host(host, netns, address, ifname, ((ifname, f"{address}/32"),))
         self._closed = False
 
     def path(self, link: LinkPlan, direction: str) -> PathView:
@@ -145,7 +150,11 @@ class Testbed:
     # -- running things inside hosts --
 
     def argv(self, host: str, argv: Sequence[str]) -> list[str]:
-        """The command line that runs ``argv`` inside ``host``."""
+        """The command line that runs ``argv`` inside ``host`` (a cluster's pod or
+        container: inside that container, ``cluster.container_argv``)."""
+        inside = cluster.container_argv(self, host, [str(a) for a in argv])
+        if inside is not None:
+            return inside
         return self.shell.exec_argv(self.plan.host(host).netns, [str(a) for a in argv])
 
     def popen(self, host: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
@@ -154,6 +163,9 @@ class Testbed:
         this process was killed."""
         full = self.argv(host, argv)
         with signals_held():
+            # (the child must not inherit the signals held back here: SIGINT/SIGTERM
+            # would stay blocked in it, and a probe could not be stopped gracefully)
+            kwargs.setdefault("preexec_fn", _unblock_signals)
             child = subprocess.Popen(full, **kwargs)
             try:
                 self.journal.adopt(f"process in {host}: {' '.join(full[-len(argv):])}", child)
@@ -297,6 +309,7 @@ class Testbed:
                        "edge_side": f"{link.b.host}/{link.b.ifname}"}
                       for link in self.plan.links],
             "notes": list(self.plan.notes),
+            "cluster": self.plan.cluster.describe() if self.plan.cluster is not None else None,
             "socket_buffers": state.get("socket_buffers", {}),
             "outage": {**(state.get("outage") or {}), "events": self.outage_events()}
             if state.get("outage") else None,
@@ -366,6 +379,7 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
     check_traces(plan_design.spec)
     check_privileges()
     require_tools()
+    cluster.check_ready(plan_design.plan.cluster, userns.is_root())
     if not userns.is_root():
         # The holder gets the preset's fields, not its file (which it may not read).
         kwargs = {"preset": preset, "preset_fields": plan_design.inputs["preset_fields"],
@@ -444,6 +458,7 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.ip(host.netns, ["route", "add", *route],
                    undo=made.route(host.netns, destination, via, dev))
     _static_neighbours(bed, net)
+    cluster.build_cluster(bed, net)  # a cluster's pods, overlay, encryption, datapath
     switches = []
     for link in plan.links:
         for direction in DIRECTIONS:

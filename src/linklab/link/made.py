@@ -2,7 +2,8 @@
 
 A state file never holds a command. Each journal step is one of the records below (a
 namespace, an interface in a namespace, an address, a route, an nft table, a qdisc, a
-sysctl and its old value, a helper or host process with its start time, ...); ``check``
+sysctl and its old value, a helper or host process with its start time, a wireguard-go
+UAPI socket, ...); ``check``
 validates a record read back from a file field by field, and ``undo_command`` derives
 the one command (argv, never a shell) that removes it. A record that fails the check
 is refused as a whole: linklab acts on nothing it cannot read exactly.
@@ -27,7 +28,7 @@ START_TIME = re.compile(r"^[0-9]{1,20}$")
 FILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}\.[A-Za-z0-9_.-]{1,100}$")
 NFT_FAMILIES = ("netdev", "inet", "ip", "ip6", "bridge", "arp")
 OFFLOADS = ("gso", "tso", "gro")
-QDISC_PARENTS = ("root", "ingress")
+QDISC_PARENTS = ("root", "ingress", "clsact")  # clsact: tc bpf programs (cluster)
 MAX_PID = 1 << 22   # pid_max can be at most 2^22
 WHAT_MAX = 300
 
@@ -83,7 +84,8 @@ def nft_table(netns_: str, family: str, table: str) -> Record:
 
 
 def qdisc(netns_: str, dev: str, parent: str) -> Record:
-    """A root or ingress qdisc on an interface (deleted, with its filters, on undo)."""
+    """A root, ingress or clsact qdisc on an interface (deleted, with its filters -- e.g.
+    the cluster's tc bpf programs -- on undo)."""
     return {"kind": "qdisc", "netns": netns_, "dev": dev, "parent": parent}
 
 
@@ -92,6 +94,16 @@ def process(pid: int, start: str | None, role: str = "helper") -> Record:
     command run inside a host through Testbed.popen/run). Ended on undo if it is still
     the same process (pid and kernel start time)."""
     return {"kind": "process", "pid": pid, "start": start, "role": role}
+
+
+WG_SOCKET_DIR = "/run/wireguard"
+
+
+def wg_socket(ifname: str) -> Record:
+    """The UAPI socket a wireguard-go process made for its device
+    (``/run/wireguard/<ifname>.sock``; wireguard-go removes it when it ends by a signal
+    it can catch, this record when it was killed)."""
+    return {"kind": "wg_socket", "ifname": ifname}
 
 
 def files(names: list[str]) -> Record:
@@ -131,6 +143,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "offloads": ("netns", "ifname", "features"), "sysctl": ("netns", "key", "old"),
     "nft_table": ("netns", "family", "table"), "qdisc": ("netns", "dev", "parent"),
     "process": ("pid", "start", "role"), "files": ("names",), "inside": (),
+    "wg_socket": ("ifname",),
 }
 KINDS = tuple(_FIELDS)
 
@@ -238,8 +251,11 @@ def undo_command(record: Record) -> tuple[list[str], str | None] | None:
         return ["sysctl", "-q", "-w", f"{record['key']}={record['old']}"], ns
     if kind == "nft_table":
         return ["nft", "delete", "table", record["family"], record["table"]], ns
+    if kind == "wg_socket":
+        return ["rm", "-f", f"{WG_SOCKET_DIR}/{record['ifname']}.sock"], None
     if kind == "qdisc":
-        where = ["root"] if record["parent"] == "root" else ["handle", "ffff:", "ingress"]
+        where = {"root": ["root"], "ingress": ["handle", "ffff:", "ingress"],
+                 "clsact": ["clsact"]}[record["parent"]]
         return ["tc", "-n", ns, "qdisc", "del", "dev", record["dev"], *where], None
     return None
 

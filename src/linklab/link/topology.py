@@ -11,6 +11,8 @@ Topologies (addresses are fixed, so they are the same in every run):
 ``chain``  robot 10.77.1.1/24 -- ap 10.77.1.254 | 10.77.2.254 -- edge 10.77.2.100/24
            the robot--ap link is the impaired (wireless) hop, ap--edge is clean; ap routes,
            so uplink and downlink can be given different stages (``up=..,down=..``).
+``cluster`` nodes (a pair's robot and edge, or a star's robots and edge) with pods, an
+           overlay, encryption and a datapath between them: ``cluster_plan.py``.
 
 Every link has a robot side ``a`` and an edge side ``b``; ``up`` is a -> b. Kernel stages
 go on the two ports: loss and outage on the receiving port's ingress (nft), the rate on
@@ -21,15 +23,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from linklab.errors import UsageError
 
-TOPOLOGIES = ("pair", "star", "chain")
+TOPOLOGIES = ("pair", "star", "chain", "cluster")
 NETNS_PREFIX = "linklab-"
 MAX_STAR_HOSTS = 32
 RUN_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-HOST_NAME = re.compile(r"^(robot\d*|edge|ap)$")
+# (a cluster's pods are hosts too: robotpod1, edgepod2, robot3pod1)
+HOST_NAME = re.compile(r"^(robot\d*|edge|ap)(pod\d+)?$")
 
 ALL_DIRECTION_STAGES = frozenset({"outage", "loss", "burst_loss", "delay", "jitter",
                                   "trace", "rate"})
@@ -129,6 +133,7 @@ class TopologyPlan:
     hosts: tuple[HostPlan, ...]
     links: tuple[LinkPlan, ...]
     notes: tuple[str, ...] = field(default=())
+    cluster: Any = None   # cluster_plan.ClusterPlan for the cluster topology
 
     def host(self, name: str) -> HostPlan:
         for host in self.hosts:
@@ -139,11 +144,14 @@ class TopologyPlan:
                          argument="HOST")
 
 
-def plan_topology(kind: str, run: str, hosts: int = 1) -> TopologyPlan:
+def plan_topology(kind: str, run: str, hosts: int = 1, cluster: Any = None,
+                  mtu: int = 1500) -> TopologyPlan:
     check_name(run)
     if kind not in TOPOLOGIES:
         raise UsageError(f"unknown topology {kind!r}; expected one of {', '.join(TOPOLOGIES)}",
                          argument="--topology")
+    if kind == "cluster":
+        return _plan_cluster(run, hosts, cluster, mtu)
     if kind == "star" and not 1 <= hosts <= MAX_STAR_HOSTS:
         raise UsageError(f"{hosts} robots: expected 1..{MAX_STAR_HOSTS}", argument="--hosts")
     if kind != "star" and hosts != 1:
@@ -196,3 +204,23 @@ def plan_topology(kind: str, run: str, hosts: int = 1) -> TopologyPlan:
     links.append(LinkPlan("ap-edge", ae, e, frozenset({"rate"}), 0))
     return TopologyPlan(kind, run, tag, tuple(plans), tuple(links),
                         ("the rate limit is shared by all robots (ap-edge link)",))
+
+
+def _plan_cluster(run: str, hosts: int, options: Any, mtu: int) -> TopologyPlan:
+    """Nodes on a pair (2) or star (more) underlay, plus their pods (cluster_plan.py)."""
+    from linklab.link.cluster_plan import ClusterOptions, plan_cluster
+
+    if hosts != 1:
+        raise UsageError("--hosts applies to the star topology; a cluster takes --nodes",
+                         argument="--hosts")
+    options = options or ClusterOptions()
+    if options.nodes == 2:
+        underlay = plan_topology("pair", run)
+    else:
+        underlay = plan_topology("star", run, options.nodes - 1)
+    cluster = plan_cluster(run, underlay.tag, options, underlay, mtu)
+    pods = tuple(HostPlan(p.name, p.netns, ()) for p in cluster.pods)
+    notes = underlay.notes + (f"pods MTU {cluster.mtu['pod']}; overlay {options.overlay}, "
+                              f"encryption {options.encryption}, datapath {options.datapath}",)
+    return replace(underlay, kind="cluster", hosts=underlay.hosts + pods, notes=notes,
+                   cluster=cluster)

@@ -83,3 +83,68 @@ def wire_cost(payload_bytes: int, max_message_size: int, *, mtu: int = 1500,
     wire = payload_bytes + rtps_bytes + udp_ip + overlay_total
     return WireCost(payload_bytes, n_rt, packets, rtps_bytes, udp_ip, overlay_total, wire,
                     payload_bytes / wire)
+
+
+# --- a cluster's path, packet by packet (001 §IV-B, §V-A) -------------------------------
+#
+# What the byte counters of each device on a cluster path see for one sample: the pod's
+# IP packets (RTPS messages cut at the pod MTU), plus VXLAN's 50 B on the overlay, plus
+# WireGuard's 32 B, its padding and its own IPv4/UDP headers on the underlay, plus the
+# 14 B Ethernet header an Ethernet device counts per frame.
+ETHERNET_HEADER = 14
+# RTPS 2.3 §10.2: a SerializedPayload starts with a 4 B encapsulation header
+# (representation identifier and options); the sample's CDR follows it.
+CDR_ENCAPSULATION = 4
+# WireGuard whitepaper §5.4.6: the plaintext "is padded to a multiple of 16 bytes" before
+# encryption (not beyond the device MTU); header 16 B + Poly1305 tag 16 B = 001's 32 B.
+WIREGUARD_PAD = 16
+WIREGUARD_TUNNEL = OVERLAY_OVERHEAD_BYTES["wireguard"]
+
+
+def ip_packet_sizes(serialized_bytes: int, max_message_size: int, *, mtu: int = 1500,
+                    qos: str = "best_effort") -> list[int]:
+    """IPv4 packet sizes (header included) of one sample of ``serialized_bytes``: RTPS
+    messages of at most ``max_message_size`` B (001 V-A header per message), each a UDP
+    datagram cut into IP fragments at ``mtu`` (RFC 791: fragment data a multiple of 8)."""
+    rtps_header = RTPS_HEADER_BYTES[qos]
+    room = max_message_size - rtps_header
+    if room <= 0:
+        raise ValueError(f"max message size {max_message_size} B leaves no room after the "
+                         f"{rtps_header} B RTPS header")
+    fragment = (mtu - IPV4_HEADER) // 8 * 8
+    sizes: list[int] = []
+    remaining = serialized_bytes
+    while True:
+        data = min(room, remaining)
+        remaining -= data
+        datagram = data + rtps_header + UDP_HEADER
+        while datagram > mtu - IPV4_HEADER:
+            sizes.append(fragment + IPV4_HEADER)
+            datagram -= fragment
+        sizes.append(datagram + IPV4_HEADER)
+        if remaining <= 0:
+            return sizes
+
+
+def wireguard_packet(inner_bytes: int, device_mtu: int) -> int:
+    """An IP packet of ``inner_bytes`` after WireGuard: padded to 16 B (at most to the
+    WireGuard device's MTU), plus 32 B, plus the outer IPv4 and UDP headers."""
+    padded = min(-(-inner_bytes // WIREGUARD_PAD) * WIREGUARD_PAD, max(device_mtu, inner_bytes))
+    return padded + WIREGUARD_TUNNEL
+
+
+def path_bytes(serialized_bytes: int, max_message_size: int, *, pod_mtu: int,
+               qos: str = "best_effort", vxlan: bool = False, wireguard_mtu: int | None = None,
+               ethernet: bool = True) -> tuple[int, int]:
+    """(bytes, frames) one sample puts on a cluster's underlay (or, with neither vxlan
+    nor wireguard, on any Ethernet device of its path): pod packets, + VXLAN 50 B each,
+    then WireGuard (``wireguard_mtu``: its device MTU; None: no WireGuard), + Ethernet."""
+    total = 0
+    packets = ip_packet_sizes(serialized_bytes, max_message_size, mtu=pod_mtu, qos=qos)
+    for size in packets:
+        if vxlan:
+            size += VXLAN_OVERHEAD
+        if wireguard_mtu is not None:
+            size = wireguard_packet(size, wireguard_mtu)
+        total += size + (ETHERNET_HEADER if ethernet else 0)
+    return total, len(packets)
