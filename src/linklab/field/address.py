@@ -14,6 +14,9 @@ A scenario's top-level ``hosts:`` and ``linklab link measure`` take these::
 - ``netns:NAME``: a network namespace of this machine (``ip netns``); ``link:RUN/HOST`` is
   the host HOST of the ``linklab link up --name RUN`` run (``netns:linklab-RUN-HOST``, as
   root) -- the lab side of a replay.
+- ``clock: exchange``: measure this host's clock offset by the exchange even when it
+  shares a kernel with the reference (namespaces of one machine): a check of the exchange
+  against a known truth (offset 0); the default ``auto`` takes one kernel as one clock.
 - ``address``: the IPv4 address the other hosts reach this one at. Without it: the
   address the ssh destination resolves to (``ssh -G``), and for ``local``/``netns:`` the
   source address of the route towards the other hosts.
@@ -50,6 +53,7 @@ class HostSpec:
     port: int | None = None    # ssh port (None: ssh's own, from its configuration)
     address: str | None = None  # the data-plane address, when given
     text: str = ""             # the location as written
+    clock: str = "auto"        # "auto" | "exchange" (measure the offset even on one kernel)
 
     @property
     def remote(self) -> bool:
@@ -59,6 +63,8 @@ class HostSpec:
         out: dict[str, Any] = {"at": self.text}
         if self.address:
             out["address"] = self.address
+        if self.clock != "auto":
+            out["clock"] = self.clock
         return out
 
     def describe(self) -> str:
@@ -111,12 +117,17 @@ def parse_host(name: str, value: Any, argument: str | None = None) -> HostSpec:
     if not isinstance(name, str) or not HOST_NAME.match(name):
         raise UsageError(f"{name!r} is not a host name; use a letter, then letters, digits, "
                          "_ or - (e.g. robot, edge)", argument=where)
-    address = None
+    address, clock = None, "auto"
     if isinstance(value, Mapping):
-        unknown = sorted(set(map(str, value)) - {"at", "address"})
+        unknown = sorted(set(map(str, value)) - {"at", "address", "clock"})
         if unknown:
-            raise UsageError(f"unknown key {unknown[0]!r}; expected at and address",
+            raise UsageError(f"unknown key {unknown[0]!r}; expected at, address and clock",
                              argument=where)
+        clock = str(value.get("clock", "auto"))
+        if clock not in ("auto", "exchange"):
+            raise UsageError(f"{clock!r}: expected auto (namespaces of one kernel share its "
+                             "clock) or exchange (measure the offset anyway)",
+                             argument=f"{where}.clock")
         if "at" not in value:
             raise UsageError(f"missing at: (where the host is: {FORMS})", argument=where)
         if value.get("address") is not None:
@@ -125,7 +136,7 @@ def parse_host(name: str, value: Any, argument: str | None = None) -> HostSpec:
         where = f"{where}.at"
     kind, target, port = parse_location(value, where)
     return HostSpec(name=name, kind=kind, target=target, port=port, address=address,
-                    text=str(value).strip())
+                    text=str(value).strip(), clock=clock)
 
 
 def parse_hosts(value: Any, argument: str = "hosts") -> dict[str, HostSpec]:
