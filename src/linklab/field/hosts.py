@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from linklab.errors import LinklabError, UsageError
+from linklab.field import leftovers
 from linklab.field.address import HostSpec
 from linklab.field.clock import Offset, from_exchange, same_kernel
 from linklab.field.session import AgentSession
@@ -53,6 +54,7 @@ class HostSet:
         self.close()
 
     def open(self) -> None:
+        leftovers.sweep()   # what a field session killed with SIGKILL left here
         for name, spec in self.specs.items():
             host = host_for(spec)
             try:

@@ -14,7 +14,8 @@ master -- it stops any probe still running there and removes the directory. Noth
 left on the host.
 
 :class:`LocalHost` (``local``) and :class:`NetnsHost` (``netns:NAME``) run on this machine;
-their work directory is a local temporary directory.
+their work directory is a local temporary directory. Local directories carry their
+owner (leftovers.py), so a session killed with SIGKILL is cleaned by the next one.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
+from linklab.field import leftovers
 from linklab.field.address import HostSpec
 
 HERE = Path(__file__).resolve().parent
@@ -96,7 +97,7 @@ class Host:
 
     def open(self) -> None:
         """Connect, make the work directory and copy the agent there."""
-        self.workdir = tempfile.mkdtemp(prefix="linklab-field.")
+        self.workdir = leftovers.make("linklab-field.")
         for name in AGENT_FILES:
             shutil.copy(HERE / name, Path(self.workdir) / name)
         self.opened = True
@@ -168,7 +169,7 @@ class SshHost(Host):
         if shutil.which("ssh") is None:
             raise EnvironmentProblem("ssh not found on PATH: install openssh-client "
                                      "(scripts/setup.sh)")
-        self.control_dir = tempfile.mkdtemp(prefix="llssh.")
+        self.control_dir = leftovers.make("llssh.")
         self.master = subprocess.Popen(
             [*self._base(), "-M", "-N", "-S", self.control, "-o", "ControlPersist=no",
              self.spec.target], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
