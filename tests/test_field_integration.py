@@ -147,7 +147,7 @@ def test_a_scenario_runs_on_the_hosts_over_ssh(field_run):
         endpoints = json.loads((cell / "endpoints.json").read_text())
         remote = [e["name"] for e in endpoints if e["host"] == "robot"]
         for name in remote:   # the probe's own usage on its host, brought back
-            usage = json.loads((cell / f"{name}.usage.json").read_text())
+            usage = json.loads((cell / f"usage-{name}.json").read_text())
             assert usage["exit_code"] == 0 and usage["cpu_s"] > 0 and usage["rss_peak_bytes"]
     report = subprocess.run([*LINKLAB, "report", str(run_dir)], capture_output=True, text=True,
                             timeout=120, cwd=REPO)
@@ -312,4 +312,32 @@ def test_a_killed_run_leaves_nothing_on_the_hosts(field):
     from linklab.field import leftovers
 
     leftovers.sweep()
+    assert tmp_leftovers() - before == set()
+
+
+def test_field_check_and_a_host_that_cannot_be_reached(field, measured):
+    """linklab field check prints the preflight and runs nothing; a host ssh cannot reach is
+    one line naming it, before anything runs, and nothing is left behind."""
+    tmp, cli, ssh = field["tmp"], field["cli"], field["ssh"]
+    before = tmp_leftovers()
+    scenario = tmp / "check.yaml"
+    scenario.write_text(f"name: field-check\npresets: {measured}\n"
+                        f"hosts: {{robot: {ssh.url('robot')}, edge: local}}\n"
+                        "fixed: {link: field-replay, profile: optimized, payload: 64KiB, "
+                        "rate: 10Hz, count: 10}\n")
+    checked = cli("field", "check", str(scenario))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    lines = checked.stdout.splitlines()
+    assert any(line.startswith("preflight ok   robot: net.core.rmem_max = ") and
+               "profile optimized asks for 4194304 B" in line for line in lines)
+    assert any("multicast to edge" in line for line in lines)
+    assert not (tmp / "runs-check").exists()
+
+    scenario.write_text("name: unreachable\nhosts: {robot: ssh://nohost.invalid, edge: local}\n"
+                        "fixed: {payload: 1KiB, rate: 10Hz, count: 10}\n")
+    failed = cli("bench", str(scenario), "--out", str(tmp / "runs-bad"))
+    assert failed.returncode != 0
+    assert failed.stderr.count("\n") <= 2 and "Traceback" not in failed.stderr
+    assert "robot: cannot reach ssh://nohost.invalid with ssh" in failed.stderr
+    assert not (tmp / "runs-bad").exists()
     assert tmp_leftovers() - before == set()

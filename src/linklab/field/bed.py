@@ -8,7 +8,7 @@
 - ``begin`` (before the probes start) and the last ``snapshot`` (after every probe ended)
   measure the clock offsets between the reference host and the cell's hosts (clock.py).
   At that last snapshot the remote records (and each remote probe's own CPU and peak RSS,
-  ``<name>.usage.json``) are brought into the cell's directory and every record file is
+  ``usage-<name>.json``) are brought into the cell's directory and every record file is
   put on the reference clock (records.py); ``clock.json`` says how, per stream.
 - ``snapshot``: byte counters of each host's interface towards the others and its UDP
   counters (/proc/net/snmp), through the agents.
@@ -163,7 +163,7 @@ class FieldBed:
         popen = RemotePopen([sys.executable, RELAY, "--", *item.host.argv(command)],
                             stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
                             start_new_session=True)
-        popen.usage_path = records.with_name(f"{name}.usage.json")
+        popen.usage_path = records.with_name(f"usage-{name}.json")
         self.spawned.append(Spawned(host, role, topic, name, records,
                                     f"{where}/{records.name}", usage, popen))
         return popen
@@ -232,7 +232,7 @@ class FieldBed:
         """Bring a remote probe's records and usage here, then remove them there."""
         host = self.hosts[s.host].host
         for remote, local in ((s.remote_records, s.records),
-                              (s.remote_usage, s.records.with_name(f"{s.name}.usage.json"))):
+                              (s.remote_usage, s.records.with_name(f"usage-{s.name}.json"))):
             if remote is None:
                 continue
             got = host.run(["sh", "-c", f"cat {shlex.quote(remote)} 2>/dev/null || true"],
@@ -273,7 +273,7 @@ class FieldBed:
         worst = "round-trip" if any(x["basis"] == "round-trip" for x in streams) else "one-way"
         usage = {}
         for s in self.spawned:
-            path = s.records.with_name(f"{s.name}.usage.json")
+            path = s.records.with_name(f"usage-{s.name}.json")
             if path.exists():
                 usage[s.name] = json.loads(path.read_text())
         document = {
