@@ -104,14 +104,20 @@ def measured(field):
 @pytest.fixture(scope="module")
 def field_run(field, measured):
     """One bench run over SSH: topics both ways, Fast DDS and Cyclone DDS; its link is the
-    measured preset of the path (a description, not applied: the path is real)."""
+    measured preset of the path (a description, not applied: the path is real).
+
+    Best effort and one packet per sample, so the cells' outcome is the path's loss and
+    nothing else: with RELIABLE on this bursty path the middlewares' defaults fail in ways
+    that depend on where the bursts fall (Fast DDS repairs after its 3 s heartbeat, mean
+    latency above 100 publish intervals; Cyclone's writes time out when its history fills
+    during a burst) -- paper 000's finding, not what this test is about."""
     ssh, tmp = field["ssh"], field["tmp"]
     scenario = tmp / "field.yaml"
     scenario.write_text(
         f"name: field-bench\npresets: {measured}\n"
         f"hosts:\n  robot: {{at: {ssh.url('robot')}, clock: exchange}}\n  edge: local\n"
-        "fixed:\n  link: field-replay\n  payload: 4KiB\n  rate: 50Hz\n  count: 100\n"
-        "  qos: reliable\n  topics:\n    - {name: up, from: robot, to: edge}\n"
+        "fixed:\n  link: field-replay\n  payload: 1KiB\n  rate: 50Hz\n  count: 100\n"
+        "  qos: best_effort\n  topics:\n    - {name: up, from: robot, to: edge}\n"
         "    - {name: down, from: edge, to: robot}\n"
         "axes:\n  middleware: [fastdds, cyclonedds]\n")
     result = field["cli"]("bench", str(scenario), "--out", str(tmp / "runs"))
@@ -124,11 +130,10 @@ def test_a_scenario_runs_on_the_hosts_over_ssh(field_run):
     run_dir, result = field_run
     assert "host robot: ssh://robot-" in result.stderr and "probe fastdds: copied from this " \
         "machine" in result.stderr
-    # 4 KiB samples exceed the MTU: fragments; at the measured ~4 % loss and 50 Hz the kernel
-    # holds far less than its 4 MiB for reassembly (a finding, not a warning)
+    # 1 KiB samples fit the MTU of 1400: no IP fragments, nothing held for reassembly
     frag = [line for line in result.stderr.splitlines()
             if "robot: net.ipv4.ipfrag_high_thresh" in line]
-    assert frag and frag[0].startswith("preflight ok") and "are fragmented" in frag[0]
+    assert frag and frag[0].startswith("preflight ok") and "no IP fragments" in frag[0]
     assert "multicast to edge" in result.stderr
     info = json.loads((run_dir / "run.json").read_text())
     hosts = info["links"]["field-replay"]["hosts"]
@@ -142,7 +147,9 @@ def test_a_scenario_runs_on_the_hosts_over_ssh(field_run):
         mine = [s for s in streams if s["cell_id"] == row["cell_id"]]
         assert {(s["publisher"], s["subscriber"]) for s in mine} == {("robot", "edge"),
                                                                      ("edge", "robot")}
-        assert all(s["received"] == 100 for s in mine)
+        # every sample sent, ~96-97 % delivered (4 % / 3 % loss in bursts of 1.5: sd of
+        # the count ~2.7, so 80 is more than 5 sd below)
+        assert all(s["published"] == 100 and s["received"] >= 80 for s in mine), mine
         cell = run_dir / "records" / row["cell_id"]
         endpoints = json.loads((cell / "endpoints.json").read_text())
         remote = [e["name"] for e in endpoints if e["host"] == "robot"]
@@ -193,8 +200,8 @@ def lab_run(field, preset_file: Path, preset: str) -> Path:
     scenario = tmp / "lab.yaml"
     scenario.write_text(
         f"name: lab-bench\npresets: {preset_file}\n"
-        f"fixed:\n  link: {preset}\n  middleware: fastdds\n  payload: 4KiB\n  rate: 50Hz\n"
-        "  count: 100\n  qos: reliable\n  topics:\n    - {name: up, from: robot, to: edge}\n"
+        f"fixed:\n  link: {preset}\n  middleware: fastdds\n  payload: 1KiB\n  rate: 50Hz\n"
+        "  count: 100\n  qos: best_effort\n  topics:\n    - {name: up, from: robot, to: edge}\n"
         "    - {name: down, from: edge, to: robot}\n")
     result = subprocess.run([*LINKLAB, "bench", str(scenario), "--out", str(tmp / "lab")],
                             capture_output=True, text=True, timeout=240, cwd=REPO)

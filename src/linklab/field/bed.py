@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shlex
 import subprocess
 import sys
@@ -162,7 +163,8 @@ class FieldBed:
                    "--pids", item.host.path("pids"), "--", *remote]
         popen = RemotePopen([sys.executable, RELAY, "--", *item.host.argv(command)],
                             stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True,
+                            env={**os.environ, "LINKLAB_RELAY_PARENT": str(os.getpid())})
         popen.usage_path = records.with_name(f"usage-{name}.json")
         self.spawned.append(Spawned(host, role, topic, name, records,
                                     f"{where}/{records.name}", usage, popen))
@@ -193,6 +195,20 @@ class FieldBed:
 
     def outage_on_ns(self) -> int | None:
         return None
+
+    def row_fields(self) -> dict[str, Any]:
+        """Columns for the cell's row, once the cell is over (for a runner that merges a
+        bed's own columns): the latency basis and the clock's uncertainty."""
+        path = next((s.records.parent / "clock.json" for s in self.spawned), None)
+        if path is None or not path.exists():
+            return {}
+        clock = json.loads(path.read_text())
+        streams = clock.get("streams") or []
+        return {"latency_basis": clock.get("basis"),
+                "clock_uncertainty_ms": max((x["uncertainty_ms"] for x in streams),
+                                            default=math.nan),
+                "path_rtt_ms": max((x["path_rtt_ms"] or math.nan for x in streams),
+                                   default=math.nan)}
 
     def stages(self) -> dict[str, Any]:
         return {"preset": self.cell.link, **self.env.description()}

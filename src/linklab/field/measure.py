@@ -150,7 +150,8 @@ def measure_path(a: HostSpec, b: HostSpec, settings: MeasureSettings,
         for name, sender, receiver, direction in (("up", ha, hb, up), ("down", hb, ha, down)):
             size = direction.pmtu or ha.route.get("route_mtu") or 1500
             progress(f"rate {name}: UDP ramp of {size} B packets")
-            _ramp(sender, receiver, direction, size, settings, wait, progress)
+            _ramp(sender, receiver, direction, size, settings, wait, progress,
+                  0 if name == "up" else 1000)
         info = {}
         for key, item in (("a", ha), ("b", hb)):
             info[key] = {"name": item.spec.name if item.spec.name not in ("A", "B") else key,
@@ -220,11 +221,11 @@ def _pmtu(sender, receiver, wait_s: float) -> int | None:
 
 
 def _ramp(sender, receiver, direction: Direction, size: int, settings: MeasureSettings,
-          wait_s: float, progress: Progress) -> None:
+          wait_s: float, progress: Progress, first_step: int = 0) -> None:
     loss = direction.loss.mean_loss if not math.isnan(direction.loss.mean_loss) else 0.0
     offered = settings.ramp_start_bps
     saturated: list[float] = []
-    step = len(direction.ramp) + (0 if sender.spec.name == "A" else 1000)
+    step = len(direction.ramp) + first_step
     direction.ramp_packet_bytes = size
     window = settings.ramp_step_s * (1 - RAMP_SKIP)
     while True:

@@ -58,8 +58,9 @@ def main(argv: list) -> int:
     signal.signal(signal.SIGINT, on_int)
     signal.signal(signal.SIGTERM, on_term)
     _pdeathsig()
-    if os.getppid() == 1:
-        return 255   # the runner is already gone
+    parent = os.environ.get("LINKLAB_RELAY_PARENT")
+    if parent and os.getppid() != int(parent):
+        return 255   # the runner died before PR_SET_PDEATHSIG was set
     if argv[:1] != ["--"] or len(argv) < 2:
         sys.stderr.write("usage: relay.py -- COMMAND...\n")
         return 2
