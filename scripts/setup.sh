@@ -31,6 +31,9 @@ APT_PACKAGES=(
   chromium
   # the ns-3 radio medium (paper 002): ns-3 3.37; linking it needs GSL
   ns3 libns3-dev libgsl-dev
+  # field mode (linklab bench with ssh:// hosts, linklab link measure): the ssh client;
+  # the tests run their own sshd inside host namespaces (the system one stays off)
+  openssh-client openssh-server
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -40,12 +43,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   log "apt: installing ${missing[*]}"
   # tshark's wireshark-common asks whether non-root users may capture: no, and no prompt
   echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+  new_sshd=0
+  if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
+    # Debian starts and enables sshd when the package is installed. linklab's tests start
+    # their own sshd inside host namespaces; the system one must not start listening on
+    # this machine because of setup. sshd_not_to_be_run keeps both systemd and the init
+    # script from starting it (see /usr/share/doc/openssh-server/README.Debian.gz).
+    new_sshd=1
+    $SUDO mkdir -p /etc/ssh
+    $SUDO touch /etc/ssh/sshd_not_to_be_run
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # mosquitto's package starts a system broker on :1883; linklab starts its own
   # brokers inside host namespaces, so keep the system one from grabbing the port.
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet mosquitto 2>/dev/null; then
     $SUDO systemctl disable --now mosquitto >/dev/null 2>&1 || true
+  fi
+  if [ "$new_sshd" = 1 ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
   fi
 else
   log "apt: all ${#APT_PACKAGES[@]} packages present"

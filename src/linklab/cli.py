@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "linklab.sft.cli",        # linklab sft-bench
     "linklab.security.cli",   # linklab keystore
     "linklab.drive.cli",      # linklab drive
+    "linklab.field.cli",      # linklab field check|tune (linklab link measure: link/cli.py)
 )
 
 app = typer.Typer(

@@ -14,6 +14,7 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
+import click
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -137,7 +138,13 @@ def register(app: typer.Typer) -> None:
         from linklab.bench.environment import LinklabEnvironment
         from linklab.bench.runner import run_cells, search_budget_s
 
-        env = LinklabEnvironment(scenario.presets)
+        if scenario.hosts:  # real machines (hosts: in the scenario): linklab.field
+            from linklab.field.environment import FieldEnvironment
+
+            env = FieldEnvironment(scenario)
+            click.get_current_context().call_on_close(env.close)  # ssh, agents, host dirs
+        else:
+            env = LinklabEnvironment(scenario.presets)
         budget = search_budget_s(scenario.search)
         total = sum(estimate_s(c, env.outage_s(c), budget) for c in cells)
         if dry_run:
@@ -151,6 +158,8 @@ def register(app: typer.Typer) -> None:
             return
 
         env.check_ready(cells)
+        for line in getattr(env, "notes", list)():  # the field's hosts, preflight, time sync
+            err_console.print(line, markup=False, highlight=False, soft_wrap=True)
         if store is None:
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
             root = out / f"{scenario.name}-{stamp}"

@@ -7,6 +7,9 @@ matrix. Every field may appear in either place (``topics`` only under fixed)::
     title: Table II of seed 000     # free text, shown by the report
     source: 000_10b8b18b6f5db8a8.txt §V-C, Table II
     presets: my-links.yaml          # link presets of your own (a file or a list of files)
+    hosts:                          # real machines instead of namespaces (linklab.field):
+      robot: ssh://ubuntu@robot.local   #   ssh://, local, netns:NAME (field/address.py);
+      edge: local                   #   then link: (optional) is the measured preset
     fixed:                          # one value each
       middleware: fastdds
       rate: 30Hz                    # Hz, max (search the highest rate), or 75% (of it)
@@ -62,8 +65,9 @@ from linklab.errors import UsageError
 from linklab.probes.types import ANY_SIZE_TYPES
 from linklab.units import parse_duration, parse_fraction
 
-TOP_LEVEL = ("name", "title", "source", "description", "presets", "fixed", "axes",
+TOP_LEVEL = ("name", "title", "source", "description", "presets", "hosts", "fixed", "axes",
              "trials", "quick", "gates", "search")
+FIELD_LINK = "field"  # the link label of a field run without a measured preset
 DEFAULTS: dict[str, Any] = {
     "middleware": "fastdds",
     "profile": "default",
@@ -115,13 +119,16 @@ class Scenario:
     search: SearchSettings = field(default_factory=SearchSettings)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)  # the user's own
     places: dict[str, Located] = field(default_factory=dict, repr=False)  # where each field is
+    # real hosts (top-level ``hosts:``): name -> {at, address}; empty for namespaces
+    hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "name": self.name, "title": self.title,
                 "source": self.source, "fixed": {k: _jsonable(v) for k, v in self.fixed.items()},
                 "axes": {k: [_jsonable(v) for v in vs] for k, vs in self.axes.items()},
                 "trials": self.trials, "gates": [g.to_dict() for g in self.gates],
-                "search": self.search.to_dict(), "presets": self.presets}
+                "search": self.search.to_dict(), "presets": self.presets,
+                **({"hosts": self.hosts} if self.hosts else {})}
 
 
 def _jsonable(value: Any) -> Any:
@@ -312,6 +319,9 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
 
     fixed_line = items["fixed"][1].line if "fixed" in items else 1
     has = (lambda key: key in fixed or key in axes)  # noqa: E731
+    hosts = _hosts(*items["hosts"]) if "hosts" in items else {}
+    if hosts and not has("link"):
+        fixed["link"] = L.LinkChoice(None, (), FIELD_LINK)  # the real path, as it is
     if not has("link"):
         raise Located(path, fixed_line, "link").error("missing; give it under fixed: or axes:")
     topics = fixed.get("topics")
@@ -341,7 +351,25 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
     search = _search(*items["search"]) if "search" in items else SearchSettings()
     return Scenario(path=path, name=name, title=text_of("title", name),
                     source=text_of("source", ""), fixed=fixed, axes=axes, trials=trials,
-                    text=text, gates=gates, search=search, presets=user, places=places)
+                    text=text, gates=gates, search=search, presets=user, places=places,
+                    hosts=hosts)
+
+
+def _hosts(node: yaml.Node, where: Located) -> dict[str, dict[str, Any]]:
+    """Top-level ``hosts:``: real machines (linklab.field.address), each validated."""
+    from linklab.field.address import parse_hosts
+
+    value = plain(node, where)
+    try:
+        specs = parse_hosts(value)
+    except UsageError as error:
+        line = where.line
+        if isinstance(node, yaml.MappingNode):  # the line of the entry that is wrong
+            for key, item in node.value:
+                if f"hosts.{key.value}" in str(error):
+                    line = item.start_mark.line + 1
+        raise Located(where.file, line, "").error(str(error)) from None
+    return {name: spec.to_dict() for name, spec in specs.items()}
 
 
 def _search(node: yaml.Node, where: Located) -> SearchSettings:

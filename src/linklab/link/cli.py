@@ -1,4 +1,5 @@
-"""``linklab link up|status|exec|down|clean|presets``: a thin shell over ``linklab.link``."""
+"""``linklab link up|status|exec|down|clean|presets``: a thin shell over ``linklab.link``;
+``linklab link measure`` is linklab.field's (a real path, measured)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,9 @@ def register(app: typer.Typer) -> None:
     link = typer.Typer(name="link", no_args_is_help=True,
                        help="Emulated hosts and impaired links (network namespaces).")
     app.add_typer(link, name="link")
+    from linklab.field.cli_measure import add_measure
+
+    add_measure(link)   # linklab link measure A B (the field package: hosts over SSH)
 
     @link.command("up")
     def up_command(

@@ -1,0 +1,128 @@
+"""``linklab field check|tune``: real hosts, before a run and around the tuner.
+
+(``linklab link measure`` is in cli_measure.py; ``linklab bench`` takes a scenario with
+``hosts:`` through environment.py.)
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from linklab.errors import UsageError
+from linklab.field.cli_measure import HOST_HELP
+from linklab.output import console, err_console
+
+
+def _line(text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    field = typer.Typer(name="field", no_args_is_help=True,
+                        help="Real hosts over SSH: preflight, measure -> tune -> verify.")
+    app.add_typer(field, name="field")
+
+    @field.command("check")
+    def check_command(
+        scenario_path: Path = typer.Argument(..., metavar="SCENARIO.yaml",
+                                             help="A scenario with hosts: (real machines)."),
+        presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
+                                           help="Link presets of your own; repeatable."),
+    ) -> None:
+        """Reach every host of a scenario, check or copy the probes, and print the
+        preflight (socket buffers, IP reassembly, MTU, multicast) and time-sync state with
+        what to change. Runs nothing; exit 1 if a check warns."""
+        from linklab.bench.matrix import expand
+        from linklab.bench.spec import load_scenario
+        from linklab.field.environment import FieldEnvironment
+
+        scenario = load_scenario(scenario_path, preset_files=presets)
+        if not scenario.hosts:
+            raise UsageError(f"{scenario_path} names no hosts: (real machines); its links are "
+                             "emulated, nothing to check", argument="SCENARIO.yaml")
+        env = FieldEnvironment(scenario)
+        try:
+            env.check_ready(expand(scenario))
+            for line in env.notes():
+                _line(line)
+        finally:
+            env.close()
+        if any(not f.ok for f in env.findings):
+            raise typer.Exit(1)
+
+    @field.command("tune")
+    def tune_command(
+        a: str = typer.Argument(..., metavar="A", help=HOST_HELP + " The publisher (robot)."),
+        b: str = typer.Argument(..., metavar="B", help=HOST_HELP + " The subscriber (edge)."),
+        rate: str = typer.Option("30Hz", "--rate", help="The topic's publish rate."),
+        payload: str = typer.Option("256KiB", "--payload", help="The topic's sample size."),
+        middleware: str = typer.Option("fastdds", "--middleware",
+                                       help="fastdds or cyclonedds (the tuner's profiles)."),
+        count: int = typer.Option(300, "--count", help="Samples per verification cell."),
+        duration: str = typer.Option("20s", "--duration",
+                                     help="How long the path's loss and RTT are measured."),
+        probe_rate: str = typer.Option("2kHz", "--probe-rate", help="Probes per second."),
+        ramp_step: str = typer.Option("0.8s", "--ramp-step", help="UDP ramp step length."),
+        max_rate: str = typer.Option("1Gbit/s", "--max-rate", help="Top of the UDP ramp."),
+        out: Path = typer.Option(Path("linklab-field"), "--out", metavar="DIR",
+                                 help="Where the preset, profiles and run directory go."),
+    ) -> None:
+        """Measure the path A -> B, tune a DDS profile for it (linklab tune with the
+        measured rate, loss and MTU), verify it with the real middleware on that path
+        (default vs optimized), and print the before/after table."""
+        from linklab.field.address import parse_host
+        from linklab.field.measure import MeasureSettings
+        from linklab.field.tuneloop import Verify, run, table
+        from linklab.tune import write_profiles
+        from linklab.units import parse_bitrate, parse_duration, parse_frequency, parse_size
+
+        if middleware not in ("fastdds", "cyclonedds"):
+            raise UsageError(f"{middleware!r}: the tuner makes fastdds and cyclonedds "
+                             "profiles", argument="--middleware")
+        if not 10 <= count <= 1_000_000:
+            raise UsageError(f"{count} is outside 10..1000000", argument="--count")
+        settings = MeasureSettings(
+            duration_s=parse_duration(duration, "--duration"),
+            probe_rate_hz=parse_frequency(probe_rate, "--probe-rate"),
+            ramp_step_s=parse_duration(ramp_step, "--ramp-step"),
+            max_rate_bps=parse_bitrate(max_rate, "--max-rate"))
+        settings.check()
+        verify = Verify(middleware=middleware, rate_hz=parse_frequency(rate, "--rate"),
+                        payload_bytes=parse_size(payload, "--payload"), count=count)
+        spec_a, spec_b = parse_host("robot", a, "A"), parse_host("edge", b, "B")
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{out} is not a directory", argument="--out")
+
+        def progress(text: str) -> None:
+            err_console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+        result = run(spec_a, spec_b, settings, verify, out, progress=progress,
+                     command="linklab " + shlex.join(sys.argv[1:]))
+        from linklab.field.cli_measure import print_measurement
+
+        print_measurement(result.measurement)
+        paths = write_profiles(result.tuning, out / "profiles")
+        summary = result.tuning.explanation.summary
+        settings_ = result.tuning.settings
+        _line(f"tuned ({result.tuning.verdict}): maxMessageSize {settings_.max_message_size} B, "
+              f"heartbeat {settings_.heartbeat_period_ns / 1e6:.4g} ms, history "
+              f"{settings_.history_depth}; {summary}".rstrip("; "))
+        _line(f"profiles: {paths['fastdds']}, {paths['cyclonedds']}")
+        rows = table(result.rows)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        _line(f"before/after on {spec_a.text} -> {spec_b.text} ({middleware}, "
+              f"{verify.payload_bytes} B at {verify.rate_hz:g} Hz, {count} samples):")
+        for row in rows:
+            _line("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+        for r in result.rows:
+            if r.get("failure_reason"):
+                _line(f"  {r.get('profile')}: {r['failure_reason']}")
+        _line(f"preset: {result.preset_file} (link up {result.preset_name} --presets ...)")
+        _line(f"run directory: {result.run_dir}  (linklab report {result.run_dir})")
+        if any(r.get("status") == "error" for r in result.rows):
+            raise typer.Exit(70)

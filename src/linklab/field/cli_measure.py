@@ -1,0 +1,176 @@
+"""``linklab link measure A B``: measure a path, write a preset that replays it, compare."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from linklab.errors import LinklabError, UsageError
+from linklab.output import console, err_console, print_json
+
+HOST_HELP = ("A host: ssh://[user@]host[:port] (OpenSSH, your ssh config applies), local, "
+             "netns:NAME, or link:RUN/HOST (a host of linklab link up --name RUN).")
+
+
+def _pct(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{100 * value:.2f} %"
+
+
+def _num(value: float | None, fmt: str = ".4g", unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:{fmt}}{unit}"
+
+
+def print_measurement(m) -> None:
+    def line(text: str = "") -> None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    line(f"path {m.a['name']} ({m.a['at']}, {m.a['address']}) -> {m.b['name']} "
+         f"({m.b['at']}, {m.b['address']}), {m.started_utc}")
+    r = m.rtt
+    line(f"  RTT ms     min {_num(r.min_ms)}  p5 {_num(r.p5_ms)}  p50 {_num(r.p50_ms)}  "
+         f"p95 {_num(r.p95_ms)}  p99 {_num(r.p99_ms)}  max {_num(r.max_ms)}  "
+         f"(robust sigma {_num(r.sigma_ms, '.3g')}, {r.count} probes)")
+    clock = m.clock
+    line(f"  clock      {m.b['name']} - {m.a['name']} = {clock['offset_ns'] / 1e6:.3f} ms "
+         f"+- {clock['uncertainty_ns'] / 1e6:.3f} ms ({clock['method']})")
+    line(f"  {'':<10} {'up (A->B)':>24} {'down (B->A)':>24}")
+    rows = [
+        ("loss", lambda d: f"{_pct(d.loss.mean_loss)} +- {_pct(d.loss.se_loss)}"),
+        ("mean burst", lambda d: (f"{d.loss.mean_burst:.3g} +- {d.loss.se_burst:.2g} pkt"
+                                  if d.loss.bursts else "-")),
+        ("Gilbert p/r", lambda d: f"{d.loss.p:.4g} / {d.loss.r:.4g}" if d.loss.lost else "-"),
+        ("reordered", lambda d: _pct(d.reordered)),
+        ("duplicates", lambda d: str(d.duplicates)),
+        ("path MTU", lambda d: _num(d.pmtu, "d", " B")),
+        ("carried", lambda d: ("-" if not d.carried_bps else
+                               ("" if d.carried_bound == "saturated" else ">= ")
+                               + f"{d.carried_bps / 1e6:.4g} Mbit/s")),
+    ]
+    for label, value in rows:
+        line(f"  {label:<10} {value(m.up):>24} {value(m.down):>24}")
+    for note in m.notes:
+        line(f"  note: {note}")
+
+
+def print_comparison(rows, gaps) -> None:
+    def line(text: str = "") -> None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    line("replay vs measured (tolerance; bound = 4.42 standard errors of the difference):")
+    for row in rows:
+        if row.unit == "points":
+            diff, tol, bound = (f"{100 * row.difference:+.2f} pt", f"{100 * row.tolerance:.0f} pt",
+                                f"{100 * row.bound:.2f} pt")
+            values = f"{_pct(row.measured)} -> {_pct(row.replay)}"
+        elif row.unit == "bytes":
+            diff, tol, bound = f"{row.difference:+.0f} B", "0 B", "0 B"
+            values = f"{row.measured:.0f} -> {row.replay:.0f}"
+        else:
+            diff, tol, bound = (f"{100 * row.difference:+.1f} %", f"{100 * row.tolerance:.0f} %",
+                                f"{100 * row.bound:.1f} %")
+            values = f"{row.measured:.4g} -> {row.replay:.4g}"
+        verdict = "ok" if row.within else "OUTSIDE"
+        if not row.enough:
+            verdict += " (samples too small for this tolerance: measure longer)"
+        line(f"  {row.quantity:<11} {row.direction:<5} {values:<26} {diff:>10}  tolerance "
+             f"{tol:>6}  bound {bound:>8}  {verdict}")
+    for gap in gaps:
+        line(f"  not compared: {gap}")
+
+
+def add_measure(link: typer.Typer) -> None:
+    @link.command("measure")
+    def measure_command(
+        a: str = typer.Argument(..., metavar="A", help=HOST_HELP + " Up is A -> B."),
+        b: str = typer.Argument(..., metavar="B", help=HOST_HELP),
+        duration: str = typer.Option("30s", "--duration",
+                                     help="How long the loss and RTT probes run."),
+        probe_rate: str = typer.Option("2kHz", "--probe-rate",
+                                       help="Probes per second (64 B UDP), each echoed."),
+        ramp_step: str = typer.Option("0.8s", "--ramp-step",
+                                      help="Length of one step of the UDP rate ramp."),
+        max_rate: str = typer.Option("1Gbit/s", "--max-rate",
+                                     help="Where the ramp stops if the path carries it all."),
+        out: Path = typer.Option(None, "--out", metavar="FILE.yaml",
+                                 help="Write a preset that replays the path (and the full "
+                                      "measurement as FILE.measure.json)."),
+        name: str = typer.Option(None, "--name",
+                                 help="The preset's name (default: A's and B's names)."),
+        compare_to: Path = typer.Option(None, "--compare", metavar="MEASUREMENT.json",
+                                        help="Compare with an earlier measurement (a replay "
+                                             "with its original); exit 1 if outside the "
+                                             "tolerances."),
+        as_json: bool = typer.Option(False, "--json", help="Print the measurement as JSON."),
+    ) -> None:
+        """Measure the path between two hosts: RTT, loss and its bursts (Gilbert fit), the
+        rate it carries (UDP ramp), path MTU, reordering. With --out, a preset file that
+        `linklab link up --presets` and scenarios load, so the lab replays the path."""
+        from linklab.field.address import parse_host
+        from linklab.field.compare import comparable_gaps, compare
+        from linklab.field.measure import Measurement, MeasureSettings, measure_path
+        from linklab.field.preset_out import write_preset
+        from linklab.units import parse_bitrate, parse_duration, parse_frequency
+
+        settings = MeasureSettings(
+            duration_s=parse_duration(duration, "--duration"),
+            probe_rate_hz=parse_frequency(probe_rate, "--probe-rate"),
+            ramp_step_s=parse_duration(ramp_step, "--ramp-step"),
+            max_rate_bps=parse_bitrate(max_rate, "--max-rate"))
+        settings.check()
+        spec_a = parse_host(_host_name(a, "robot"), a, "A")
+        spec_b = parse_host(_host_name(b, "edge"), b, "B")
+        reference = None
+        if compare_to is not None:
+            try:
+                reference = Measurement.from_dict(json.loads(compare_to.read_text()))
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                raise UsageError(f"cannot read {compare_to}: {error}",
+                                 argument="--compare") from None
+        preset_name = name or f"{spec_a.name}-{spec_b.name}"
+        if out is not None and out.suffix not in (".yaml", ".yml"):
+            raise UsageError(f"{out}: a preset file ends in .yaml", argument="--out")
+        if out is not None and not out.resolve().parent.is_dir():
+            raise UsageError(f"{out.parent} is not a directory", argument="--out")
+        command = "linklab " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
+
+        def progress(text: str) -> None:
+            err_console.print(text, markup=False, highlight=False)
+
+        m = measure_path(spec_a, spec_b, settings, progress=progress, command=command)
+        if out is not None:
+            try:
+                write_preset(out, preset_name, m)
+                out.with_suffix(".measure.json").write_text(json.dumps(m.to_dict(), indent=1)
+                                                            + "\n")
+            except OSError as error:
+                raise LinklabError(f"cannot write {out}: {error.strerror}") from None
+        rows = compare(reference, m) if reference is not None else []
+        if as_json:
+            print_json({"measurement": m.to_dict(), "comparison": [r.to_dict() for r in rows]})
+        else:
+            print_measurement(m)
+            if out is not None:
+                console.print(f"wrote {out} (preset {preset_name}) and "
+                              f"{out.with_suffix('.measure.json')}", markup=False,
+                              highlight=False)
+            if reference is not None:
+                print_comparison(rows, comparable_gaps(reference, m))
+        if any(not r.within for r in rows):
+            raise typer.Exit(1)
+
+
+def _host_name(text: str, default: str) -> str:
+    """A readable name for a host given on the command line (the preset's name uses it)."""
+    import re
+
+    if text.startswith("link:") and "/" in text:
+        return text.rsplit("/", 1)[1]
+    match = re.match(r"^ssh://(?:[^@]+@)?([A-Za-z][A-Za-z0-9_-]*)", text)
+    return match[1][:32] if match else default

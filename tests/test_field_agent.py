@@ -1,0 +1,97 @@
+"""The pieces that run on the hosts, here on loopback (no root): the agent's exchanges,
+the relay's stop and exit status, the keeper's clean-up."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from linklab.field import shell
+from linklab.field.address import HostSpec
+from linklab.field.hosts import HostSet
+
+HERE = Path(shell.__file__).resolve().parent
+PY = sys.executable
+
+
+def loopback_pair() -> HostSet:
+    hosts = HostSet({"a": HostSpec("a", "local", address="127.0.0.1", text="local"),
+                     "b": HostSpec("b", "local", address="127.0.0.1", text="local")})
+    hosts.open()
+    return hosts
+
+
+def test_agents_exchange_clock_probes_and_mtu_on_loopback():
+    with loopback_pair() as hosts:
+        a, b = hosts["a"], hosts["b"]
+        assert a.agent.hello["boot_id"] == b.agent.hello["boot_id"]
+        offset = hosts.offset("a", "b")
+        assert offset.method == "same kernel" and offset.samples >= 40
+        sent = a.agent.call("stream", peer=b.peer(), rate_hz=1000, duration_s=0.5, size=64,
+                            drain_s=0.3)
+        report = b.agent.call("probe_report")
+        got = np.frombuffer(base64.b64decode(report["received"]), dtype=np.uint8)
+        assert sent["sent"] == 500 and got.sum() == 500 and report["echoes_sent"] == 500
+        assert report["reordered"] == 0 and report["socket_drops"] == 0
+        rtt = np.frombuffer(base64.b64decode(sent["rtt_us"]), dtype="<u4")
+        assert (rtt != 0xFFFFFFFF).all() and np.median(rtt) < 10_000   # µs, on loopback
+        high = a.route["route_mtu"]
+        assert a.agent.call("mtu", peer=b.peer(), high=high, tries=3, wait_s=0.3)["pmtu"] == high
+        step = a.agent.call("send", peer=b.peer(), rate_bps=20e6, duration_s=0.3, size=1400,
+                            step=1)
+        time.sleep(0.2)
+        counted = b.agent.call("step_report", step=1, skip_s=0.09)
+        assert counted["received"] == step["sent"]
+        assert abs(counted["rate_bps"] - 20e6) < 0.25 * 20e6
+
+
+def relay(argv: list[str], **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([PY, str(HERE / "relay.py"), "--", *argv], **kwargs)
+
+
+def test_the_relay_turns_sigint_into_a_remote_stop_and_keeps_the_exit_status(tmp_path):
+    (tmp_path / "pids").mkdir()
+    usage = tmp_path / "u.json"
+    probe = [PY, "-c", "import signal, sys, time\n"
+             "signal.signal(signal.SIGINT, lambda *a: (print('{\"stopped\": true}'), "
+             "sys.exit(0)))\ntime.sleep(30)"]
+    child = relay([PY, str(HERE / "procwrap.py"), "run", "--usage", str(usage), "--pids",
+                   str(tmp_path / "pids"), "--", *probe], stdout=subprocess.PIPE)
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=10)
+    assert child.returncode == 0 and b'"stopped": true' in out
+    assert json.loads(usage.read_text())["exit_code"] == 0
+    assert os.listdir(tmp_path / "pids") == []
+    # exit statuses: a code as it is; 128 + N (a probe killed by signal N) as that signal
+    assert relay(["sh", "-c", "exit 3"]).wait(timeout=10) == 3
+    assert relay(["sh", "-c", "exit 139"]).wait(timeout=10) == -signal.SIGSEGV
+    killed = tmp_path / "k.json"
+    wrapped = relay([PY, str(HERE / "procwrap.py"), "run", "--usage", str(killed), "--pids",
+                     str(tmp_path / "pids"), "--", "sh", "-c", "kill -ABRT $$"])
+    assert wrapped.wait(timeout=10) == -signal.SIGABRT
+    assert json.loads(killed.read_text())["exit_code"] == -signal.SIGABRT
+
+
+def test_the_keeper_ends_what_is_left_and_removes_the_work_directory(tmp_path):
+    work = tmp_path / "work"
+    (work / "pids").mkdir(parents=True)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    start = Path(f"/proc/{sleeper.pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    (work / "pids" / str(sleeper.pid)).write_text(start)
+    (work / "pids" / "1").write_text("not-its-start-time")   # a recycled pid: left alone
+    keeper = subprocess.Popen([PY, str(HERE / "procwrap.py"), "keep", str(work)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert keeper.stdout.readline() == b"ready\n"
+    keeper.stdin.close()
+    assert keeper.wait(timeout=10) == 0
+    assert sleeper.wait(timeout=5) == -signal.SIGINT
+    assert not work.exists()
