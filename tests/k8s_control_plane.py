@@ -114,7 +114,6 @@ class ControlPlane:
             f"--service-account-signing-key-file={d / 'sa.key'}",
             "--service-cluster-ip-range=10.255.0.0/24",
             "--kubelet-preferred-address-types=InternalIP",
-            f"--kubelet-certificate-authority={d / 'ca.crt'}",
             f"--kubelet-client-certificate={d / 'apiserver.crt'}",
             f"--kubelet-client-key={d / 'apiserver.key'}",
             "--enable-priority-and-fairness=false", "--profiling=false", "-v=1"])

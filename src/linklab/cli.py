@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "linklab.sft.cli",        # linklab sft-bench
     "linklab.security.cli",   # linklab keystore
     "linklab.drive.cli",      # linklab drive
+    "linklab.k8s.cli",        # linklab k8s run|preflight|clean|image
 )
 
 app = typer.Typer(

@@ -138,11 +138,8 @@ def containers(cell: Cell, pod: PodPlan, procs: list[dict[str, Any]]) -> list[Co
     groups = [("probes", procs)] if pod.one_container else [(p["name"], [p]) for p in procs]
     out = []
     for name, group in groups:
-        if pod.one_container:
-            # one supervisor starts them in order: the publishers' delay is after the subs
-            group = [dict(p, delay_s=p["delay_s"]) for p in group]
-        spec = {"version": 1, "container": name, "deadline_s": deadline, "settle_s": SETTLE_S,
-                "broker_linger_s": BROKER_LINGER_S, "records_dir": RECORDS_DIR,
+        spec = {"version": 1, "container": container_name(name), "deadline_s": deadline,
+                "settle_s": SETTLE_S, "broker_linger_s": BROKER_LINGER_S, "records_dir": RECORDS_DIR,
                 "processes": [{k: p[k] for k in ("name", "role", "argv", "wait_tcp",
                                                  "delay_s")} for p in group]}
         out.append(ContainerSpec(container_name(name), tuple(group), spec))
