@@ -139,7 +139,8 @@ def containers(cell: Cell, pod: PodPlan, procs: list[dict[str, Any]]) -> list[Co
     out = []
     for name, group in groups:
         spec = {"version": 1, "container": container_name(name), "deadline_s": deadline,
-                "settle_s": SETTLE_S, "broker_linger_s": BROKER_LINGER_S, "records_dir": RECORDS_DIR,
+                "settle_s": SETTLE_S, "broker_linger_s": BROKER_LINGER_S,
+                "records_dir": RECORDS_DIR,
                 "processes": [{k: p[k] for k in ("name", "role", "argv", "wait_tcp",
                                                  "delay_s")} for p in group]}
         out.append(ContainerSpec(container_name(name), tuple(group), spec))
