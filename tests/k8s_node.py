@@ -43,16 +43,29 @@ def build_pause_image(archive: Path) -> None:
     _run("buildah", "push", "--quiet", PAUSE_IMAGE, f"oci-archive:{archive}:{PAUSE_IMAGE}")
 
 
+def kube_chains() -> set[tuple[str, str]]:
+    """(table, chain) of the KUBE-* iptables chains there are now."""
+    out = set()
+    for table in ("filter", "nat", "mangle"):
+        listing = _run("iptables", "-t", table, "-S", check=False).stdout
+        out |= {(table, line.split()[1]) for line in listing.splitlines()
+                if line.startswith("-N KUBE-")}
+    return out
+
+
 class RealNode:
-    def __init__(self, root: Path, cp: ControlPlane, name: str, labels: dict[str, str]):
+    def __init__(self, root: Path, cp: ControlPlane, name: str, labels: dict[str, str],
+                 index: int = 0):
         self.root = root
         self.cp = cp
         self.name = name
         self.labels = labels
         self.sock = root / "containerd.sock"
-        self.bridge = f"llcni{os.getpid() % 100000}"
+        self.index = index
+        self.bridge = f"llcni{os.getpid() % 100000}x{index}"
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.mounted: list[Path] = []
+        self.chains_before: set[tuple[str, str]] = set()
 
     def ctr(self, *args: str, check: bool = True, timeout: float = 300):
         return _run("ctr", "--address", str(self.sock), "--namespace", "k8s.io", *args,
@@ -68,8 +81,9 @@ class RealNode:
 
     def start(self, images: list[Path]) -> RealNode:
         d = self.root
+        self.chains_before = kube_chains()
         (d / "cni").mkdir()
-        net = f"10.{200 + os.getpid() % 50}.{os.getpid() % 250}"
+        net = f"10.{200 + os.getpid() % 50}.{(os.getpid() * 4 + self.index) % 250}"
         subnet = f"{net}.0/24"
         # the node's address: the gateway of its pod bridge (the kubelet refuses a
         # loopback node IP, and the API server reaches the kubelet there for pod logs)
@@ -162,7 +176,9 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 resolvConf: ""
+podLogsDir: "{d / 'pod-logs'}"
 registerNode: true
+makeIPTablesUtilChains: false
 """)
         labels = ",".join(f"{k}={v}" for k, v in self.labels.items())
         self._start("kubelet", [
@@ -203,7 +219,7 @@ registerNode: true
                 self.ctr("tasks", "delete", "-f", task, check=False)
             for c in self.ctr("containers", "ls", "-q", check=False).stdout.split():
                 self.ctr("containers", "delete", c, check=False)
-        for name, proc in reversed(self.procs):
+        for _name, proc in reversed(self.procs):
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 try:
@@ -220,6 +236,14 @@ registerNode: true
                 if cmd and b"containerd-shim" in cmd[0] and str(self.sock).encode() in cmd:
                     os.kill(int(pid), signal.SIGKILL)
         _run("ip", "link", "del", self.bridge, check=False)
+        # what the kubelet added to iptables despite makeIPTablesUtilChains: false
+        for table, chain in sorted(kube_chains() - self.chains_before):
+            rules = _run("iptables", "-t", table, "-S", check=False).stdout.splitlines()
+            for rule in rules:
+                if rule.startswith("-A ") and f"-j {chain}" in rule:
+                    _run("iptables", "-t", table, "-D", *rule[3:].split(), check=False)
+            _run("iptables", "-t", table, "-F", chain, check=False)
+            _run("iptables", "-t", table, "-X", chain, check=False)
         self.cp.kubectl("delete", "node", self.name, "--wait=false", check=False)
         for path in reversed(self.mounted):
             _run("umount", "-R", str(path), check=False)

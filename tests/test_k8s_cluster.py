@@ -54,15 +54,15 @@ def ns(cluster, request):
     cluster.kubectl("create", "namespace", name)
     # things linklab must never touch: someone else's pod, and a linklab object of
     # another run
-    cluster.kubectl("apply", "-n", name, "-f", "-", input=f"""apiVersion: v1
+    cluster.kubectl("apply", "-n", name, "-f", "-", input="""apiVersion: v1
 kind: ConfigMap
-metadata: {{name: not-linklab, labels: {{app: other}}}}
+metadata: {name: not-linklab, labels: {app: other}}
 ---
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: other-linklab-run
-  labels: {{app.kubernetes.io/managed-by: linklab, linklab.io/run: rother}}
+  labels: {app.kubernetes.io/managed-by: linklab, linklab.io/run: rother}
 """)
     yield name
 

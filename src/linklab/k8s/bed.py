@@ -243,8 +243,22 @@ class KubeBed:
             if time.monotonic() >= end:
                 raise ClusterError(f"pod {name} has no address after "
                                    f"{self.env.options.start_timeout_s:g} s (phase "
-                                   f"{(pod.get('status') or {}).get('phase')})")
+                                   f"{(pod.get('status') or {}).get('phase')})"
+                                   + self._last_warning(name))
             time.sleep(POLL_S)
+
+    def _last_warning(self, name: str) -> str:
+        """': <reason>: <message>' of the pod's latest Warning event (e.g. the kubelet's
+        FailedCreatePodSandBox), or ''."""
+        try:
+            events = [e for e in self.cluster.events(name) if e.get("type") == "Warning"]
+        except ClusterError:
+            return ""
+        if not events:
+            return ""
+        last = max(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+        message = (last.get("message") or "").strip().splitlines()
+        return f": {last.get('reason')}: {message[0][:300] if message else ''}"
 
     def _wait_end(self, names: list[str], timeout_s: float) -> dict[str, dict[str, Any]]:
         end = time.monotonic() + timeout_s
@@ -265,7 +279,8 @@ class KubeBed:
                 if phase == "Pending" and time.monotonic() - started > \
                         self.env.options.start_timeout_s:
                     raise ClusterError(f"pod {name} did not start in "
-                                       f"{self.env.options.start_timeout_s:g} s")
+                                       f"{self.env.options.start_timeout_s:g} s"
+                                       + self._last_warning(name))
             if all(R.ended(pods[n]) for n in names):
                 return pods
             if time.monotonic() >= end:

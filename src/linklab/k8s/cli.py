@@ -171,8 +171,11 @@ def run_command(
     err_console.print(f"run directory: {store.root}  (cluster {cluster.server}, namespace "
                       f"{cluster.namespace}, run id {options.run_id})")
 
+    shown: set[str] = set()
+
     def on_progress(p) -> None:
-        if p.current is not None and not p.detail:
+        if p.current is not None and p.current.cell_id not in shown:
+            shown.add(p.current.cell_id)
             err_console.print(f"[{p.done_cells + 1}/{p.total_cells}] {p.current.cell_id}",
                               highlight=False)
 
