@@ -82,7 +82,6 @@ class RealNode:
     def start(self, images: list[Path]) -> RealNode:
         d = self.root
         self.chains_before = kube_chains()
-        (d / "cni").mkdir()
         net = f"10.{200 + os.getpid() % 50}.{(os.getpid() * 4 + self.index) % 250}"
         subnet = f"{net}.0/24"
         # the node's address: the gateway of its pod bridge (the kubelet refuses a
@@ -91,12 +90,15 @@ class RealNode:
         _run("ip", "link", "add", self.bridge, "type", "bridge")
         _run("ip", "addr", "add", f"{self.node_ip}/24", "dev", self.bridge)
         _run("ip", "link", "set", self.bridge, "up")
+        (d / "cni").mkdir()
         (d / "cni" / "10-linklab.conflist").write_text(json.dumps({
             "cniVersion": "0.4.0", "name": self.bridge, "plugins": [
                 {"type": "bridge", "bridge": self.bridge, "isGateway": True,
                  "ipMasq": False, "hairpinMode": True,
                  "ipam": {"type": "host-local", "dataDir": str(d / "cni-ipam"),
-                          "ranges": [[{"subnet": subnet}]]}},
+                          "ranges": [[{"subnet": subnet, "gateway": self.node_ip}]],
+                          # the other nodes' pods are reached through this node's bridge
+                          "routes": [{"dst": "0.0.0.0/0"}]}},
                 {"type": "loopback"}]}))
         (d / "containerd.toml").write_text(f"""version = 2
 root = "{d / 'containerd-root'}"
@@ -247,3 +249,9 @@ makeIPTablesUtilChains: false
         self.cp.kubectl("delete", "node", self.name, "--wait=false", check=False)
         for path in reversed(self.mounted):
             _run("umount", "-R", str(path), check=False)
+        # what containerd mounted under its state (sandbox /dev/shm) and left
+        prefix = str(self.root) + "/"
+        mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+        for mountpoint in sorted((m for m in mounts if m.startswith(prefix)), key=len,
+                                 reverse=True):
+            _run("umount", "-l", mountpoint, check=False)

@@ -91,16 +91,21 @@ def test_a_scenario_runs_on_real_nodes_and_reports_like_an_emulated_run(cluster,
     assert store.rows[-1]["broker_cpu_s"] > 0
     # pods of separate hosts talk over their interfaces: the wire bytes were counted
     assert store.rows[6]["wire_bytes"] > 200 * 1024
-    cells = by_cell(bindings(cluster, ns))
-    assert cells[4]["edge"] == cells[4]["robot"]                    # intra-host
-    assert {cells[6]["edge"], cells[6]["robot"]} == {"real-edge", "real-robot"}  # cross-host
+    bound = by_cell(bindings(cluster, ns))
+    assert list(bound[0]) == ["all"] and list(bound[2]) == ["all"]     # one pod
+    assert bound[4]["edge"] == bound[4]["robot"]                       # intra-host
+    assert {bound[6]["edge"], bound[6]["robot"]} == {"real-edge", "real-robot"}  # cross-host
     assert linklab_objects(cluster, ns) == []
     assert_untouched(cluster, ns)
+    # linklab report reads it as it reads an emulated run (the same reader, the same
+    # tables; exit 0: no error row)
     report = linklab(cluster, "report", str(root))
     assert report.returncode == 0, report.stderr
-    assert "cross-host" in report.stdout or "cross-host-mqtt" in report.stdout
-    as_json = json.loads(linklab(cluster, "report", str(root), "--json").stdout)
-    assert as_json  # the same reader as for emulated runs
+    assert "Paper 001 deployment flows on a cluster" in report.stdout
+    assert "Reception rate (Hz)" in report.stdout and "error" not in report.stdout
+    exported = json.loads(linklab(cluster, "report", str(root), "--json").stdout)
+    cells = exported["cells"]
+    assert sorted(c["flow"] for c in cells) == sorted(r["flow"] for r in store.rows)
 
 
 def test_an_image_that_cannot_be_pulled_is_one_line(cluster, ns, tmp_path):

@@ -6,7 +6,7 @@ Standard library only: this file is copied into the linklab probe image as
 ``LINKLAB_POD_SPEC`` (JSON, written by linklab.k8s.manifests)::
 
     {"version": 1, "container": NAME, "deadline_s": S, "settle_s": S, "broker_linger_s": S,
-     "records_dir": "/records",
+     "records_dir": "/records", "await_containers": [NAME, ...],
      "processes": [{"name": "sub", "role": "sub", "argv": [...],
                     "wait_tcp": "10.1.2.3:1883" | null, "delay_s": 0.3}, ...]}
 
@@ -15,9 +15,11 @@ and does, for its processes, what the bench runner does for local ones
 broker accepts connections), reaps each with ``wait4`` (CPU seconds from the kernel's
 rusage), samples each one's peak RSS (VmHWM) while it runs, and stops them with SIGINT
 (then SIGKILL) when the other side has finished (``settle_s``), at its deadline, or
-when the pod is deleted (SIGTERM). It snapshots the pod's UDP counters and interface
-statistics before and after, and records the clock (boot id, CLOCK_REALTIME and
-CLOCK_MONOTONIC), so probes on different nodes can be put on one time line.
+when the pod is deleted (SIGTERM); a broker alone in its container is stopped
+``broker_linger_s`` after the pod's other containers (``await_containers``) are done.
+It snapshots the pod's UDP counters and interface statistics before and after, and
+records the clock (boot id, CLOCK_REALTIME and CLOCK_MONOTONIC), so probes on different
+nodes can be put on one time line.
 
 At the end it prints one **bundle** on stdout, between marker lines: a base64 tar.gz of
 its processes' files (``NAME.bin`` records, ``NAME.out`` stdout, ``NAME.log`` stderr,
@@ -224,6 +226,10 @@ class Supervisor:
         brokers = [p for p in self.procs if p.role == "broker"]
         pubs = [p for p in clients if p.role == "pub"]
         subs = [p for p in clients if p.role == "sub"]
+        # a broker alone in its container serves the other containers of the pod (they
+        # share the records directory): it ends when they have written their pod file
+        awaited = [self.records / f"pod-{c}.json" for c in self.spec.get("await_containers")
+                   or ()]
         side_done: float | None = None
         clients_done: float | None = None
         while True:
@@ -235,7 +241,8 @@ class Supervisor:
                 break
             if any(c not in (None, 0) for c in (p.poll() for p in clients)):
                 break  # a crash: nothing more will arrive from it
-            if clients and all(p.poll() is not None for p in clients):
+            if (clients and all(p.poll() is not None for p in clients)) or \
+                    (not clients and awaited and all(path.exists() for path in awaited)):
                 clients_done = clients_done or now
                 if not brokers or now - clients_done > linger:
                     break
