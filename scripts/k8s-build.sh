@@ -2,7 +2,8 @@
 # Build the Kubernetes control plane linklab's k8s tests run against, once, into a
 # cache shared by every checkout on this machine:
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl
-#   (k8s.io/kubernetes v1.33.13, from the Go module proxy) and kwok v0.8.0.
+#   (k8s.io/kubernetes v1.33.13, from the Go module proxy), kwok v0.8.0, and
+#   linklab-pause (k8s/pause: the test kubelet's pod sandbox; no image can be pulled here).
 # k8s.io/kubernetes replaces its 31 staging modules (k8s.io/api, client-go, ...) by
 # ./staging/... paths that a module download does not carry, so it cannot be built
 # as a dependency as it is: a wrapper module requires it and replaces each staging
@@ -26,14 +27,26 @@ have_all() {
   [ -f "$DIR/.complete" ]
 }
 
-if have_all; then log "cached in $BIN"; exit 0; fi
+build_pause() {
+  if [ ! -x "$BIN/linklab-pause" ]; then
+    log "go build linklab-pause (k8s/pause)"
+    (cd "$REPO/k8s/pause" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+      go build -trimpath -ldflags "-s -w" -o "$BIN/linklab-pause" .)
+  fi
+}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+if have_all; then build_pause; log "cached in $BIN"; exit 0; fi
 if ! command -v go >/dev/null 2>&1; then
   log "go not found: install Go >= 1.24 to build the test control plane"; exit 1
+fi
+gominor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+if [ -z "$gominor" ] || [ "$gominor" -lt 24 ]; then
+  log "$(go env GOVERSION) is too old: Kubernetes v$K8S_VERSION needs Go >= 1.24"; exit 1
 fi
 mkdir -p "$DIR"
 exec 9>"$DIR/.lock"
 flock 9                        # another checkout may be building the same cache
-if have_all; then log "cached in $BIN (built by another run)"; exit 0; fi
+if have_all; then build_pause; log "cached in $BIN (built by another run)"; exit 0; fi
 
 export GOTOOLCHAIN=local GONOSUMDB=k8s.io GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0
 start=$(date +%s)
@@ -70,5 +83,6 @@ log "go build ${WANT[*]:0:5} (cold: ~12-15 min on 2 cores)"
 go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.}" -o "$BIN/" "${pkgs[@]}"
 log "go install sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
 GOBIN=$BIN GOFLAGS=-buildvcs=false go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
+build_pause
 touch "$DIR/.complete"
 log "built in $(( $(date +%s) - start )) s into $BIN"
