@@ -121,3 +121,21 @@ def test_an_image_that_cannot_be_pulled_is_one_line(cluster, ns, tmp_path):
                         r"container (sub|pub): ErrImageNeverPull: .*"
                         r"\(image localhost/linklab-absent:1\)", line), line
     assert linklab_objects(cluster, ns) == []
+
+
+def test_an_oom_killed_probe_is_one_line_with_the_clusters_reason(cluster, ns, tmp_path):
+    # 8 MiB samples in containers limited to 24 MiB: the publisher's cgroup runs out
+    scenario = tmp_path / "oom.yaml"
+    scenario.write_text("name: oom\nfixed: {link: ethernet-1g, payload: 8MiB, rate: 20Hz, "
+                        "count: 20, flow: intra-pod}\n")
+    done = linklab(cluster, "k8s", "run", str(scenario), "-n", ns, "--out", str(tmp_path),
+                   "--image", TAG, "--pull-policy", "Never", "--node-selector", REAL,
+                   "--memory", "24Mi")
+    assert done.returncode == 0, done.stderr  # a failed cell is a result, as in bench
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("cell ")]
+    assert re.fullmatch(r"cell cell failed: crashed: .*\(pod linklab-r[0-9a-f]+-0-all "
+                        r"container (pub|sub): OOMKilled \(exit 137: the container's memory "
+                        r"limit was reached\)\)", line), line
+    (row,) = RunStore.open(run_dir(tmp_path)).rows
+    assert row["status"] == "failed"
+    assert linklab_objects(cluster, ns) == []

@@ -7,6 +7,7 @@ Standard library only: this file is copied into the linklab probe image as
 
     {"version": 1, "container": NAME, "deadline_s": S, "settle_s": S, "broker_linger_s": S,
      "records_dir": "/records", "await_containers": [NAME, ...],
+     "peer_containers": [NAME, ...],
      "processes": [{"name": "sub", "role": "sub", "argv": [...],
                     "wait_tcp": "10.1.2.3:1883" | null, "delay_s": 0.3}, ...]}
 
@@ -16,7 +17,9 @@ broker accepts connections), reaps each with ``wait4`` (CPU seconds from the ker
 rusage), samples each one's peak RSS (VmHWM) while it runs, and stops them with SIGINT
 (then SIGKILL) when the other side has finished (``settle_s``), at its deadline, or
 when the pod is deleted (SIGTERM); a broker alone in its container is stopped
-``broker_linger_s`` after the pod's other containers (``await_containers``) are done.
+``broker_linger_s`` after the pod's other containers (``await_containers``) are done,
+and every container stops when a probe of another container of its pod
+(``peer_containers``: they share the records directory) ended with an error.
 It snapshots the pod's UDP counters and interface statistics before and after, and
 records the clock (boot id, CLOCK_REALTIME and CLOCK_MONOTONIC), so probes on different
 nodes can be put on one time line.
@@ -230,6 +233,8 @@ class Supervisor:
         # share the records directory): it ends when they have written their pod file
         awaited = [self.records / f"pod-{c}.json" for c in self.spec.get("await_containers")
                    or ()]
+        peers = [self.records / f"pod-{c}.json" for c in self.spec.get("peer_containers")
+                 or ()]
         side_done: float | None = None
         clients_done: float | None = None
         while True:
@@ -241,6 +246,8 @@ class Supervisor:
                 break
             if any(c not in (None, 0) for c in (p.poll() for p in clients)):
                 break  # a crash: nothing more will arrive from it
+            if peers and crashed(peers):
+                break  # a crash in another container of the pod
             if (clients and all(p.poll() is not None for p in clients)) or \
                     (not clients and awaited and all(path.exists() for path in awaited)):
                 clients_done = clients_done or now
@@ -261,6 +268,19 @@ class Supervisor:
             end = time.monotonic() + wait
             while time.monotonic() < end and any(p.poll() is None for p in self.procs):
                 time.sleep(0.05)
+
+
+def crashed(pod_files: list[Path]) -> bool:
+    """Did a process of another container of this pod (its pod file) exit non-zero?"""
+    for path in pod_files:
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for report in (info.get("processes") or {}).values():
+            if report.get("role") != "broker" and report.get("exit_code") not in (None, 0):
+                return True
+    return False
 
 
 def exit_status(codes: list[int | None]) -> int:

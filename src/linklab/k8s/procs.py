@@ -143,6 +143,8 @@ def containers(cell: Cell, pod: PodPlan, procs: list[dict[str, Any]]) -> list[Co
                 "records_dir": RECORDS_DIR,
                 "processes": [{k: p[k] for k in ("name", "role", "argv", "wait_tcp",
                                                  "delay_s")} for p in group]}
+        if len(groups) > 1:
+            spec["peer_containers"] = [container_name(n) for n, _ in groups if n != name]
         if all(p["role"] == "broker" for p in group) and len(groups) > 1:
             spec["await_containers"] = [container_name(n) for n, _ in groups if n != name]
         out.append(ContainerSpec(container_name(name), tuple(group), spec))
