@@ -66,6 +66,7 @@ class RealNode:
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.mounted: list[Path] = []
         self.chains_before: set[tuple[str, str]] = set()
+        self.cgroups_before: set[tuple[str, str]] = set()
 
     def ctr(self, *args: str, check: bool = True, timeout: float = 300):
         return _run("ctr", "--address", str(self.sock), "--namespace", "k8s.io", *args,
@@ -82,6 +83,8 @@ class RealNode:
     def start(self, images: list[Path]) -> RealNode:
         d = self.root
         self.chains_before = kube_chains()
+        self.cgroups_before = {(h.name, "k8s.io") for h in Path("/sys/fs/cgroup").iterdir()
+                               if (h / "k8s.io").is_dir()}
         net = f"10.{200 + os.getpid() % 50}.{(os.getpid() * 4 + self.index) % 250}"
         subnet = f"{net}.0/24"
         # the node's address: the gateway of its pod bridge (the kubelet refuses a
@@ -213,7 +216,18 @@ makeIPTablesUtilChains: false
             if name == "kubelet" and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait(timeout=30)
+        netns: set[str] = set()
         if self.sock.exists():
+            # the network namespaces of this containerd's sandboxes, in case a sandbox is
+            # still up (the kubelet stops them asynchronously after the pods are gone)
+            for c in self.ctr("containers", "ls", "-q", check=False).stdout.split():
+                try:
+                    info = json.loads(self.ctr("containers", "info", c, check=False).stdout)
+                except ValueError:
+                    continue
+                for ns in ((info.get("Spec") or {}).get("linux") or {}).get("namespaces") or []:
+                    if ns.get("type") == "network" and ns.get("path"):
+                        netns.add(ns["path"])
             for task in self.ctr("tasks", "ls", "-q", check=False).stdout.split():
                 self.ctr("tasks", "kill", "-s", "SIGKILL", task, check=False)
             time.sleep(0.5)
@@ -237,6 +251,10 @@ makeIPTablesUtilChains: false
                     continue
                 if cmd and b"containerd-shim" in cmd[0] and str(self.sock).encode() in cmd:
                     os.kill(int(pid), signal.SIGKILL)
+        for path in sorted(netns):
+            if Path(path).exists():
+                _run("umount", path, check=False)
+                Path(path).unlink(missing_ok=True)
         _run("ip", "link", "del", self.bridge, check=False)
         # what the kubelet added to iptables despite makeIPTablesUtilChains: false
         for table, chain in sorted(kube_chains() - self.chains_before):
@@ -249,6 +267,16 @@ makeIPTablesUtilChains: false
         self.cp.kubectl("delete", "node", self.name, "--wait=false", check=False)
         for path in reversed(self.mounted):
             _run("umount", "-R", str(path), check=False)
+        # the cgroups runc made for this containerd's containers (cgroupfs: k8s.io/<id>)
+        for hierarchy in Path("/sys/fs/cgroup").iterdir():
+            parent = hierarchy / "k8s.io"
+            if parent.is_dir() and (hierarchy.name, "k8s.io") not in self.cgroups_before:
+                dirs = [d for d in parent.rglob("*") if d.is_dir()] + [parent]
+                for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+                    try:
+                        d.rmdir()  # a cgroup still in use stays (EBUSY)
+                    except OSError:
+                        pass
         # what containerd mounted under its state (sandbox /dev/shm) and left
         prefix = str(self.root) + "/"
         mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]

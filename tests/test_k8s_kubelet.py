@@ -139,3 +139,13 @@ def test_an_oom_killed_probe_is_one_line_with_the_clusters_reason(cluster, ns, t
     (row,) = RunStore.open(run_dir(tmp_path)).rows
     assert row["status"] == "failed"
     assert linklab_objects(cluster, ns) == []
+
+
+def test_preflight_runs_a_pod_of_the_image_and_reads_the_pod_mtu(cluster, ns):
+    done = linklab(cluster, "k8s", "preflight", str(FLOWS), "-n", ns, "--pod-check",
+                   "--image", TAG, "--pull-policy", "Never", "--node-selector", REAL)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"pod network MTU \d+ \(from a pod of ", done.stdout), done.stdout
+    assert "Kubernetes v1.33.13" in done.stdout
+    assert "DDS discovery across pods" in done.stderr
+    assert linklab_objects(cluster, ns) == []

@@ -217,3 +217,38 @@ def test_records_from_two_nodes_are_put_on_one_time_line(tmp_path: Path):
     # one kernel: nothing moves
     assert C.align_clocks(plan, [result("sub", "A", 1), result("pub", "A", 9)], tmp_path) is None
     assert np.array_equal(M.read_records(tmp_path / "sub.bin")[1], sub2)
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- {name: one, cluster: {server: "https://127.0.0.1:6443"}}
+- {name: two, cluster: {server: "https://127.0.0.1:7443"}}
+users:
+- {name: u, user: {token: t}}
+contexts:
+- {name: a, context: {cluster: one, user: u, namespace: team-a}}
+- {name: b, context: {cluster: two, user: u}}
+current-context: a
+"""
+
+
+def test_the_cluster_is_found_as_kubectl_finds_it(tmp_path: Path, monkeypatch):
+    from linklab.k8s.cluster import connect
+
+    path = tmp_path / "config"
+    path.write_text(KUBECONFIG)
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    current = connect()
+    assert (current.context, current.namespace, current.server) == (
+        "a", "team-a", "https://127.0.0.1:6443")
+    other = connect(context="b")
+    assert (other.context, other.namespace, other.server) == (
+        "b", "default", "https://127.0.0.1:7443")
+    assert connect(context="b", namespace="mine").namespace == "mine"
+    with pytest.raises(UsageError, match=r"--context: no context 'c' in the kubeconfig "
+                                         r"\(contexts: a, b\)"):
+        connect(context="c")
+    monkeypatch.delenv("KUBECONFIG")
+    with pytest.raises(UsageError, match="--kubeconfig: kubeconfig"):
+        connect(kubeconfig=str(tmp_path / "absent"))
