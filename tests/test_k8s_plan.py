@@ -93,7 +93,8 @@ def test_each_flow_places_pods_as_paper_001_fig3():
         assert "podAntiAffinity" in pod["spec"]["affinity"]
     # the later pod is told the earlier one's address; the earlier one none
     edge, robot = (json.loads(p["spec"]["containers"][0]["env"][0]["value"]) for p in cross)
-    assert "--peer" not in edge["processes"][0]["argv"]
+    argv = edge["processes"][0]["argv"]  # unicast discovery, answering the robot's
+    assert argv[argv.index("--peer") + 1] == "127.0.0.1"
     argv = robot["processes"][0]["argv"]
     assert argv[argv.index("--peer") + 1] == "<edge pod IP>"
     mqtt = by_cell["cross-host-mqtt"]

@@ -20,8 +20,9 @@ one:
 Pods are created one after another, the edge host's first (the broker's, and most
 subscribers'): a pod's address exists only once it runs, so a later pod is told the
 addresses of the earlier ones, and an earlier pod's endpoints learn later ones from
-them (DDS: a participant answers the unicast announcements it receives; MQTT/Zenoh
-router: every client dials the broker). A Zenoh peer publisher must dial its
+them (DDS: a participant answers the unicast announcements it receives -- an endpoint
+with no earlier peer gets 127.0.0.1, which keeps its discovery unicast on well-known
+ports; MQTT/Zenoh router: every client dials the broker). A Zenoh peer publisher must dial its
 subscribers, so its pod must come after theirs: refused otherwise.
 """
 

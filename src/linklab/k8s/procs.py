@@ -108,15 +108,22 @@ def pod_processes(cell: Cell, placement: Placement, pod: PodPlan, known: dict[st
             procs.append({"name": "broker", "role": "broker", "host": E.BROKER_HOST,
                           "argv": broker_argv(cell.middleware), "wait_tcp": None,
                           "delay_s": 0.0})
+    dds = adapter is None  # plain Fast DDS / Cyclone DDS: peers by unicast
     for ep in [e for e in plan if e.host in pod.hosts]:
         topic = ep.topic
         extra = tuple(ep.extra)
+        peers = ep.peers
+        if dds and not peers:
+            # its counterparts' pods start later: unicast discovery all the same (multicast
+            # rarely crosses pods), on the participant's well-known ports, so their
+            # announcements reach it and it answers them (Cyclone: ParticipantIndex auto)
+            peers = (LOOPBACK,)
         if separate:  # a listener must be reachable from the other pods
             extra = tuple(x.replace(f"/{LOOPBACK}:", "/0.0.0.0:") for x in extra)
         common = dict(role=ep.role, topic=f"{tag}_{topic.name}", type=topic.type,
                       size=topic.payload_bytes, rate_hz=topic.rate_hz, count=topic.messages,
                       duration_s=None, qos_flags=ep.qos, profile=profile_path,
-                      records=Path(RECORDS_DIR) / f"{ep.name}.bin", peers=ep.peers,
+                      records=Path(RECORDS_DIR) / f"{ep.name}.bin", peers=peers,
                       interface=None, match_timeout_s=MATCH_TIMEOUT_S + START_SKEW_S,
                       extra=extra)
         if ep.role == "sub":
@@ -128,7 +135,7 @@ def pod_processes(cell: Cell, placement: Placement, pod: PodPlan, known: dict[st
         procs.append({"name": ep.name, "role": ep.role, "host": ep.host,
                       "argv": args.argv(binary), "wait_tcp": broker_at if brokered else None,
                       "delay_s": PUB_DELAY_S if ep.role == "pub" else 0.0,
-                      "topic": topic.name, "peers": list(ep.peers), "qos": list(ep.qos)})
+                      "topic": topic.name, "peers": list(peers), "qos": list(ep.qos)})
     return procs
 
 
