@@ -176,7 +176,7 @@ def test_an_unschedulable_cell_is_one_line_with_the_schedulers_reason(cluster, n
 
 def test_ctrl_c_deletes_what_the_run_created_and_resume_finishes(cluster, ns, tmp_path):
     env = dict(os.environ, KUBECONFIG=str(cluster.kubeconfig))
-    proc = subprocess.Popen([*LINKLAB, "k8s", "run", str(FLOWS), "-n", ns, "--out",
+    proc = subprocess.Popen([*LINKLAB, "k8s", "run", str(FLOWS), "--quick", "-n", ns, "--out",
                              str(tmp_path)], env=env, cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
