@@ -203,3 +203,21 @@ def test_ctrl_c_deletes_what_the_run_created_and_resume_finishes(cluster, ns, tm
     assert sorted(r["cell_id"] for r in store.rows) == sorted(store.info["planned"])
     assert len(store.info["k8s"]["sessions"]) == 2
     assert linklab_objects(cluster, ns) == []
+
+
+def test_clean_deletes_one_runs_objects_by_label_only(cluster, ns):
+    cluster.kubectl("apply", "-n", ns, "-f", "-", input="""apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: left-behind
+  labels: {app.kubernetes.io/managed-by: linklab, linklab.io/run: rleft}
+""")
+    done = linklab(cluster, "k8s", "clean", "--run", "rleft", "-n", ns)
+    assert done.returncode == 0, done.stderr
+    assert "deleted 1 object(s)" in done.stdout
+    names = cluster.kubectl("get", "configmaps", "-n", ns, "-o", "name").stdout.split()
+    assert "configmap/left-behind" not in names
+    assert_untouched(cluster, ns)
+    bad = linklab(cluster, "k8s", "clean", "-n", ns)
+    assert bad.returncode == 2 and bad.stderr.strip() == \
+        "linklab: error: --run: give --run ID or --all"

@@ -9,8 +9,6 @@ from typing import Any
 FATAL_WAITING = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
                  "CreateContainerConfigError", "CreateContainerError", "RunContainerError",
                  "CrashLoopBackOff", "ContainerCannotRun")
-# Pulling can take a while and still succeed; report it after this long
-PULL_PATIENCE_S = 0.0
 
 
 def _name(pod: dict[str, Any]) -> str:

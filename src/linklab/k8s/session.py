@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import secrets
 import signal
-from dataclasses import dataclass
 from typing import Any
 
 from linklab.bench.matrix import Cell
@@ -28,11 +27,6 @@ CLEANUP_WAIT_S = 90.0
 
 def new_run_id() -> str:
     return "r" + secrets.token_hex(4)
-
-
-@dataclass
-class CleanupResult:
-    left: list[str]
 
 
 def cleanup_run(cluster: Cluster, run_id: str) -> list[str]:
