@@ -34,6 +34,10 @@ APT_PACKAGES=(
   # field mode (linklab bench with ssh:// hosts, linklab link measure): the ssh client;
   # the tests run their own sshd inside host namespaces (the system one stays off)
   openssh-client openssh-server
+  # linklab k8s: the test control plane's etcd, a real node (containerd, runc, CNI
+  # plugins), and the probe image built offline (buildah, podman, a static busybox)
+  # (Go >= 1.24 builds the control plane: the machine's toolchain, Debian's 1.19 is too old)
+  etcd-server containerd runc containernetworking-plugins buildah podman busybox-static
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -113,5 +117,15 @@ if [ -f ns3/linklab-ns3.cc ]; then
   else
     log "ns3: up to date"
   fi
+fi
+# --- linklab k8s: the test control plane (cached: a second run builds nothing) -------
+# kube-apiserver, -scheduler, -controller-manager, kubelet, kubectl v1.33.13 and kwok from
+# the Go module proxy into ~/.cache/linklab/k8s (cold: about 9 minutes on 2 cores).
+if [ "${LINKLAB_SKIP_K8S:-}" != "1" ]; then
+  bash scripts/k8s-build.sh
+fi
+# the machine's containerd service is not what the tests use (they start their own)
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet containerd 2>/dev/null; then
+  $SUDO systemctl disable --now containerd >/dev/null 2>&1 || true
 fi
 log "done"

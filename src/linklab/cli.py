@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "linklab.security.cli",   # linklab keystore
     "linklab.drive.cli",      # linklab drive
     "linklab.field.cli",      # linklab field check|tune (linklab link measure: link/cli.py)
+    "linklab.k8s.cli",        # linklab k8s run|preflight|clean|image
 )
 
 app = typer.Typer(

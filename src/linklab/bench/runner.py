@@ -12,7 +12,10 @@ found late) or a bug in linklab (any other exception, with its traceback in
 records/<cell>/error.txt) -- never averaged into a study as if the link lost everything.
 
 Side effects (links, probes) go through an :class:`Environment`; the real one is
-:class:`linklab.bench.environment.LinklabEnvironment`. Nothing here prints: progress is
+:class:`linklab.bench.environment.LinklabEnvironment`. A Bed may also have
+``run_cell(cell, profile, profile_path, out_dir, probes, history_of, model_fanout)``:
+it then runs each measurement whole instead of cellrun spawning processes on it
+(linklab.k8s.bed.KubeBed: endpoints are pods). Nothing here prints: progress is
 reported through a callback.
 """
 
@@ -266,8 +269,17 @@ def measure(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
         def history_of(topic) -> str:
             return env.history_for(cell, topic)
 
-        fields, streams = run_cell(cell, bed, profile, profile_path, out_dir, probes,
-                                   history_of, lambda c, t, k: model_fanout_ms(env, c, t, k))
+        def fanout(c, t, k):
+            return model_fanout_ms(env, c, t, k)
+
+        if hasattr(bed, "run_cell"):
+            # A Bed that places a cell's endpoints itself runs the cell whole, with the
+            # same arguments (linklab.k8s: pods; it ends in cellrun's own collection).
+            fields, streams = bed.run_cell(cell, profile, profile_path, out_dir, probes,
+                                           history_of, fanout)
+        else:
+            fields, streams = run_cell(cell, bed, profile, profile_path, out_dir, probes,
+                                       history_of, fanout)
         row.update(fields)
         row["model_amplification"] = env.model_amplification(cell)
         return row, streams

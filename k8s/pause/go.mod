@@ -1,0 +1,3 @@
+module linklab.local/pause
+
+go 1.22

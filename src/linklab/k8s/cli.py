@@ -1,0 +1,305 @@
+"""``linklab k8s``: run scenarios on a Kubernetes cluster.
+
+    linklab k8s run SCENARIO.yaml [--dry-run] [--quick] [--resume RUN_DIR] ...
+    linklab k8s preflight SCENARIO.yaml [--pod-check]
+    linklab k8s image build|push ...
+    linklab k8s clean [--run ID | --all]
+
+Cluster options as kubectl: KUBECONFIG / --kubeconfig, --context, --namespace (-n).
+Exit status as ``linklab bench`` (0, 1 gates missed, 2 bad input, 70 a cell could not
+run, 130 interrupted); ``preflight`` exits 1 when a cell cannot be placed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from linklab.errors import UsageError
+from linklab.output import console, err_console, print_json
+
+DEFAULT_IMAGE = "localhost/linklab-probe:latest"
+
+k8s_app = typer.Typer(name="k8s", no_args_is_help=True, help=(
+    "Run scenarios on a Kubernetes cluster: probes as pods per the cell's flow, records "
+    "back through the pod logs, the same run directory as linklab bench."))
+
+
+def _kv(values: list[str], argument: str, sep: str = "=") -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, found, val = value.partition(sep)
+        if not found or not key or not val:
+            raise UsageError(f"{value!r}: expected KEY{sep}VALUE", argument=argument)
+        out[key] = val
+    return out
+
+
+def _cluster(kubeconfig, context, namespace):
+    from linklab.k8s.cluster import connect
+
+    return connect(str(kubeconfig) if kubeconfig else None, context, namespace)
+
+
+KUBECONFIG = typer.Option(None, "--kubeconfig", metavar="FILE",
+                          help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
+CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (default: current).")
+NAMESPACE = typer.Option(None, "--namespace", "-n",
+                         help="Namespace (default: the context's, else default).")
+IMAGE = typer.Option(None, "--image", metavar="REF",
+                     help=f"linklab probe image (default {DEFAULT_IMAGE}; see "
+                          "'linklab k8s image build').")
+PULL = typer.Option("IfNotPresent", "--pull-policy", help="Always | IfNotPresent | Never.")
+ROLE = typer.Option([], "--role", metavar="HOST=ROLE",
+                    help="Node role of a host for cells without a flow (default: the host "
+                         "name without its number; pods get nodeSelector "
+                         "linklab.io/role=ROLE). Repeatable.")
+SELECTOR = typer.Option([], "--node-selector", metavar="KEY=VALUE",
+                        help="Node label every pod requires. Repeatable.")
+MEMORY = typer.Option(None, "--memory", metavar="QTY",
+                      help="Memory limit (and request) of every container, e.g. 512Mi.")
+SECRET = typer.Option(None, "--pull-secret", metavar="NAME",
+                      help="imagePullSecret for a private registry.")
+START = typer.Option(120.0, "--start-timeout", metavar="S",
+                     help="How long a pod may take to be scheduled and started.")
+
+
+def _options(run_id, image, pull, role, selector, memory, secret, start):
+    from linklab.k8s.bed import K8sOptions
+
+    if pull not in ("Always", "IfNotPresent", "Never"):
+        raise UsageError(f"{pull!r}: expected Always, IfNotPresent or Never",
+                         argument="--pull-policy")
+    if start <= 0:
+        raise UsageError(f"{start:g} must be above 0", argument="--start-timeout")
+    return K8sOptions(run_id=run_id, image=image or DEFAULT_IMAGE, pull_policy=pull,
+                      roles=_kv(role, "--role"), node_selector=_kv(selector, "--node-selector"),
+                      memory=memory, pull_secret=secret, start_timeout_s=start)
+
+
+def _load(scenario_path, quick, repeat, presets, resume):
+    from linklab.bench.spec import load_scenario, parse_scenario
+    from linklab.bench.store import RunStore
+    from linklab.k8s.scenario import expand_with_flows
+
+    store = None
+    if resume is not None:
+        store = RunStore.open(resume)
+        saved = store.info.get("scenario") or {}
+        if not isinstance(saved.get("text"), str) or not saved.get("path"):
+            raise UsageError(f"{resume}/run.json does not hold its scenario", argument="--resume")
+        if "k8s" not in store.info:
+            raise UsageError(f"{resume} is a linklab bench run; continue it with linklab bench "
+                             "--resume", argument="--resume")
+        options = store.info.get("options", {})
+        scenario = parse_scenario(saved["text"], saved["path"], quick=options.get("quick", False),
+                                  repeat=options.get("repeat"),
+                                  saved_presets=saved.get("presets") or {})
+    else:
+        if scenario_path is None:
+            raise UsageError("give a scenario file or --resume RUN_DIR", argument="SCENARIO.yaml")
+        scenario = load_scenario(scenario_path, quick=quick, repeat=repeat, preset_files=presets)
+    return scenario, expand_with_flows(scenario), store
+
+
+@k8s_app.command("run")
+def run_command(
+    scenario_path: Path | None = typer.Argument(None, metavar="SCENARIO.yaml"),
+    quick: bool = typer.Option(False, "--quick", help="The scenario's quick: overrides."),
+    resume: Path | None = typer.Option(None, "--resume", metavar="RUN_DIR",
+                                       help="Continue a run: skip its finished cells."),
+    dry_run: bool = typer.Option(False, "--dry-run",
+                                 help="Print the manifests (for kubectl apply -f -), "
+                                      "validated offline; touch no cluster."),
+    kube_version: str = typer.Option("1.33", "--kube-version", metavar="X.Y",
+                                     help="Kubernetes version --dry-run validates against."),
+    out: Path = typer.Option(Path("runs"), "--out", metavar="DIR"),
+    repeat: int | None = typer.Option(None, "--repeat", metavar="N"),
+    presets: list[Path] = typer.Option([], "--presets", metavar="FILE"),
+    gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE"),
+    as_json: bool = typer.Option(False, "--json", help="Print the finished cells as JSON."),
+    kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
+    namespace: str | None = NAMESPACE, image: str | None = IMAGE, pull: str = PULL,
+    role: list[str] = ROLE, selector: list[str] = SELECTOR, memory: str | None = MEMORY,
+    secret: str | None = SECRET, start: float = START,
+) -> None:
+    """Run a scenario's cells as pods; write the run directory linklab report reads.
+    Ctrl-C keeps finished cells and deletes everything this run created."""
+    from linklab.bench.gates import evaluate, parse_cli_gate
+    from linklab.bench.matrix import estimate_s
+    from linklab.bench.store import RunStore
+    from linklab.k8s import session
+    from linklab.k8s.manifests import to_yaml
+    from linklab.k8s.validate import validate_objects
+
+    if repeat is not None and repeat < 1:
+        raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
+    cli_gates = [parse_cli_gate(g) for g in gate]
+    scenario, cells, store = _load(scenario_path, quick, repeat, presets, resume)
+    if store is not None and image is None:
+        image = (store.info["k8s"].get("sessions") or [{}])[-1].get("image")
+    options = _options(session.new_run_id(), image, pull, role, selector, memory, secret, start)
+    if dry_run:
+        objects = session.dry_run_objects(cells, options, scenario)
+        version = validate_objects(objects, kube_version)
+        sys.stdout.write(f"# linklab k8s: {len(cells)} cells of {scenario.name}, run id "
+                         f"{options.run_id}; validated against Kubernetes {version}\n"
+                         "# pods of a cell start one after another: '<HOST pod IP>' is "
+                         "filled in with the address of that host's pod once it runs\n")
+        sys.stdout.write(to_yaml(objects, namespace))
+        return
+    from linklab.k8s.bed import KubeEnvironment
+
+    KubeEnvironment(None, options, scenario.presets).check_ready(cells)  # type: ignore
+    cluster = _cluster(kubeconfig, context, namespace)
+    if store is None:
+        total = sum(estimate_s(c) for c in cells)
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        store = RunStore.create(out / f"{scenario.name}-k8s-{stamp}",
+                                scenario=dict(scenario.to_dict(), text=scenario.text),
+                                options={"quick": quick, "repeat": repeat, "gates": gate},
+                                planned=[c.cell_id for c in cells], estimated_s=total)
+        store.info["k8s"] = {"sessions": []}
+        store.save_info()
+    else:
+        cli_gates += [parse_cli_gate(g) for g in store.info.get("options", {}).get("gates", [])
+                      if isinstance(g, str)]
+    err_console.print(f"run directory: {store.root}  (cluster {cluster.server}, namespace "
+                      f"{cluster.namespace}, run id {options.run_id})")
+
+    shown: set[str] = set()
+
+    def on_progress(p) -> None:
+        if p.current is not None and p.current.cell_id not in shown:
+            shown.add(p.current.cell_id)
+            err_console.print(f"[{p.done_cells + 1}/{p.total_cells}] {p.current.cell_id}",
+                              highlight=False)
+
+    try:
+        rows = session.run(store, cells, cluster, options, scenario, on_progress)
+    except (KeyboardInterrupt, SystemExit):
+        err_console.print(f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
+                          f"{store.root}; the run's pods and ConfigMaps were deleted; continue "
+                          f"with: linklab k8s run --resume {store.root}")
+        raise typer.Exit(130) from None
+    misses = evaluate(list(scenario.gates) + cli_gates, store.rows, store.streams)
+    (store.root / "gates.json").write_text(json.dumps(
+        {"gates": [g.to_dict() for g in list(scenario.gates) + cli_gates],
+         "missed": [m.to_dict() for m in misses]}, indent=1) + "\n")
+    if as_json:
+        print_json({"run_dir": str(store.root), "cells": rows,
+                    "gates_missed": [m.to_dict() for m in misses]})
+    else:
+        from linklab.report.table import render_run
+
+        console.print(render_run(store.info, store.rows, console, store.streams,
+                                 root=store.root))
+        console.print(f"run directory: {store.root}  (linklab report {store.root})")
+    for miss in misses:
+        err_console.print(miss.line(), highlight=False)
+    for row in store.rows:
+        if row.get("status") in ("failed", "error"):
+            err_console.print(f"cell {row['cell_id']} {row['status']}: "
+                              f"{row.get('failure_reason')}", highlight=False, soft_wrap=True)
+    if any(r.get("status") == "error" for r in store.rows):
+        raise typer.Exit(70)
+    if misses:
+        raise typer.Exit(1)
+
+
+@k8s_app.command("preflight")
+def preflight_command(
+    scenario_path: Path = typer.Argument(..., metavar="SCENARIO.yaml"),
+    quick: bool = typer.Option(False, "--quick"),
+    presets: list[Path] = typer.Option([], "--presets", metavar="FILE"),
+    pod_check: bool = typer.Option(False, "--pod-check",
+                                   help="Run one pod of the image: proves it pulls and "
+                                        "starts, and reports the pod network's MTU."),
+    kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
+    namespace: str | None = NAMESPACE, image: str | None = IMAGE, pull: str = PULL,
+    role: list[str] = ROLE, selector: list[str] = SELECTOR, secret: str | None = SECRET,
+) -> None:
+    """Say what will not work for this scenario on this cluster, before running it."""
+    from linklab.bench.environment import Links
+    from linklab.k8s import preflight, session
+
+    scenario, cells, _ = _load(scenario_path, quick, None, presets, None)
+    options = _options(session.new_run_id(), image, pull, role, selector, None, secret, 120.0)
+    cluster = _cluster(kubeconfig, context, namespace)
+    result = preflight.check(cluster, cells, options, Links(scenario.presets), pod_check)
+    for line in result.lines:
+        console.print(line, highlight=False)
+    for line in result.warnings:
+        err_console.print(f"warning: {line}", highlight=False, soft_wrap=True)
+    for line in result.errors:
+        err_console.print(f"error: {line}", highlight=False, soft_wrap=True)
+    if result.errors:
+        raise typer.Exit(1)
+
+
+@k8s_app.command("clean")
+def clean_command(
+    run: str | None = typer.Option(None, "--run", metavar="ID",
+                                   help="Delete the objects of one run id."),
+    all_runs: bool = typer.Option(False, "--all",
+                                  help="Delete every object linklab created in the namespace."),
+    kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
+    namespace: str | None = NAMESPACE,
+) -> None:
+    """Delete Pods and ConfigMaps linklab created (by its labels only)."""
+    from linklab.k8s import manifests as M
+
+    if (run is None) == (not all_runs):
+        raise UsageError("give --run ID or --all", argument="--run")
+    selector = M.run_selector(run) if run else f"{M.MANAGED_BY[0]}={M.MANAGED_BY[1]}"
+    cluster = _cluster(kubeconfig, context, namespace)
+    found = cluster.leftovers(selector)
+    left = cluster.delete_labelled(selector, wait_s=90)
+    console.print(f"deleted {len(found) - len(left)} object(s) in namespace "
+                  f"{cluster.namespace}", highlight=False)
+    if left:
+        raise UsageError(f"still there after 90 s: {', '.join(left)}", argument="clean")
+
+
+image_app = typer.Typer(name="image", no_args_is_help=True,
+                        help="The linklab probe image: build it here, push it to a registry.")
+
+
+@image_app.command("build")
+def image_build(
+    tag: str = typer.Option(DEFAULT_IMAGE, "--tag", metavar="REF"),
+    archive: Path | None = typer.Option(None, "--archive", metavar="FILE.tar",
+                                        help="Also write an OCI archive (for ctr/crictl "
+                                             "import, kind load image-archive)."),
+) -> None:
+    """Assemble the probe image from the built probes and the files they need (no base
+    image is pulled) with buildah."""
+    from linklab.k8s.image import build
+
+    build(tag, archive)
+    console.print(f"built {tag}", highlight=False)
+
+
+@image_app.command("push")
+def image_push(
+    destination: str = typer.Argument(..., metavar="REGISTRY/NAME:TAG"),
+    tag: str = typer.Option(DEFAULT_IMAGE, "--tag", metavar="REF",
+                            help="The local image to push."),
+    tls_verify: bool = typer.Option(True, "--tls-verify/--no-tls-verify"),
+) -> None:
+    """Push the image to a registry (credentials: buildah login / podman login)."""
+    from linklab.k8s.image import push
+
+    push(tag, destination, tls_verify)
+    console.print(f"pushed {tag} to {destination}", highlight=False)
+
+
+k8s_app.add_typer(image_app)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(k8s_app)
