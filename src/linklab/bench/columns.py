@@ -28,6 +28,7 @@ ROW_DEFAULTS: dict[str, Any] = dict(
     model_wire_bytes_per_sample=math.nan, model_ip_packets_per_sample=math.nan,
     model_efficiency=math.nan, model_capacity_hz=math.nan, model_capacity_bit_s=math.nan,
     model_note=None, started_utc=None, wall_s=math.nan,
+    latency_basis=None, clock_uncertainty_ms=math.nan, path_rtt_ms=math.nan,
 )
 FLOAT_COLUMNS = ("pub_cpu_s", "sub_cpu_s", "duration_s", "grace_s", "broker_cpu_s",
                  "cpu_fraction_max", "fanout_step_ms", "model_fanout_step_ms")

@@ -281,6 +281,8 @@ def measure(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
             fields, streams = run_cell(cell, bed, profile, profile_path, out_dir, probes,
                                        history_of, fanout)
         row.update(fields)
+        # a bed's own columns (linklab.field: the latency basis and the clock's uncertainty)
+        row.update(getattr(bed, "row_fields", dict)())
         row["model_amplification"] = env.model_amplification(cell)
         return row, streams
     finally:

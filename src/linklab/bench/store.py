@@ -103,7 +103,9 @@ HTML report, comparisons). Format version 1::
   ``model_capacity_bit_s`` (what the link's rate carries by the model's headers, paper
   001 §V-A, counting Ethernet frames), ``model_note``; a ``rate: N %`` cell also has
   ``search_max_rate_hz`` (the maximum it is a share of);
-- bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``.
+- bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``;
+- cells on real hosts (linklab.field): ``latency_basis`` (how send and receive times were
+  put on one clock), ``clock_uncertainty_ms``, ``path_rtt_ms``; null / NaN elsewhere.
 
 ``streams.parquet`` (and ``streams.jsonl``): one row per subscriber of every cell that
 has a row: ``cell_id``, ``topic``, ``publisher`` and ``subscriber`` (hosts),
@@ -450,7 +452,8 @@ _NUMBER_SUFFIXES = ("_s", "_ms", "_hz", "_ratio", "_amplification", "_bytes", "_
                     "_errors")
 _TEXT_COLUMNS = frozenset({"middleware", "profile", "link", "qos", "history",
                            "history_applied", "type", "status", "failure_reason",
-                           "exit_note", "profile_file", "started_utc"})
+                           "exit_note", "profile_file", "started_utc",
+                           "latency_basis"})
 
 
 def check_row(row: Any, where: str) -> dict[str, Any]:
