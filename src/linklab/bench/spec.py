@@ -240,7 +240,7 @@ def _preset_paths(node: yaml.Node, where: Located, base: Path) -> list[Path]:
             raise where.error("expected a preset file name or a list of them")
         path = (base / item).resolve()
         if not path.is_file():
-            raise where.error(f"preset file {item!r} not found (looked at {path})")
+            raise where.error(f"preset file {item!r} not found (looked at {str(path)!r})")
         paths.append(path)
     return paths
 

@@ -134,7 +134,7 @@ class FieldEnvironment(LinklabEnvironment):
         for cell in cells:
             self.profiles.check(cell)
             for topic in cell.topics:
-                qos_args(cell.middleware, topic, self.history_for(cell, topic.history)
+                qos_args(cell.middleware, topic, self.history_for(cell, topic)
                          if topic.history not in ("tuned", "profile") or cell.rate_hz
                          else "keep_last:1")
         specs = dict(self.specs)

@@ -337,8 +337,8 @@ class KubeEnvironment:
     def profile(self, cell: Cell) -> ResolvedProfile:
         return self.profiles.resolve(cell)
 
-    def history_for(self, cell: Cell, history: str) -> str:
-        return self.profiles.history_for(cell, history)
+    def history_for(self, cell: Cell, topic: Any) -> str:
+        return self.profiles.history_for(cell, topic)
 
     def model_amplification(self, cell: Cell) -> float:
         return model_amplification(cell, self.links, self.profiles)
@@ -354,4 +354,4 @@ class KubeEnvironment:
             check_cell(cell, self.links, self.options)
             self.profiles.check(cell)
             for topic in cell.topics:
-                qos_args(cell.middleware, topic, self.history_for(cell, topic.history))
+                qos_args(cell.middleware, topic, self.history_for(cell, topic))

@@ -82,7 +82,7 @@ def dry_run_objects(cells: list[Cell], options: K8sOptions, scenario: Scenario
         profile = env.profile(cell)
 
         def history_of(topic, cell=cell):
-            return env.history_for(cell, topic.history)
+            return env.history_for(cell, topic)
 
         cm, pods = cell_objects(cell, placement, profile, history_of, options)
         objects.append(cm)
