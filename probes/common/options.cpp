@@ -31,6 +31,8 @@ const char* kUsage =
     "       [--system-default] [--profile FILE] [--profile-name NAME]\n"
     "       [--peer ADDR ...] [--domain ID] [--interface IFNAME|ADDR] --records FILE.bin\n"
     "       [--match-timeout S] [--idle-timeout S] [--linger S] [--subscribers N] [-v]\n"
+    "       [--ready-file PATH (sub: created once matched)] [--start-file PATH (pub: wait\n"
+    "       for it after matching, before the first sample)]\n"
     "TYPE: any --size (the payload bytes): Bytes; ROS 2's Image (rgb8), PointCloud2\n"
     "      (16-byte points: a multiple of 16), String (>= 32), UInt8MultiArray (>= 16).\n"
     "      Fixed sizes (performance_test): Array1k Array4k Array16k Array32k Array60k\n"
@@ -142,7 +144,7 @@ Options parse_options(int argc, char** argv, const char* prog) {
     static const char* known[] = {"--topic", "--type", "--size", "--rate", "--count", "--duration",
                                   "--warmup", "--qos", "--history", "--durability", "--profile", "--profile-name",
                                   "--peer", "--domain", "--interface", "--records", "--match-timeout",
-                                  "--idle-timeout", "--linger", "--subscribers"};
+                                  "--idle-timeout", "--linger", "--subscribers", "--ready-file", "--start-file"};
     bool is_known = false;
     for (const char* k : known) is_known = is_known || arg == k;
     if (!is_known) usage_error(prog, "unknown argument '" + arg + "' (see --help)");
@@ -236,6 +238,9 @@ Options parse_options(int argc, char** argv, const char* prog) {
       o.linger_s = parse_seconds(prog, arg, value);
     } else if (arg == "--subscribers") {
       o.subscribers = int(parse_count(prog, arg, value, 1000));
+    } else if (arg == "--ready-file" || arg == "--start-file") {
+      if (value.empty()) usage_error(prog, arg + ": expected a file path");
+      (arg == "--ready-file" ? o.ready_file : o.start_file) = value;
     }
   }
   if (o.topic.empty()) usage_error(prog, "--topic is required (e.g. --topic chatter)");

@@ -302,6 +302,22 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
   }
   out.summary.set("match_wait_s", double(now_ns() - t0) / 1e9);
   sleep_ns(1000000000);
+  if (!o.start_file.empty()) {
+    // the runner's go: every subscriber's reader has matched a writer (or the runner gave up
+    // waiting and says why in the cell's row)
+    int64_t t1 = now_ns();
+    while (access(o.start_file.c_str(), F_OK) != 0) {
+      if (stop_requested()) { out.end_reason = "signal"; return; }
+      if (now_ns() - t0 > int64_t((o.match_timeout_s + 5) * 1e9)) {
+        out.errors.push("no go from the runner (--start-file " + o.start_file + ") within " +
+                        Json(o.match_timeout_s + 5).dump() + " s of starting");
+        out.end_reason = "no_match";
+        return;
+      }
+      sleep_ns(5000000);
+    }
+    out.summary.set("start_wait_s", double(now_ns() - t1) / 1e9);
+  }
 
   Pacer pacer(o.rate_hz);
   uint64_t warm = 0, sent = 0, failures = 0;
@@ -363,7 +379,14 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
   while (true) {
     if (stop_requested()) { out.end_reason = "signal"; break; }
     int m = sub.matched();
-    if (m > 0 && !t_match) t_match = now_ns();
+    if (m > 0 && !t_match) {
+      t_match = now_ns();
+      if (!o.ready_file.empty()) {
+        FILE* ready = std::fopen(o.ready_file.c_str(), "w");
+        if (ready) std::fclose(ready);
+        else out.errors.push("cannot create --ready-file " + o.ready_file);
+      }
+    }
     if (uint64_t(m) > max_matched) max_matched = uint64_t(m);
     got.clear();
     if (!sub.take(50000000, got)) { out.errors.push("take failed"); out.end_reason = "error"; break; }
@@ -405,6 +428,7 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
   out.summary.set("duplicates", dups);
   out.summary.set("warmup_samples", warm);
   out.summary.set("max_matched", max_matched);
+  if (t_match) out.summary.set("match_wait_s", double(t_match - t0) / 1e9);
   out.summary.set("malformed_samples", malformed);
   if (malformed)
     out.errors.push(std::to_string(malformed) + " sample(s) on " + o.dds_topic() + " carried no linklab seq/send time "

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from linklab.bench import discovery_gate as G
 from linklab.bench import endpoints as E
 from linklab.bench import metrics as M
 from linklab.bench.matrix import Cell, deadline_s
@@ -48,6 +49,8 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     grace = deadline_s(cell, outage_s) - cell.publish_s
     for path in out_dir.glob("*.bin"):
         path.unlink()
+    gated = G.applies(cell.middleware, bed)
+    G.clear(out_dir)
 
     broker = None
     if adapter is not None and adapter.brokered:
@@ -63,6 +66,9 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
                       records=out_dir / f"{ep.name}.bin", peers=ep.peers,
                       interface=bed.interface(ep.host), match_timeout_s=MATCH_TIMEOUT_S,
                       extra=ep.extra)
+        if gated:
+            common["ready_file" if ep.role == "sub" else "start_file"] = (
+                G.ready_path(out_dir, ep.name) if ep.role == "sub" else G.start_path(out_dir))
         if ep.role == "sub":
             # never leave before the runner's deadline: a stream that stalls may still
             # recover within it
@@ -84,13 +90,18 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     time.sleep(0.3)  # the subscribers' participants exist before the publishers look
     before = bed.snapshot(hosts)
     start("pub")
-    pub_started = time.monotonic()
     if broker is not None:
         broker.mark_cpu()
-    bed.start_traffic(cell.warmup_s)
-
     pubs = [started[ep.name] for ep in plan if ep.role == "pub"]
     subs = [started[ep.name] for ep in plan if ep.role == "sub"]
+    unmatched: list[str] = []
+    if gated:
+        unmatched = G.open_when_ready(
+            out_dir, [ep.name for ep in plan if ep.role == "sub"], MATCH_TIMEOUT_S,
+            gave_up=lambda: any(p.poll() is not None for p in pubs + subs))
+    pub_started = time.monotonic()
+    bed.start_traffic(cell.warmup_s)
+
     deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
     _wait(pubs, subs, deadline)
     ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
@@ -98,8 +109,9 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
         probe.stop()
     broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
     after = bed.snapshot(hosts)
+    G.clear(out_dir)
     return _collect(cell, plan, started, before, after, out_dir, ended_ns, broker_cpu_s,
-                    outage_s, bed, profile, model_fanout)
+                    outage_s, bed, profile, model_fanout, unmatched)
 
 
 def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float) -> None:
@@ -159,7 +171,8 @@ def _cpu_fraction(report: dict[str, Any]) -> float:
 
 def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess],
              before: dict, after: dict, out_dir: Path, ended_ns: int, broker_cpu_s: float,
-             outage_s: float, bed: Any, profile: Any, model_fanout) -> tuple[dict, list]:
+             outage_s: float, bed: Any, profile: Any, model_fanout,
+             unmatched: tuple[str, ...] | list[str] = ()) -> tuple[dict, list]:
     reports = {name: p.report() for name, p in started.items()}
     for name, report in reports.items():
         (out_dir / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -210,6 +223,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             subscriber_completed=_completed(sub_report))
         reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
                                   ep_pub.topic.messages)
+        if stream.endpoint in unmatched:
+            reason = G.unmatched_reason(MATCH_TIMEOUT_S) + (f"; {reason}" if reason else "")
         known = None
         if reason is not None:
             known = recognise([_log(out_dir, ep_pub.name), _log(out_dir, stream.endpoint)])

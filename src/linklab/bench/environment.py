@@ -323,6 +323,8 @@ class LinkBed:
     """Adapts a linklab.link Testbed to what the runner needs (runner.Bed): endpoints run
     on the testbed's hosts by name."""
 
+    shares_local_files = True  # probes run on this machine (bench.discovery_gate)
+
     def __init__(self, bed: Any, label: str, outage_s: float):
         self.bed = bed
         self.label = label

@@ -68,6 +68,8 @@ class ProbeArgs:
     match_timeout_s: float | None = None
     subscribers: int | None = None  # pub: matched readers to wait for
     extra: tuple[str, ...] = ()  # middleware-specific flags (zenoh --mode/--listen)
+    ready_file: Path | None = None  # sub: created once its reader matched (discovery gate)
+    start_file: Path | None = None  # pub: waits for it before its first sample
 
     def argv(self, binary: Path) -> list[str]:
         argv = [str(binary), self.role, "--topic", self.topic, "--type", self.type,
@@ -95,6 +97,9 @@ class ProbeArgs:
                             ("--match-timeout", self.match_timeout_s)):
             if value is not None:
                 argv += [flag, f"{value:g}"]
+        for flag, path in (("--ready-file", self.ready_file), ("--start-file", self.start_file)):
+            if path is not None:
+                argv += [flag, str(path)]
         return argv + list(self.extra)
 
 

@@ -1,0 +1,70 @@
+"""The discovery gate: a cell's publishers send their first sample only once every
+subscriber's reader has matched its publisher.
+
+Under packet loss the two halves of DDS discovery finish apart: a writer can match a
+reader (it received the reader's SEDP announcement) seconds before that reader matches the
+writer (the writer's announcement, or its participant's, was lost and waits for the next
+period: Fast DDS re-announces a participant every 3 s, Cyclone DDS every 30 s). Best-effort
+samples sent in between are dropped by the reader's side and would count as link loss --
+measured here before the gate: 5 of 33 Cyclone DDS cells at 24.8 m on the ns-3 802.11a
+medium, and a Fast DDS cell at 30 % Bernoulli loss, delivered nothing in a 3 s cell while
+their writers had matched the readers within 20 ms (the readers: max_matched 0).
+
+So a sub creates its ready file when its reader first matches (``--ready-file``); a pub,
+once matched itself, waits for the start file (``--start-file``), which the runner creates
+when every subscriber is ready. If that does not happen within the match timeout the runner
+starts the publishers anyway and the cell's row names the subscribers that had matched no
+publisher -- discovery across the link did not complete, which is not a data-plane loss.
+
+Only beds whose probes share this machine's files take part (linklab.link hosts); the
+probes of Fast DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+GATED_MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt")
+POLL_S = 0.01
+
+
+def applies(middleware: str, bed) -> bool:
+    """Whether a cell on ``bed`` with ``middleware`` uses the gate."""
+    from linklab.bench.environment import base_middleware
+
+    return (base_middleware(middleware) in GATED_MIDDLEWARES
+            and bool(getattr(bed, "shares_local_files", False)))
+
+
+def ready_path(out_dir: Path, endpoint: str) -> Path:
+    return out_dir / f"{endpoint}.ready"
+
+
+def start_path(out_dir: Path) -> Path:
+    return out_dir / "publishers.start"
+
+
+def clear(out_dir: Path) -> None:
+    for path in [*out_dir.glob("*.ready"), start_path(out_dir)]:
+        path.unlink(missing_ok=True)
+
+
+def open_when_ready(out_dir: Path, subscribers: list[str], timeout_s: float,
+                    gave_up: Callable[[], bool]) -> list[str]:
+    """Wait until every subscriber's ready file exists (or ``timeout_s``, or ``gave_up()``:
+    a probe ended), then create the start file. Returns the subscribers not ready."""
+    end = time.monotonic() + timeout_s
+    waiting = list(subscribers)
+    while waiting and time.monotonic() < end and not gave_up():
+        waiting = [name for name in waiting if not ready_path(out_dir, name).exists()]
+        if waiting:
+            time.sleep(POLL_S)
+    start_path(out_dir).touch()
+    return waiting
+
+
+def unmatched_reason(timeout_s: float) -> str:
+    return (f"discovery did not complete: this subscriber's reader matched no publisher "
+            f"within {timeout_s:g} s (the link lost the announcements; not a data-plane loss)")
