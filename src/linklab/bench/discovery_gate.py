@@ -67,4 +67,4 @@ def open_when_ready(out_dir: Path, subscribers: list[str], timeout_s: float,
 
 def unmatched_reason(timeout_s: float) -> str:
     return (f"discovery did not complete: this subscriber's reader matched no publisher "
-            f"within {timeout_s:g} s (the link lost the announcements; not a data-plane loss)")
+            f"within {timeout_s:g} s (the link lost its announcements; not a data-plane loss)")
