@@ -165,9 +165,10 @@ def test_an_unschedulable_cell_is_one_line_with_the_schedulers_reason(cluster, n
     done = linklab(cluster, "k8s", "run", str(scenario), "-n", ns, "--out", str(tmp_path),
                    "--role", "edge=cloud")
     assert done.returncode == 70
-    (line,) = [x for x in done.stderr.splitlines() if x.startswith("cell ")]
-    assert re.fullmatch(r"cell cell error: could not run: pod linklab-r[0-9a-f]+-0-edge is "
-                        r"unschedulable: 0/3 nodes are available: 3 node\(s\) didn't match "
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("linklab error in cell ")]
+    assert re.fullmatch(r"linklab error in cell cell: could not run: "
+                        r"pod linklab-r[0-9a-f]+-0-edge is unschedulable: 0/3 nodes are "
+                        r"available: 3 node\(s\) didn't match "
                         r"Pod's node affinity/selector\..*", line), line
     assert time.monotonic() - started < 60  # the scheduler's verdict, not a timeout
     assert linklab_objects(cluster, ns) == []

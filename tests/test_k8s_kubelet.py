@@ -119,8 +119,8 @@ def test_an_image_that_cannot_be_pulled_is_one_line(cluster, ns, tmp_path):
                    "--image", "localhost/linklab-absent:1", "--pull-policy", "Never",
                    "--node-selector", REAL)
     assert done.returncode == 70
-    (line,) = [x for x in done.stderr.splitlines() if x.startswith("cell ")]
-    assert re.fullmatch(r"cell cell error: could not run: pod linklab-r[0-9a-f]+-0-all "
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("linklab error in cell ")]
+    assert re.fullmatch(r"linklab error in cell cell: could not run: pod linklab-r[0-9a-f]+-0-all "
                         r"container (sub|pub): ErrImageNeverPull: .*"
                         r"\(image localhost/linklab-absent:1\)", line), line
     assert linklab_objects(cluster, ns) == []

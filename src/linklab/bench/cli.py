@@ -30,6 +30,41 @@ EXIT_GATES_MISSED = 1
 EXIT_LINKLAB_ERROR = 70
 
 
+def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
+                 failed_cells: bool = False) -> None:
+    """The end of a run (bench, k8s): gates judged and kept in gates.json, the table or
+    JSON, one line per missed gate and per linklab error (and per failed cell with
+    ``failed_cells``); exit 70 for a linklab error, 1 for a missed gate."""
+    from linklab.bench.gates import evaluate
+
+    misses = evaluate(gates, store.rows, store.streams)
+    (store.root / "gates.json").write_text(json.dumps(
+        {"gates": [g.to_dict() for g in gates], "missed": [m.to_dict() for m in misses]},
+        indent=1) + "\n")
+    if as_json:
+        print_json({"run_dir": str(store.root), "cells": rows,
+                    "gates_missed": [m.to_dict() for m in misses]})
+    else:
+        from linklab.report.table import render_run
+
+        console.print(render_run(store.info, store.rows, console, store.streams,
+                                 root=store.root))
+        console.print(f"run directory: {store.root}  (linklab report {store.root})")
+    for miss in misses:
+        err_console.print(miss.line(), highlight=False)
+    for row in store.rows:
+        if row.get("status") == "error":
+            err_console.print(f"linklab error in cell {row['cell_id']}: "
+                              f"{row.get('failure_reason')}", highlight=False)
+        elif failed_cells and row.get("status") == "failed":
+            err_console.print(f"cell {row['cell_id']} failed: {row.get('failure_reason')}",
+                              highlight=False, soft_wrap=True)
+    if any(r.get("status") == "error" for r in store.rows):
+        raise typer.Exit(EXIT_LINKLAB_ERROR)
+    if misses:
+        raise typer.Exit(EXIT_GATES_MISSED)
+
+
 def _fmt_eta(seconds: float) -> str:
     seconds = max(0, int(seconds))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
@@ -104,7 +139,7 @@ def register(app: typer.Typer) -> None:
         """Run a scenario: every cell of its matrix across an emulated link, into a run
         directory (run.json, cells.parquet, streams.parquet, records/). Ctrl-C keeps
         finished cells. Exit 1 when a gate is missed, 70 when a cell hit a linklab error."""
-        from linklab.bench.gates import evaluate, parse_cli_gate
+        from linklab.bench.gates import parse_cli_gate
 
         if repeat is not None and repeat < 1:
             raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
@@ -192,26 +227,4 @@ def register(app: typer.Typer) -> None:
                     f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
                     f"{store.root}; continue with: linklab bench --resume {store.root}")
                 raise typer.Exit(130) from None
-        misses = evaluate(list(scenario.gates) + cli_gates, store.rows, store.streams)
-        (store.root / "gates.json").write_text(json.dumps(
-            {"gates": [g.to_dict() for g in list(scenario.gates) + cli_gates],
-             "missed": [m.to_dict() for m in misses]}, indent=1) + "\n")
-        errors = [r for r in store.rows if r.get("status") == "error"]
-        if as_json:
-            print_json({"run_dir": str(store.root), "cells": rows,
-                        "gates_missed": [m.to_dict() for m in misses]})
-        else:
-            from linklab.report.table import render_run
-
-            console.print(render_run(store.info, store.rows, console, store.streams,
-                                     root=store.root))
-            console.print(f"run directory: {store.root}  (linklab report {store.root})")
-        for miss in misses:
-            err_console.print(miss.line(), highlight=False)
-        for row in errors:
-            err_console.print(f"linklab error in cell {row['cell_id']}: "
-                              f"{row.get('failure_reason')}", highlight=False)
-        if errors:
-            raise typer.Exit(EXIT_LINKLAB_ERROR)
-        if misses:
-            raise typer.Exit(EXIT_GATES_MISSED)
+        conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json)

@@ -12,7 +12,6 @@ run, 130 interrupted); ``preflight`` exits 1 when a cell cannot be placed.
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import console, err_console, print_json
+from linklab.output import console, err_console
 
 DEFAULT_IMAGE = "localhost/linklab-probe:latest"
 
@@ -129,7 +128,7 @@ def run_command(
 ) -> None:
     """Run a scenario's cells as pods; write the run directory linklab report reads.
     Ctrl-C keeps finished cells and deletes everything this run created."""
-    from linklab.bench.gates import evaluate, parse_cli_gate
+    from linklab.bench.gates import parse_cli_gate
     from linklab.bench.matrix import estimate_s
     from linklab.bench.store import RunStore
     from linklab.k8s import session
@@ -186,29 +185,9 @@ def run_command(
                           f"{store.root}; the run's pods and ConfigMaps were deleted; continue "
                           f"with: linklab k8s run --resume {store.root}")
         raise typer.Exit(130) from None
-    misses = evaluate(list(scenario.gates) + cli_gates, store.rows, store.streams)
-    (store.root / "gates.json").write_text(json.dumps(
-        {"gates": [g.to_dict() for g in list(scenario.gates) + cli_gates],
-         "missed": [m.to_dict() for m in misses]}, indent=1) + "\n")
-    if as_json:
-        print_json({"run_dir": str(store.root), "cells": rows,
-                    "gates_missed": [m.to_dict() for m in misses]})
-    else:
-        from linklab.report.table import render_run
+    from linklab.bench.cli import conclude_run
 
-        console.print(render_run(store.info, store.rows, console, store.streams,
-                                 root=store.root))
-        console.print(f"run directory: {store.root}  (linklab report {store.root})")
-    for miss in misses:
-        err_console.print(miss.line(), highlight=False)
-    for row in store.rows:
-        if row.get("status") in ("failed", "error"):
-            err_console.print(f"cell {row['cell_id']} {row['status']}: "
-                              f"{row.get('failure_reason')}", highlight=False, soft_wrap=True)
-    if any(r.get("status") == "error" for r in store.rows):
-        raise typer.Exit(70)
-    if misses:
-        raise typer.Exit(1)
+    conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True)
 
 
 @k8s_app.command("preflight")
