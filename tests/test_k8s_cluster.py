@@ -126,8 +126,8 @@ def test_each_flow_is_placed_by_the_scheduler_and_nothing_is_left(cluster, ns, t
                    str(tmp_path))
     # kwok runs no container: each cell is an error row, the run exits 70
     assert done.returncode == 70, done.stderr
-    errors = [x for x in done.stderr.splitlines() if x.startswith("cell ")]
-    assert len(errors) == 4 and all("error: could not run: pod linklab-" in x and
+    errors = [x for x in done.stderr.splitlines() if x.startswith("linklab error in cell ")]
+    assert len(errors) == 4 and all(": could not run: pod linklab-" in x and
                                     "bundle" in x or "log of pod" in x for x in errors), errors
     cells = by_cell(bindings(cluster, ns))
     assert sorted(cells) == [0, 1, 2, 3]

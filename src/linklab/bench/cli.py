@@ -55,7 +55,7 @@ def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
     for row in store.rows:
         if row.get("status") == "error":
             err_console.print(f"linklab error in cell {row['cell_id']}: "
-                              f"{row.get('failure_reason')}", highlight=False)
+                              f"{row.get('failure_reason')}", highlight=False, soft_wrap=True)
         elif failed_cells and row.get("status") == "failed":
             err_console.print(f"cell {row['cell_id']} failed: {row.get('failure_reason')}",
                               highlight=False, soft_wrap=True)

@@ -126,7 +126,7 @@ def register(app: typer.Typer) -> None:
             err_console.print(miss.line(), highlight=False)
         for row in errors:
             err_console.print(f"linklab error in cell {row['cell_id']}: "
-                              f"{row.get('failure_reason')}", highlight=False)
+                              f"{row.get('failure_reason')}", highlight=False, soft_wrap=True)
         if errors:
             raise typer.Exit(EXIT_ERROR_ROWS)
         if made.misses or regressed:
