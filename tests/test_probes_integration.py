@@ -9,6 +9,7 @@ says what the middleware applied, and loss breaks the default profile but not a 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -238,6 +239,14 @@ def tcp_in_segments(pair: Pair) -> int:
     return int(tcp[1][tcp[0].index("InSegs")])
 
 
+def _summary_dict(result) -> dict | None:
+    """A probe's summary line as a dict, or None if it printed none."""
+    try:
+        return json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+
+
 def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
         pair: Pair, tmp_path: Path) -> None:
     (tmp_path / "default").mkdir()
@@ -268,7 +277,12 @@ def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
                           "rate_hz": 50, "count": 20, "profile": profile_path("large_data")},
                      sub={"middleware": "fastdds", "type": "Bytes", "count": 20,
                           "profile": profile_path("large_data"), "idle_timeout_s": 5})
-        attempts.append((rp.returncode, rs.returncode, rp.stdout[-300:], rs.stdout[-300:],
+        # what the two probes said of themselves (the evidence when an attempt fails)
+        said = {side: {k: (summary or {}).get(k) for k in (
+                    "samples", "unique_samples", "max_matched", "match_wait_s", "end_reason",
+                    "acknowledged", "write_failures", "errors")}
+                for side, summary in (("pub", _summary_dict(rp)), ("sub", _summary_dict(rs)))}
+        attempts.append((rp.returncode, rs.returncode, said, rp.stderr[-1500:],
                          rs.stderr[-1500:]))
         if rs.returncode == 0 and rs.stdout and rs.summary.samples == 20:
             break
