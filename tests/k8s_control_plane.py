@@ -186,15 +186,21 @@ status:
   allocatable: {{cpu: "32", memory: 64Gi, pods: "110"}}
   capacity: {{cpu: "32", memory: 64Gi, pods: "110"}}
 """)
-        end = time.monotonic() + 30
+        self.wait_node_ready(name, 30, 0.2)
+
+    def wait_node_ready(self, name: str, timeout_s: float, poll_s: float,
+                        alive=lambda: None) -> None:
+        """Until node ``name`` reports Ready; ``alive()`` raises if what runs it died."""
+        end = time.monotonic() + timeout_s
         while time.monotonic() < end:
+            alive()
             out = self.kubectl("get", "node", name, "-o",
                                "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
                                check=False).stdout
             if out == "True":
                 return
-            time.sleep(0.2)
-        raise RuntimeError(f"node {name} did not become Ready")
+            time.sleep(poll_s)
+        raise RuntimeError(f"node {name} did not become Ready in {timeout_s:g} s")
 
     def stop(self) -> None:
         for _name, proc in reversed(self.procs):

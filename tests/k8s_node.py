@@ -191,16 +191,7 @@ makeIPTablesUtilChains: false
             f"--kubeconfig={self.cp.kubeconfig}", f"--root-dir={kroot}",
             f"--hostname-override={self.name}", f"--node-ip={self.node_ip}",
             f"--node-labels={labels}", f"--cert-dir={d / 'pki'}", "-v=1"])
-        end = time.monotonic() + 90
-        while time.monotonic() < end:
-            self._alive()
-            ready = self.cp.kubectl("get", "node", self.name, "-o",
-                                    "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
-                                    check=False).stdout
-            if ready == "True":
-                return
-            time.sleep(0.5)
-        raise RuntimeError(f"node {self.name} did not become Ready in 90 s")
+        self.cp.wait_node_ready(self.name, 90, 0.5, alive=self._alive)
 
     def _alive(self) -> None:
         for name, proc in self.procs:

@@ -22,6 +22,7 @@ from linklab.bench import discovery_gate as G
 from linklab.bench import endpoints as E
 from linklab.bench import metrics as M
 from linklab.bench.matrix import Cell, deadline_s
+from linklab.bench.middlewares import base_middleware
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
 from linklab.bench.streams import StreamInput, aggregate, fanout
 from linklab.brokers.bench_adapter import adapter_for, edge_of
@@ -326,8 +327,6 @@ def expects_every_sample(middleware: str, qos: tuple[str, ...]) -> bool:
     """RELIABLE + KEEP_ALL (DDS), or reliable MQTT (QoS 1) / Zenoh (reliable, blocking
     congestion control), which keep no history to replace samples in: every published
     sample must arrive."""
-    from linklab.bench.environment import base_middleware
-
     flags = list(qos)
     if "--system-default" in flags or "--qos" not in flags:
         return False

@@ -6,7 +6,7 @@ reader (it received the reader's SEDP announcement) seconds before that reader m
 writer (the writer's announcement, or its participant's, was lost and waits for the next
 period: Fast DDS re-announces a participant every 3 s, Cyclone DDS every 30 s). Best-effort
 samples sent in between are dropped by the reader's side and would count as link loss --
-measured here before the gate: 5 of 33 Cyclone DDS cells at 24.8 m on the ns-3 802.11a
+measured here before the gate: 6 of 33 Cyclone DDS cells at 24.8 m on the ns-3 802.11a
 medium, and a Fast DDS cell at 30 % Bernoulli loss, delivered nothing in a 3 s cell while
 their writers had matched the readers within 20 ms (the readers: max_matched 0).
 
@@ -26,14 +26,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from linklab.bench.middlewares import base_middleware
+
 GATED_MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt")
 POLL_S = 0.01
 
 
 def applies(middleware: str, bed) -> bool:
     """Whether a cell on ``bed`` with ``middleware`` uses the gate."""
-    from linklab.bench.environment import base_middleware
-
     return (base_middleware(middleware) in GATED_MIDDLEWARES
             and bool(getattr(bed, "shares_local_files", False)))
 

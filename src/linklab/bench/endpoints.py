@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from linklab.bench.matrix import Cell
+from linklab.bench.middlewares import base_middleware
 from linklab.bench.topics import Topic
 from linklab.brokers.bench_adapter import ZENOH_PORT, MiddlewareAdapter
 
@@ -52,7 +53,6 @@ def qos_args(middleware: str, topic: Topic, history: str) -> list[str]:
     the scenario asked for it explicitly, and reported (not passed) if it came with a
     named profile.
     """
-    from linklab.bench.environment import base_middleware
     from linklab.probes import qos as Q
 
     probe = base_middleware(middleware)

@@ -38,18 +38,11 @@ from typing import Any
 
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
+from linklab.bench.middlewares import base_middleware
 from linklab.bench.runner import ResolvedProfile
 from linklab.errors import EnvironmentProblem, UsageError
 
 TUNED_PROFILES = ("optimized", "optimized-paced")
-DDS_BASES = {"fastdds": "fastdds", "fastdds-secure": "fastdds", "cyclonedds": "cyclonedds"}
-
-
-def base_middleware(middleware: str) -> str:
-    """fastdds-secure -> fastdds, mqtt-tls -> mqtt, zenoh-peer-tls -> zenoh, ..."""
-    if middleware in DDS_BASES:
-        return DDS_BASES[middleware]
-    return "zenoh" if middleware.startswith("zenoh") else "mqtt"
 
 
 # --- links ----------------------------------------------------------------------------

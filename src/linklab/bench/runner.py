@@ -385,7 +385,7 @@ def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeepe
 
 def _model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
     """The model's header overhead for a searched cell (DDS over UDP only)."""
-    from linklab.bench.environment import base_middleware
+    from linklab.bench.middlewares import base_middleware
 
     topic = cell.topics[0]
     link_bits = env.link_rate_bits(cell)
@@ -410,7 +410,7 @@ def model_fanout_ms(env: Environment, cell: Cell, topic: Any, subscribers: int) 
     III; linklab.tune.wirecheck.fanout_step_s: one datagram's copy time at the link's
     rate). NaN for one subscriber, a link without a rate, or where the wire model does not
     apply (middlewares other than Fast DDS / Cyclone DDS, other profiles)."""
-    from linklab.bench.environment import base_middleware
+    from linklab.bench.middlewares import base_middleware
     from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, fanout_step_s
 
     link_bits = env.link_rate_bits(cell)

@@ -75,22 +75,17 @@ def register(app: typer.Typer) -> None:
         measured rate, loss and MTU), verify it with the real middleware on that path
         (default vs optimized), and print the before/after table."""
         from linklab.field.address import parse_host
-        from linklab.field.measure import MeasureSettings
+        from linklab.field.cli_measure import measure_settings
         from linklab.field.tuneloop import Verify, run, table
         from linklab.tune import write_profiles
-        from linklab.units import parse_bitrate, parse_duration, parse_frequency, parse_size
+        from linklab.units import parse_frequency, parse_size
 
         if middleware not in ("fastdds", "cyclonedds"):
             raise UsageError(f"{middleware!r}: the tuner makes fastdds and cyclonedds "
                              "profiles", argument="--middleware")
         if not 10 <= count <= 1_000_000:
             raise UsageError(f"{count} is outside 10..1000000", argument="--count")
-        settings = MeasureSettings(
-            duration_s=parse_duration(duration, "--duration"),
-            probe_rate_hz=parse_frequency(probe_rate, "--probe-rate"),
-            ramp_step_s=parse_duration(ramp_step, "--ramp-step"),
-            max_rate_bps=parse_bitrate(max_rate, "--max-rate"))
-        settings.check()
+        settings = measure_settings(duration, probe_rate, ramp_step, max_rate)
         verify = Verify(middleware=middleware, rate_hz=parse_frequency(rate, "--rate"),
                         payload_bytes=parse_size(payload, "--payload"), count=count)
         spec_a, spec_b = parse_host("robot", a, "A"), parse_host("edge", b, "B")

@@ -114,16 +114,10 @@ def add_measure(link: typer.Typer) -> None:
         `linklab link up --presets` and scenarios load, so the lab replays the path."""
         from linklab.field.address import parse_host
         from linklab.field.compare import comparable_gaps, compare
-        from linklab.field.measure import Measurement, MeasureSettings, measure_path
+        from linklab.field.measure import Measurement, measure_path
         from linklab.field.preset_out import write_preset
-        from linklab.units import parse_bitrate, parse_duration, parse_frequency
 
-        settings = MeasureSettings(
-            duration_s=parse_duration(duration, "--duration"),
-            probe_rate_hz=parse_frequency(probe_rate, "--probe-rate"),
-            ramp_step_s=parse_duration(ramp_step, "--ramp-step"),
-            max_rate_bps=parse_bitrate(max_rate, "--max-rate"))
-        settings.check()
+        settings = measure_settings(duration, probe_rate, ramp_step, max_rate)
         spec_a = parse_host(_host_name(a, "robot"), a, "A")
         spec_b = parse_host(_host_name(b, "edge"), b, "B")
         reference = None
@@ -164,6 +158,21 @@ def add_measure(link: typer.Typer) -> None:
                 print_comparison(rows, comparable_gaps(reference, m))
         if any(not r.within for r in rows):
             raise typer.Exit(1)
+
+
+def measure_settings(duration: str, probe_rate: str, ramp_step: str, max_rate: str):
+    """The measurement's settings from the command line (``link measure``, ``field
+    tune``), checked: a one-line error naming the option otherwise."""
+    from linklab.field.measure import MeasureSettings
+    from linklab.units import parse_bitrate, parse_duration, parse_frequency
+
+    settings = MeasureSettings(
+        duration_s=parse_duration(duration, "--duration"),
+        probe_rate_hz=parse_frequency(probe_rate, "--probe-rate"),
+        ramp_step_s=parse_duration(ramp_step, "--ramp-step"),
+        max_rate_bps=parse_bitrate(max_rate, "--max-rate"))
+    settings.check()
+    return settings
 
 
 def _host_name(text: str, default: str) -> str:

@@ -28,9 +28,10 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from linklab.bench.environment import LinklabEnvironment, Profiles, base_middleware
+from linklab.bench.environment import LinklabEnvironment, Profiles
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
+from linklab.bench.middlewares import base_middleware
 from linklab.errors import UsageError
 from linklab.field import preflight, probes_remote, sync
 from linklab.field.address import HostSpec, parse_hosts

@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linklab.bench.environment import Links, Profiles, model_amplification
+from linklab.bench.environment import LinklabEnvironment, Links
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
-from linklab.bench.runner import ResolvedProfile
 from linklab.brokers.bench_adapter import adapter_for
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
 from linklab.k8s import collect as C
@@ -310,15 +309,15 @@ class KubeBed:
         return results, notes
 
 
-class KubeEnvironment:
-    """bench.runner.Environment on a cluster (see module doc)."""
+class KubeEnvironment(LinklabEnvironment):
+    """bench.runner.Environment on a cluster (see module doc): the emulated environment's
+    links and profiles (profile, history_for, model_amplification, link_mtu), cells in pods."""
 
     def __init__(self, cluster: Cluster, options: K8sOptions,
                  user_presets: dict[str, dict[str, Any]] | None = None):
+        super().__init__(user_presets)
         self.cluster = cluster
         self.options = options
-        self.links = Links(user_presets)
-        self.profiles = Profiles(self.links)
 
     @contextlib.contextmanager
     def link(self, cell: Cell, run_tag: str) -> Iterator[KubeBed]:  # noqa: ARG002
@@ -333,15 +332,6 @@ class KubeEnvironment:
 
     def outage_s(self, cell: Cell) -> float:  # noqa: ARG002
         return 0.0
-
-    def profile(self, cell: Cell) -> ResolvedProfile:
-        return self.profiles.resolve(cell)
-
-    def history_for(self, cell: Cell, topic: Any) -> str:
-        return self.profiles.history_for(cell, topic)
-
-    def model_amplification(self, cell: Cell) -> float:
-        return model_amplification(cell, self.links, self.profiles)
 
     def link_rate_bits(self, cell: Cell) -> float | None:
         rate = self.links.spec(cell.link_choice or LinkChoice(cell.link)).up.rate_bps

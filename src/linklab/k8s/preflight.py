@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from linklab.bench.environment import base_middleware
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
+from linklab.bench.middlewares import base_middleware
 from linklab.k8s import manifests as M
 from linklab.k8s import placement as PL
 from linklab.k8s import reasons as R
