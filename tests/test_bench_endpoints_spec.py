@@ -303,6 +303,13 @@ def test_a_trial_is_judged_by_rate_kept_delivery_and_latency_growth():
     assert "99.8000% of the samples" in S.judge(dict(ok, delivery_ratio=0.998), [], 100.0,
                                                 reliable=False)
     assert S.judge(dict(ok, delivery_ratio=0.9995), [], 100.0, reliable=False) is None
+    # best effort over TCP (MQTT QoS 0): everything arrives, later and later -- not sustained
+    queued = dict(ok, latency_growth_ms=800.0, latency_first_third_ms=40.0)
+    assert "latency grew 800.0 ms" in S.judge(queued, [], 100.0, reliable=False)
+    # one subscriber of several falling behind fails the trial
+    behind = [{"latency_growth_ms": 0.1, "latency_first_third_ms": 1.0},
+              {"latency_growth_ms": 9.0, "latency_first_third_ms": 1.0}]
+    assert "latency grew 9.0 ms" in S.judge(ok, behind, 100.0, reliable=False)
 
 
 def test_the_models_capacity_counts_headers_and_ethernet_frames():

@@ -274,6 +274,14 @@ void ReceiveQueue::wait_take(int64_t timeout_ns, std::vector<Received>& out) {
 // ---- the runs ------------------------------------------------------------------------
 namespace {
 
+// Create an empty file (the discovery gate's ready files); false if it cannot be made.
+bool touch_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  std::fclose(f);
+  return true;
+}
+
 struct Outcome {
   Json summary = Json::object();
   Json errors = Json::array();
@@ -286,8 +294,9 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
     rec = std::make_unique<RecordWriter>(o.records, Role::Pub, o.count);
     if (!rec->ok()) { out.errors.push("cannot write records file " + o.records); out.end_reason = "error"; return; }
   }
-  // Wait for the subscribers (discovery), then a short settle so the readers have
-  // matched this writer too (best-effort samples to an unmatched reader are lost).
+  // Wait for the subscribers (discovery), then for the readers to have matched this writer
+  // too (best-effort samples to an unmatched reader are lost): the runner's go, or a 1 s
+  // settle without one.
   int64_t t0 = now_ns();
   int matched = 0;
   while ((matched = pub.matched()) < o.subscribers) {
@@ -301,7 +310,12 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
     sleep_ns(10000000);
   }
   out.summary.set("match_wait_s", double(now_ns() - t0) / 1e9);
-  sleep_ns(1000000000);
+  if (!o.ready_file.empty() && !touch_file(o.ready_file))
+    out.errors.push("cannot create --ready-file " + o.ready_file);
+  // With the runner's gate every reader and writer has matched when the go comes: start on
+  // it, so the runner knows when the first sample leaves (an outage is timed from it).
+  // Without the gate, settle 1 s instead.
+  if (o.start_file.empty()) sleep_ns(1000000000);
   if (!o.start_file.empty()) {
     // the runner's go: every subscriber's reader has matched a writer (or the runner gave up
     // waiting and says why in the cell's row)
@@ -381,11 +395,8 @@ void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
     int m = sub.matched();
     if (m > 0 && !t_match) {
       t_match = now_ns();
-      if (!o.ready_file.empty()) {
-        FILE* ready = std::fopen(o.ready_file.c_str(), "w");
-        if (ready) std::fclose(ready);
-        else out.errors.push("cannot create --ready-file " + o.ready_file);
-      }
+      if (!o.ready_file.empty() && !touch_file(o.ready_file))
+        out.errors.push("cannot create --ready-file " + o.ready_file);
     }
     if (uint64_t(m) > max_matched) max_matched = uint64_t(m);
     got.clear();

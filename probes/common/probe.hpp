@@ -105,8 +105,8 @@ struct Options {
   double linger_s = 5;          // pub: wait this long for acknowledgements at the end
   int subscribers = 1;          // pub: matched readers to wait for
   // The discovery gate (linklab bench): a sub creates ready_file once its reader has matched
-  // a writer; a pub, once matched, waits for start_file (created by the runner when every
-  // subscriber is ready) before its first sample. Under loss the two sides of discovery
+  // a writer, a pub once its writer has matched --subscribers readers; a pub then waits for
+  // start_file (created by the runner when every endpoint is ready) before its first sample. Under loss the two sides of discovery
   // finish apart: a writer can match a reader long before that reader matches the writer.
   std::string ready_file;
   std::string start_file;

@@ -10,11 +10,17 @@ measured here before the gate: 6 of 33 Cyclone DDS cells at 24.8 m on the ns-3 8
 medium, and a Fast DDS cell at 30 % Bernoulli loss, delivered nothing in a 3 s cell while
 their writers had matched the readers within 20 ms (the readers: max_matched 0).
 
-So a sub creates its ready file when its reader first matches (``--ready-file``); a pub,
-once matched itself, waits for the start file (``--start-file``), which the runner creates
-when every subscriber is ready. If that does not happen within the match timeout the runner
-starts the publishers anyway and the cell's row names the subscribers that had matched no
-publisher -- discovery across the link did not complete, which is not a data-plane loss.
+So a sub creates its ready file when its reader first matches (``--ready-file``), a pub
+when its writer has matched all its readers; a pub then waits for the start file
+(``--start-file``), which the runner creates when every endpoint is ready. The go is also
+the publishers' start: they skip their 1 s settle and begin their warm-up within 5 ms of
+it, so the runner knows when the first measured sample leaves and times a link outage
+from it (``outage_start`` after that sample; before, the outage clock assumed 1.3 s and
+began up to 1.3 s off when discovery took longer on one side). If not every endpoint is
+ready within the match timeout the runner starts the publishers anyway and the cell's row
+names the subscribers that had matched no publisher -- discovery across the link did not
+complete, which is not a data-plane loss (a publisher that matched no reader ends with its
+own error).
 
 Only beds whose probes share this machine's files take part (linklab.link hosts); the
 probes of Fast DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp).
@@ -30,6 +36,9 @@ from linklab.bench.middlewares import base_middleware
 
 GATED_MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt")
 POLL_S = 0.01
+# A gated publisher, matched before the go, starts its warm-up once it sees the start file
+# (it looks every 5 ms, probes/common/probe.cpp): an outage clock is armed that far ahead.
+GO_LATENCY_S = 0.005
 
 
 def applies(middleware: str, bed) -> bool:
@@ -51,12 +60,12 @@ def clear(out_dir: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def open_when_ready(out_dir: Path, subscribers: list[str], timeout_s: float,
+def open_when_ready(out_dir: Path, endpoints: list[str], timeout_s: float,
                     gave_up: Callable[[], bool]) -> list[str]:
-    """Wait until every subscriber's ready file exists (or ``timeout_s``, or ``gave_up()``:
-    a probe ended), then create the start file. Returns the subscribers not ready."""
+    """Wait until every endpoint's ready file exists (or ``timeout_s``, or ``gave_up()``:
+    a probe ended), then create the start file. Returns the endpoints not ready."""
     end = time.monotonic() + timeout_s
-    waiting = list(subscribers)
+    waiting = list(endpoints)
     while waiting and time.monotonic() < end and not gave_up():
         waiting = [name for name in waiting if not ready_path(out_dir, name).exists()]
         if waiting:

@@ -306,12 +306,6 @@ def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
 
 # --- the environment ------------------------------------------------------------------
 
-# The publisher starts measuring after discovery (well under a second on these links),
-# a 1 s settle and the warm-up; the outage clock is armed that far ahead, and the real
-# start of the outage relative to the first measured sample is recorded afterwards.
-PUBLISH_START_DELAY_S = 1.3
-
-
 class LinkBed:
     """Adapts a linklab.link Testbed to what the runner needs (runner.Bed): endpoints run
     on the testbed's hosts by name."""
@@ -354,10 +348,12 @@ class LinkBed:
             data["udp"][host] = parse_udp_counters(snmp)
         return data
 
-    def start_traffic(self, warmup_s: float) -> None:
+    def start_traffic(self, first_sample_in_s: float) -> None:
+        """Arm the outage clock at the expected first measured sample; the real start of
+        the outage relative to that sample is recorded afterwards (outage_on_ns)."""
         if self.outage_s > 0 and self.armed_t0_ns is None:
-            delay = PUBLISH_START_DELAY_S + warmup_s
-            self.armed_t0_ns = self.bed.arm_outage(time.monotonic_ns() + int(delay * 1e9))
+            self.armed_t0_ns = self.bed.arm_outage(
+                time.monotonic_ns() + int(first_sample_in_s * 1e9))
 
     def outage_on_ns(self) -> int | None:
         """When the outage really began (CLOCK_MONOTONIC ns), from the scheduler's log."""

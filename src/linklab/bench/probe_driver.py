@@ -68,7 +68,7 @@ class ProbeArgs:
     match_timeout_s: float | None = None
     subscribers: int | None = None  # pub: matched readers to wait for
     extra: tuple[str, ...] = ()  # middleware-specific flags (zenoh --mode/--listen)
-    ready_file: Path | None = None  # sub: created once its reader matched (discovery gate)
+    ready_file: Path | None = None  # created once the endpoint matched (discovery gate)
     start_file: Path | None = None  # pub: waits for it before its first sample
 
     def argv(self, binary: Path) -> list[str]:

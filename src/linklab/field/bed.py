@@ -190,7 +190,7 @@ class FieldBed:
     def interface(self, host: str) -> str | None:
         return None
 
-    def start_traffic(self, warmup_s: float) -> None:
+    def start_traffic(self, first_sample_in_s: float) -> None:
         return None
 
     def outage_on_ns(self) -> int | None:

@@ -138,7 +138,7 @@ class KubeBed:
     def snapshot(self, hosts: tuple[str, ...] = ()) -> dict[str, Any]:  # noqa: ARG002
         return {}
 
-    def start_traffic(self, warmup_s: float) -> None:
+    def start_traffic(self, first_sample_in_s: float) -> None:
         pass
 
     def outage_on_ns(self) -> int | None:

@@ -55,8 +55,9 @@ Command line::
 * ``--peer`` gives unicast discovery peers and turns multicast discovery off;
   ``--interface`` binds the transports to one interface.
 * The publisher waits until ``--subscribers`` readers matched (``--match-timeout``,
-  default 60 s), settles 1 s, publishes ``--warmup`` seconds of warm-up samples (seq
-  has bit 63 set; never counted), then ``--count`` samples seq 0..N-1 at ``--rate`` on
+  default 60 s), settles 1 s (with ``--start-file``: waits for that file instead),
+  publishes ``--warmup`` seconds of warm-up samples (seq has bit 63 set; never
+  counted), then ``--count`` samples seq 0..N-1 at ``--rate`` on
   absolute CLOCK_MONOTONIC deadlines (a late tick skips missed deadlines, like an rcl
   timer, and is counted in ``skipped_deadlines``), stops early at ``--duration``, sends
   an end-of-stream sample (seq 2**64-1) and waits up to ``--linger`` (5 s) for
