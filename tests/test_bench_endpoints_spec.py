@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -310,6 +311,32 @@ def test_a_trial_is_judged_by_rate_kept_delivery_and_latency_growth():
     behind = [{"latency_growth_ms": 0.1, "latency_first_third_ms": 1.0},
               {"latency_growth_ms": 9.0, "latency_first_third_ms": 1.0}]
     assert "latency grew 9.0 ms" in S.judge(ok, behind, 100.0, reliable=False)
+
+
+def test_a_search_that_sustains_nothing_keeps_what_its_lowest_trial_measured(monkeypatch):
+    from linklab.bench import runner
+
+    cell = cells_of(BASE.replace("50Hz", "max") + "  qos: best_effort\n")[0]
+    lowest = {"status": "ok", "received": 10, "expected": 20, "delivery_ratio": 0.5,
+              "sub_udp_rcvbuf_errors": 26}
+    trials = [S.Trial(40.0, False, "best effort: 60.0000% ...", {"received": 48}),
+              S.Trial(0.5, False, "best effort: 50.0000% ...", lowest, [{"topic": "t"}])]
+    monkeypatch.setattr(runner, "_run_search", lambda *a, **k: S.SearchResult(
+        0.0, None, trials, "nothing sustained down to 0.5 Hz"))
+    monkeypatch.setattr(runner, "_model_columns", lambda cell, env: {})
+
+    class Store:
+        def record_search(self, *args):
+            pass
+
+    streams: list = []
+    row = runner._search_cell(Store(), cell, None, None, None, Path("."), print, streams)
+    assert row["status"] == "failed" and row["rate_hz"] == 0.0
+    assert row["received"] == 10 and row["sub_udp_rcvbuf_errors"] == 26
+    assert row["failure_reason"] == ("search: nothing sustained down to 0.5 Hz; lowest "
+                                     "trial (0.5 Hz): best effort: 50.0000% ...")
+    assert row["completion_rule"].startswith("rate: max")
+    assert "99.9%" in row["completion_rule"] and streams == [{"topic": "t"}]
 
 
 def test_the_models_capacity_counts_headers_and_ethernet_frames():

@@ -331,10 +331,17 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
     if result.best is not None:
         row.update(result.best.row)
         streams_out.extend(result.best.streams)
+    elif result.trials:
+        # Nothing sustained: the row keeps what the lowest trial measured (its socket
+        # overflows, link drops, delivery), so the failure can be read, not only named.
+        lowest = min(result.trials, key=lambda t: t.rate_hz)
+        row.update(lowest.row)
+        streams_out.extend(lowest.streams)
+        row.update(status="failed", failure_reason=(
+            f"search: {result.stop}; lowest trial ({lowest.rate_hz:.4g} Hz): {lowest.reason}"))
     else:
         row.update(status="failed", failure_reason=f"search: {result.stop}")
-    if result.best is None and result.trials:
-        row["failure_reason"] = f"search: {result.stop}; lowest trial: {result.trials[-1].reason}"
+    row["completion_rule"] = S.rule_text(reliable=topic_reliable(cell))
     topic = cell.topics[0]
     row.update({
         "rate_hz": result.max_rate_hz,
@@ -348,11 +355,16 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
     return row
 
 
+def topic_reliable(cell: Cell) -> bool:
+    """Whether the searched topic's QoS is reliable (the search's delivery rule)."""
+    return cell.topics[0].qos not in ("best_effort", "sensor_data")
+
+
 def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
                 settings: Any, out_dir: Path, report: Callable[[str], None]) -> S.SearchResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     topic = cell.topics[0]
-    reliable = topic.qos not in ("best_effort", "sensor_data")
+    reliable = topic_reliable(cell)
     model = _model_columns(cell, env)
     capacity = model.get("model_capacity_hz")
     capacity = None if capacity is None or math.isnan(capacity) else capacity

@@ -90,6 +90,16 @@ def judge(row: dict[str, Any], streams: list[dict[str, Any]], rate_hz: float,
     return None
 
 
+def rule_text(reliable: bool) -> str:
+    """The rule that decides a searched cell, in one line (what ``judge`` checks)."""
+    delivery = "every sample arrived" if reliable else \
+        f"at least {BEST_EFFORT_DELIVERY:.1%} of the samples arrived"
+    return (f"rate: max -- the highest rate whose trial was sustained: the publisher kept "
+            f"{PUBLISH_RATE_SHARE:.0%} of the rate, {delivery}, latency grew at most "
+            f"max({GROWTH_FLOOR_MS:g} ms, {GROWTH_SHARE:.0%} of the first third's median); "
+            f"failed when nothing was, down to {MIN_RATE_HZ} Hz")
+
+
 def _num(value: Any) -> float | None:
     try:
         value = float(value)
