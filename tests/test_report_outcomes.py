@@ -159,3 +159,40 @@ def test_condition_of_reads_old_and_new_rows():
     blocks = build_blocks([{"cell_id": "a", "link": "x", "link_preset": "wifi-ideal",
                             "profile": "default", "payload_bytes": 1024, "status": "ok"}])
     assert blocks[0].condition is None
+
+
+def _row(cell_id: str, flow: str, **extra) -> dict:
+    return {"cell_id": cell_id, "link": "ethernet-1g+overlay=vxlan", "flow": flow,
+            "profile": "default", "payload_bytes": 1000, "status": "ok", "trial": 1,
+            "subscribers": 1, "topics": 1, **extra}
+
+
+def test_cells_that_differ_by_a_setting_never_share_a_column():
+    # paper 001 Fig. 10: intra-host and cross-host cells once averaged into one column
+    blocks = build_blocks([_row("intra", "intra-host"), _row("cross", "cross-host")])
+    assert [b.key.get("flow") for b in blocks] == ["intra-host", "cross-host"]
+    assert all(len(c.rows) == 1 for b in blocks for c in b.columns)
+    # a difference no block key names still splits them (by their endpoints)
+    twins = build_blocks([_row("a", "x", endpoints="robot -> edge"),
+                          _row("b", "x", endpoints="robot2 -> edge")])
+    assert len(twins) == 2 and twins[0].key["endpoints"] == "robot -> edge"
+    # trials of one cell do share a column
+    trials = build_blocks([_row("a", "x"), _row("a", "x", trial=2)])
+    assert len(trials) == 1 and len(trials[0].columns[0].rows) == 2
+
+
+def test_each_cells_latency_distribution_is_a_table():
+    from linklab.report.latency import latency_section
+
+    rows = [_row("a", "intra-host", received=10, expected=10, latency_p50_ms=0.05,
+                 latency_p95_ms=0.08, latency_p99_ms=0.11, latency_max_ms=1.3),
+            _row("s", "x", rate_asked="max"), _row("k", "x", subscribers=4)]
+    section = latency_section(rows)
+    assert [r[0].text for r in section.rows] == ["a"]
+    assert [c.text for c in section.rows[0][1:8]] == ["10/10", "—", "—", "0.050", "0.080",
+                                                      "0.110", "1.300"]
+    assert latency_section([rows[1]]) is None
+    late = latency_section([_row("f", "x", status="failed", failure_reason="latency: mean",
+                                 reception_rate_hz=11.5, latency_mean_ms=4000.0)])
+    assert [c.text for c in late.rows[0][2:4]] == ["11.50", "—"]
+    assert late.records[0]["latency_mean_ms"] == 4000.0

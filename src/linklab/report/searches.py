@@ -72,7 +72,8 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
         ["Middleware", "Link", "QoS", "Payload", "Max Hz", "Mbit/s", "Wire B", "Eff.",
          "Model Hz", "Model Mbit/s", "Ratio", "Delivered", "Trials", "Stopped", "Status"],
         legend="Max Hz: the highest publish rate a trial sustained (the row's metrics are "
-               "that trial's); Mbit/s: of payload at that rate. Model (paper 001 §V-A): "
+               "that trial's; where none was, the lowest trial's); Mbit/s: of payload at "
+               "that rate. Model (paper 001 §V-A): "
                "Wire B = bytes on the wire per sample (RTPS + UDP + IPv4 headers), Eff. = "
                "payload / wire bytes, Model Hz and Mbit/s = what the link's rate carries "
                "with those headers (Ethernet frames counted); none for TCP transports. "

@@ -41,8 +41,12 @@ METRICS = (
     ("jitter_ms", "Jitter (ms)"),
 )
 # Settings that split blocks when they vary (profile and payload are the columns).
-BLOCK_KEYS = ("link", "middleware", "topology", "subscribers", "topics", "rate_hz", "qos",
-              "history", "durability", "type", "outage_length_s", "count", "duration_s")
+BLOCK_KEYS = ("link", "middleware", "topology", "flow", "hosts", "subscribers", "topics",
+              "rate_hz", "qos", "history", "durability", "type", "outage_start_s",
+              "outage_length_s", "count", "duration_s", "warmup_s", "grace_s")
+# The last resort when two different cells would still share a column (same settings
+# above, same trial): their endpoint lists tell them apart.
+TIEBREAK_KEY = "endpoints"
 SPARK = " ▁▂▃▄▅▆▇█"
 
 
@@ -179,6 +183,8 @@ def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
     searches are left out: linklab.report.searches has them)."""
     rows = [r for r in rows if not is_search(r)]
     varying = [k for k in BLOCK_KEYS if len({str(_block_value(r, k)) for r in rows}) > 1]
+    if _merges_cells(rows, varying):
+        varying.append(TIEBREAK_KEY)
     blocks: OrderedDict[tuple, Block] = OrderedDict()
     for row in rows:
         key = {"link": row.get("link")}
@@ -199,6 +205,18 @@ def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
     for block in blocks.values():
         block.columns.sort(key=lambda c: (profile_order.index(c.profile), c.payload_bytes))
     return list(blocks.values())
+
+
+def _merges_cells(rows: list[dict[str, Any]], keys: list[str]) -> bool:
+    """Whether grouping by ``keys`` (with profile, payload and trial) would put two
+    different cells in one column -- a column averages trials of one cell, never cells."""
+    seen: dict[tuple, str] = {}
+    for row in rows:
+        slot = (tuple(str(_block_value(row, k)) for k in ("link", *keys)),
+                row.get("profile"), row.get("payload_bytes"), row.get("trial"))
+        if seen.setdefault(slot, str(row.get("cell_id"))) != str(row.get("cell_id")):
+            return True
+    return False
 
 
 # --- terminal rendering ---------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""Each cell's one-way latency distribution: what paper 001 draws as box plots.
+
+Paper 001 (001_20e21b052d053958.txt) reads its results from latency distributions --
+p50/p95 per flow (Fig. 6), p95/p99 over payload x rate (Fig. 8), Reliable vs Best Effort
+(Fig. 10), over Wi-Fi 7 channels and distances (Figs. 13, 14) -- where Table II's layout
+has only the mean and the jitter. One row per cell with one subscriber stream (cells with
+several are in the per-subscriber table); throughput searches are in their own table. A
+failed cell shows "—" as in Table II; --json keeps its measured numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linklab.report.outcome import delivered_text, status_cell
+from linklab.report.view import Section, fmt, num, pct
+
+KEYS = ("cell_id", "trial", "received", "expected", "reception_rate_hz", "latency_mean_ms",
+        "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "jitter_ms",
+        "message_loss_rate", "status")
+
+
+def _single_stream(row: dict[str, Any]) -> bool:
+    return (int(num(row.get("subscribers")) or 1) == 1 and int(num(row.get("topics")) or 1) == 1
+            and str(row.get("rate_asked") or "") != "max")
+
+
+def latency_section(rows: list[dict[str, Any]]) -> Section | None:
+    """The latency distribution of every single-stream cell (None when there is none)."""
+    mine = [r for r in rows if _single_stream(r)]
+    if not mine:
+        return None
+    trials = len({r.get("trial") for r in mine}) > 1
+    section = Section(
+        "latency", "Latency distribution per cell",
+        ["Cell", "Delivered", "Rate (Hz)", "Mean (ms)", "p50", "p95", "p99", "Max",
+         "Jitter (ms)", "Loss (gaps)", "Status"],
+        legend="One-way latency of every received sample, in ms (paper 001 draws these "
+               "as box plots: Figs. 6, 8, 10, 13, 14); loss = paper 002's message loss "
+               "rate (gaps in the sequence numbers).", right=tuple(range(1, 10)))
+    for row in mine:
+        name = str(row.get("cell_id"))
+        if trials:
+            name += f" #{row.get('trial')}"
+        ok = row.get("status") == "ok"
+        # as Table II: a failed cell shows "—" (its reception rate stays when only its
+        # latency failed); --json keeps what it measured
+        rate_ok = ok or str(row.get("failure_reason") or "").startswith("latency:")
+        shown = [fmt(row.get(k), 3) if ok else "—" for k in (
+            "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+            "latency_max_ms", "jitter_ms")]
+        section.add(name, delivered_text(row),
+                    fmt(row.get("reception_rate_hz")) if rate_ok else "—", *shown,
+                    pct(row.get("message_loss_rate")) if ok else "—", status_cell(row))
+        section.records.append({k: row.get(k) for k in KEYS})
+    return section
