@@ -196,3 +196,36 @@ def test_each_cells_latency_distribution_is_a_table():
                                  reception_rate_hz=11.5, latency_mean_ms=4000.0)])
     assert [c.text for c in late.rows[0][2:4]] == ["11.50", "—"]
     assert late.records[0]["latency_mean_ms"] == 4000.0
+
+
+def test_a_distance_sweep_is_one_table_of_loss_and_latency_per_curve():
+    from linklab.report.distance import distance_section
+
+    def cell(d, qos, **extra):
+        return {"cell_id": f"{d}-{qos}", "link": f"wifi-80211a+distance={d}m",
+                "link_overrides": f'{{"distance": "{d}m"}}', "middleware": "fastdds",
+                "qos": qos, "status": "ok", "received": 190, "message_loss_rate": 0.05,
+                "latency_mean_ms": 1.25, **extra}
+
+    rows = [cell(24, "default"), cell(24, "sensor_data"), cell(25.6, "default"),
+            cell(25.6, "sensor_data", status="failed", received=0, message_loss_rate=None,
+                 failure_reason="discovery did not complete: matched no publisher")]
+    section = distance_section(rows)
+    assert section.columns == ["Distance (m)", "default", "sensor_data"]
+    assert [[c.text for c in r] for r in section.rows] == [
+        ["24", "5.0 % · 1.2 ms", "5.0 % · 1.2 ms"],
+        ["25.6", "5.0 % · 1.2 ms", "no discovery"]]
+    assert section.rows[1][2].klass == "failed" and "25 m" in section.notes[0]
+    assert distance_section(rows[:2]) is None   # one distance: no sweep
+
+
+def test_search_and_share_tables_name_the_flow_when_cells_ran_on_one():
+    from linklab.report.searches import shares_section
+
+    rows = [_row(f"{flow}-75", flow, rate_asked="75%", middleware="cyclonedds",
+                 search_max_rate_hz=100.0, rate_hz=75.0) for flow in ("intra-pod", "cross-host")]
+    section = shares_section(rows)
+    assert section.columns[:3] == ["Middleware", "Link", "Flow"]
+    assert [r[2].text for r in section.rows] == ["cross-host", "intra-pod"]
+    assert [r["flow"] for r in section.records] == ["cross-host", "intra-pod"]
+    assert "Flow" not in shares_section([dict(r, flow=None) for r in rows]).columns

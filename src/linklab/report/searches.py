@@ -39,8 +39,22 @@ def _mbit(value: Any) -> str:
 
 
 def _order(row: dict[str, Any]) -> tuple:
-    return (str(row.get("middleware")), str(row.get("link")), str(row.get("qos")),
-            num(row.get("payload_bytes")) or 0)
+    return (str(row.get("middleware")), str(row.get("link")), str(row.get("flow") or ""),
+            str(row.get("qos")), num(row.get("payload_bytes")) or 0)
+
+
+def _with_flow(section: Section, found: list[dict[str, Any]]) -> Section:
+    """A Flow column after Link when the cells ran on deployment flows (paper 001 Fig. 5
+    and 6 compare bare metal, intra-pod, intra-host and cross-host on one link)."""
+    if not any(r.get("flow") for r in found):
+        return section
+    section.columns.insert(2, "Flow")
+    for cells, row in zip(section.rows, found, strict=True):
+        cells.insert(2, Cell(str(row.get("flow") or "—")))
+    for rec, row in zip(section.records, found, strict=True):
+        rec["flow"] = row.get("flow")
+    section.right = tuple(i + 1 if i >= 2 else i for i in section.right)
+    return section
 
 
 def search_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +115,7 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
         if rec["next_failure"]:
             section.notes.append(f"{row['cell_id']}: the lowest failing rate above the "
                                  f"maximum failed because {rec['next_failure']}")
-    return section
+    return _with_flow(section, found)
 
 
 def shares_section(rows: list[dict[str, Any]]) -> Section | None:
@@ -127,7 +141,7 @@ def shares_section(rows: list[dict[str, Any]]) -> Section | None:
             "cell_id", "middleware", "link", "payload_bytes", "rate_asked",
             "search_max_rate_hz", "rate_hz", "received", "expected", "latency_p50_ms",
             "latency_p95_ms", "latency_p99_ms", "latency_mean_ms", "status")})
-    return section
+    return _with_flow(section, found)
 
 
 def trials(cell_dir: Path) -> list[dict[str, Any]]:

@@ -2,11 +2,11 @@
 
 :func:`build` turns a run into a :class:`Report`: the seed 004 tables when the run is
 one of its studies (they replace the Table II layout, which has nothing to say about
-them), then each cell's latency distribution, per subscriber, per topic, fan-out,
-throughput searches, shares of the maximum, search trials, wire bytes per interface,
-gates, errors and failed cells. Each section says which outputs draw it
-(linklab.report.view.Section.outputs); the terminal, --markdown, --json and the HTML
-page all take theirs from here.
+them), then loss and latency vs distance (paper 002), each cell's latency distribution,
+per subscriber, per topic, fan-out, throughput searches, shares of the maximum, search
+trials, wire bytes per interface, gates, errors and failed cells. Each section says
+which outputs draw it (linklab.report.view.Section.outputs); the terminal, --markdown,
+--json and the HTML page all take theirs from here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from linklab.report import gate_view, latency, outcome, paper_004, searches, subscribers, wire
+from linklab.report import (
+    distance,
+    gate_view,
+    latency,
+    outcome,
+    paper_004,
+    searches,
+    subscribers,
+    wire,
+)
 from linklab.report.run import Run
 from linklab.report.view import Section
 
@@ -53,7 +62,8 @@ def build(run: Run, extra_gates: list[str] = (), with_records: bool = True) -> R
         if not with_records:
             tables = [t for t in tables if not t.key.startswith("paper-004-table3")]
         report.paper_004 = tables
-    found = [latency.latency_section(rows), subscribers.per_subscriber(rows, streams),
+    found = [distance.distance_section(rows), latency.latency_section(rows),
+             subscribers.per_subscriber(rows, streams),
              subscribers.per_topic(rows, streams),
              subscribers.fanout(rows, streams), searches.searches_section(rows),
              searches.shares_section(rows),
