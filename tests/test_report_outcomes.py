@@ -196,6 +196,9 @@ def test_each_cells_latency_distribution_is_a_table():
                                  reception_rate_hz=11.5, latency_mean_ms=4000.0)])
     assert [c.text for c in late.rows[0][2:4]] == ["11.50", "—"]
     assert late.records[0]["latency_mean_ms"] == 4000.0
+    broken = latency_section([_row("e", "x", status="error", latency_mean_ms=1.0,
+                                   failure_reason="linklab bug: ZeroDivisionError")])
+    assert broken.rows[0][3].text == "error"   # never "—": it is not a link result
 
 
 def test_a_distance_sweep_is_one_table_of_loss_and_latency_per_curve():

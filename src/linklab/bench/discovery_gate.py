@@ -74,6 +74,9 @@ def open_when_ready(out_dir: Path, endpoints: list[str], timeout_s: float,
     return waiting
 
 
+UNMATCHED = "discovery did not complete"   # how every such failure reason begins
+
+
 def unmatched_reason(timeout_s: float) -> str:
-    return (f"discovery did not complete: this subscriber's reader matched no publisher "
+    return (f"{UNMATCHED}: this subscriber's reader matched no publisher "
             f"within {timeout_s:g} s (the link lost its announcements; not a data-plane loss)")

@@ -341,7 +341,7 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
             f"search: {result.stop}; lowest trial ({lowest.rate_hz:.4g} Hz): {lowest.reason}"))
     else:
         row.update(status="failed", failure_reason=f"search: {result.stop}")
-    row["completion_rule"] = S.rule_text(reliable=topic_reliable(cell))
+    row["completion_rule"] = S.rule_text(reliable=S.reliable_qos(cell.topics[0].qos))
     topic = cell.topics[0]
     row.update({
         "rate_hz": result.max_rate_hz,
@@ -355,16 +355,11 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
     return row
 
 
-def topic_reliable(cell: Cell) -> bool:
-    """Whether the searched topic's QoS is reliable (the search's delivery rule)."""
-    return cell.topics[0].qos not in ("best_effort", "sensor_data")
-
-
 def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
                 settings: Any, out_dir: Path, report: Callable[[str], None]) -> S.SearchResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     topic = cell.topics[0]
-    reliable = topic_reliable(cell)
+    reliable = S.reliable_qos(topic.qos)
     model = _model_columns(cell, env)
     capacity = model.get("model_capacity_hz")
     capacity = None if capacity is None or math.isnan(capacity) else capacity

@@ -90,6 +90,12 @@ def judge(row: dict[str, Any], streams: list[dict[str, Any]], rate_hz: float,
     return None
 
 
+def reliable_qos(qos: str) -> bool:
+    """Whether a topic's QoS (reliability or ROS 2 profile name) is reliable: the
+    search's delivery rule and the model's RTPS header size depend on it."""
+    return qos not in ("best_effort", "sensor_data")
+
+
 def rule_text(reliable: bool) -> str:
     """The rule that decides a searched cell, in one line (what ``judge`` checks)."""
     delivery = "every sample arrived" if reliable else \
@@ -163,7 +169,7 @@ def model_overhead(payload_bytes: int, max_message_size: int, qos: str, mtu: int
     from linklab.model.overhead import wire_cost
 
     cost = wire_cost(payload_bytes, max_message_size, mtu=mtu,
-                     qos="best_effort" if qos in ("best_effort", "sensor_data") else "reliable")
+                     qos="reliable" if reliable_qos(qos) else "best_effort")
     frame_bytes = cost.wire_bytes + ETHERNET_HEADER * cost.ip_packets
     out = {"model_wire_bytes_per_sample": float(cost.wire_bytes),
            "model_ip_packets_per_sample": float(cost.ip_packets),

@@ -11,10 +11,12 @@ history, subscribers, the rest of the link). The paper's readings stand under th
 from __future__ import annotations
 
 import json
-import re
-from collections import OrderedDict
 from typing import Any
 
+from linklab.bench.discovery_gate import UNMATCHED
+from linklab.bench.links import LinkChoice
+from linklab.errors import UsageError
+from linklab.link.radio import parse_metres
 from linklab.report.view import Cell, Section, num
 
 # settings that name a curve when they vary (the distance is the row)
@@ -27,19 +29,26 @@ PAPER_READINGS = (
     "shorter distance for every profile (Figs. 8-10).")
 
 
-def _distance_m(row: dict[str, Any]) -> float | None:
+def _overrides(row: dict[str, Any]) -> dict[str, Any]:
     try:
-        overrides = json.loads(row.get("link_overrides") or "{}")
+        found = json.loads(row.get("link_overrides") or "{}")
     except (TypeError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _distance_m(row: dict[str, Any]) -> float | None:
+    value = _overrides(row).get("distance")
+    try:
+        return None if value is None else parse_metres(value, "link.distance")
+    except UsageError:
         return None
-    text = str(overrides.get("distance") or "")
-    match = re.fullmatch(r"\s*([0-9.]+)\s*m\s*", text)
-    return float(match.group(1)) if match else None
 
 
 def _curve_link(row: dict[str, Any]) -> str:
-    """The link label without its distance."""
-    return re.sub(r"[+,]?distance=[^,+\]]*", "", str(row.get("link") or "")) or "link"
+    """The cell's link label without its distance (as linklab.bench.links labels it)."""
+    rest = tuple((k, v) for k, v in _overrides(row).items() if k != "distance")
+    return LinkChoice(row.get("link_preset"), rest).label
 
 
 def _cell_text(row: dict[str, Any]) -> Cell:
@@ -49,7 +58,7 @@ def _cell_text(row: dict[str, Any]) -> Cell:
     reason = str(row.get("failure_reason") or "")
     if loss is None and not received:
         # no match across the medium is not a data-plane loss: say which it was
-        text = "no discovery" if reason.startswith("discovery did not complete") \
+        text = "no discovery" if reason.startswith(UNMATCHED) \
             else "nothing arrived"
         return Cell(text, "failed", reason)
     text = "—" if loss is None else f"{loss * 100:.1f} %"
@@ -72,7 +81,7 @@ def distance_section(rows: list[dict[str, Any]]) -> Section | None:
         parts += [str(row.get(k)) for k in varying]
         return " / ".join(parts) or "cells"
 
-    curves = list(OrderedDict.fromkeys(curve(r) for _, r in mine))
+    curves = list(dict.fromkeys(curve(r) for _, r in mine))
     table: dict[float, dict[str, list[dict[str, Any]]]] = {}
     for d, row in mine:
         table.setdefault(d, {}).setdefault(curve(row), []).append(row)

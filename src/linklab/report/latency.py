@@ -5,15 +5,16 @@ p50/p95 per flow (Fig. 6), p95/p99 over payload x rate (Fig. 8), Reliable vs Bes
 (Fig. 10), over Wi-Fi 7 channels and distances (Figs. 13, 14) -- where Table II's layout
 has only the mean and the jitter. One row per cell with one subscriber stream (cells with
 several are in the per-subscriber table); throughput searches are in their own table. A
-failed cell shows "—" as in Table II; --json keeps its measured numbers.
+failed cell shows "—" by Table II's rule (linklab.report.outcome.dashed), an error
+"error"; --json keeps its measured numbers.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from linklab.report.outcome import delivered_text, status_cell
-from linklab.report.view import Section, fmt, num, pct
+from linklab.report.outcome import delivered_text, is_ok, metric_text, status_cell
+from linklab.report.view import Section, num, pct
 
 KEYS = ("cell_id", "trial", "received", "expected", "reception_rate_hz", "latency_mean_ms",
         "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "jitter_ms",
@@ -42,15 +43,11 @@ def latency_section(rows: list[dict[str, Any]]) -> Section | None:
         name = str(row.get("cell_id"))
         if trials:
             name += f" #{row.get('trial')}"
-        ok = row.get("status") == "ok"
-        # as Table II: a failed cell shows "—" (its reception rate stays when only its
-        # latency failed); --json keeps what it measured
-        rate_ok = ok or str(row.get("failure_reason") or "").startswith("latency:")
-        shown = [fmt(row.get(k), 3) if ok else "—" for k in (
-            "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-            "latency_max_ms", "jitter_ms")]
-        section.add(name, delivered_text(row),
-                    fmt(row.get("reception_rate_hz")) if rate_ok else "—", *shown,
-                    pct(row.get("message_loss_rate")) if ok else "—", status_cell(row))
+        section.add(name, delivered_text(row), metric_text(row, "reception_rate_hz"),
+                    *(metric_text(row, k, 3) for k in (
+                        "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
+                        "latency_p99_ms", "latency_max_ms", "jitter_ms")),
+                    pct(row.get("message_loss_rate")) if is_ok(row) else "—",
+                    status_cell(row))
         section.records.append({k: row.get(k) for k in KEYS})
     return section

@@ -31,6 +31,25 @@ def is_ok(row: dict[str, Any]) -> bool:
     return row.get("status") == "ok"
 
 
+def dashed(rows: list[dict[str, Any]], metric: str) -> bool:
+    """Whether the tables print "—" for ``metric`` of these rows (one cell's trials), as
+    seed 000's Table II does: any failed trial hides every metric, except that a cell
+    failed only by its latency keeps its reception rate. (Error rows print "error".)"""
+    if all(is_ok(r) for r in rows):
+        return False
+    reasons = [r["failure_reason"] for r in rows if r.get("failure_reason")]
+    only_latency = reasons and all(r.startswith("latency:") for r in reasons)
+    return not only_latency or metric != "reception_rate_hz"
+
+
+def metric_text(row: dict[str, Any], metric: str, digits: int = 2) -> str:
+    """One row's ``metric`` as the tables print it: the value, "—" or "error"."""
+    if is_error(row):
+        return ERROR
+    value = num(row.get(metric))
+    return "—" if value is None or dashed([row], metric) else f"{value:.{digits}f}"
+
+
 def delivered(row: dict[str, Any]) -> tuple[int | None, int | None]:
     """(received, expected): ``expected`` when the row has it, else ``published``."""
     received = num(row.get("received"))

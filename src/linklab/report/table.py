@@ -90,12 +90,7 @@ class Column:
 
     def shown(self, metric: str) -> float | None:
         """The value Table II would print (None = "—")."""
-        if self.failed:
-            reasons = self.reasons
-            only_latency = reasons and all(r.startswith("latency:") for r in reasons)
-            if not only_latency or metric != "reception_rate_hz":
-                return None
-        return self.measured(metric)
+        return None if outcome.dashed(self.rows, metric) else self.measured(metric)
 
     def text(self, metric: str, digits: int = 2) -> str:
         """What the tables print for ``metric``: the value, "—" or "error"."""
