@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import require_root, require_tool
+from linklab.bench import discovery_gate
 from linklab.probes import ProbeCommand, ProbeProcess, binary_path, parse_summary, read_records
 from linklab.probes.upstream import FASTDDS_TCP_NEGOTIATION, recognise
 from linklab.profiles import profile_path
@@ -77,13 +78,27 @@ def run_name(request) -> str:
 
 
 def run(pair: Pair, tmp: Path, pub: dict, sub: dict, topic: str = "probe_test",
-        settle_s: float = 0.3, timeout_s: float = 60):
-    """Subscriber on edge, then publisher on robot; both results."""
+        settle_s: float = 0.3, timeout_s: float = 60, gate_s: float | None = None):
+    """Subscriber on edge, then publisher on robot; both results.
+
+    With ``gate_s`` the two take part in bench's discovery gate: the publisher's first
+    sample waits until the subscriber's reader has matched too (or ``gate_s`` passed).
+    Under loss the writer can match the reader long before the reader matches the writer,
+    and samples sent in between are dropped by the reader's side (bench.discovery_gate)."""
+    if gate_s is not None:
+        discovery_gate.clear(tmp)
+        sub = sub | {"extra": ("--ready-file", str(discovery_gate.ready_path(tmp, "sub")))}
+        pub = pub | {"extra": ("--ready-file", str(discovery_gate.ready_path(tmp, "pub")),
+                               "--start-file", str(discovery_gate.start_path(tmp)))}
     sub_cmd = ProbeCommand(sub.pop("middleware"), "sub", topic, tmp / "sub.bin", **sub)
     pub_cmd = ProbeCommand(pub.pop("middleware"), "pub", topic, tmp / "pub.bin", **pub)
     with ProbeProcess(sub_cmd, prefix=pair.prefix(pair.edge)) as s:
         time.sleep(settle_s)
         with ProbeProcess(pub_cmd, prefix=pair.prefix(pair.robot)) as p:
+            if gate_s is not None:
+                discovery_gate.open_when_ready(
+                    tmp, ["sub", "pub"], gate_s,
+                    gave_up=lambda: not (s.running and p.running))
             rp = p.wait(timeout_s)
         rs = s.wait(timeout_s)
     return rp, rs
@@ -324,7 +339,7 @@ def loss_default_vs_tuned(pair: Pair, tmp_path: Path, tuned: Path) -> None:
                      sub={"middleware": "fastdds", "type": "Bytes", "count": n,
                           "profile": profile, "idle_timeout_s": 8 if name == "tuned" else 4,
                           "match_timeout_s": 90},
-                     timeout_s=150)
+                     timeout_s=150, gate_s=90)
         assert rp.returncode == 0 and rs.returncode == 0, (rp.stderr[-1000:], rs.stderr[-1000:])
         assert rp.summary.samples == n
         delivered[name] = rs.summary.samples
