@@ -25,6 +25,7 @@ import pytest
 from conftest import require_root
 from linklab.link.ns3 import ns3_binary
 from linklab.link.ns3.calibrate import measure
+from linklab.link.radio_curve import measured_curve
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[1]
@@ -72,6 +73,23 @@ def test_the_shipped_curve_is_what_the_calibration_measures():
                             capture_output=True, text=True, cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "reproduced" in result.stdout
+
+
+@pytest.mark.parametrize("tx_power_dbm", [13.0, 18.0])
+def test_the_fast_mode_moves_its_curve_with_transmit_power_as_ns3_does(tx_power_dbm):
+    """The curve was measured at ns-3's 16.0206 dBm; at another power the fast mode reads
+    it at the distance with the same received power (log-distance, exponent 3). ns-3 at
+    that power, across its onset, agrees (simulated time, seeded: deterministic)."""
+    curve = measured_curve()
+    onset = 25.5 * 10 ** ((tx_power_dbm - curve.tx_power_dbm) / 30)
+    points = [round(onset + 0.3 * k, 2) for k in range(6)]
+    measured = measure(points, 2000, tx_power_dbm=tx_power_dbm)
+    losses = [row["loss"] for row in measured]
+    assert losses[0] < 0.05 and losses[-1] > 0.9, losses   # the span covers the onset
+    for row in measured:
+        # two binomial estimates of 2000 packets each (sd <= 1.6 % together)
+        assert curve.loss_at_power(row["distance_m"], tx_power_dbm) == pytest.approx(
+            row["loss"], abs=0.05), (row, tx_power_dbm)
 
 
 def test_real_middleware_traffic_loses_more_with_distance(tmp_path):
@@ -178,15 +196,18 @@ def test_nothing_is_left_after_ctrl_c_or_sigkill_and_clean(how):
 def test_down_removes_the_medium_and_status_shows_it():
     require_root()
     name = f"ns3down{os.getpid()}"
-    up = linklab("link", "up", "wifi-far", "--topology", "star", "--hosts", "2", "--name",
-                 name, "--json", timeout=60)
+    # the radio fields as flags over a preset (wifi-80211a: 24 m, ns-3's 16.0206 dBm)
+    up = linklab("link", "up", "wifi-80211a", "--distance", "26.5m", "--tx-power", "17dBm",
+                 "--topology", "star", "--hosts", "2", "--name", name, "--json", timeout=60)
     try:
         assert up.returncode == 0, up.stderr
         status = json.loads(up.stdout)
         assert {link["wire"] for link in status["links"]} == {"ns3"}
         assert {link["state"] for link in status["links"]} == {"up"}
         air = [s for s in status["counters"]["stages"] if s["kind"] == "air"]
-        assert len(air) == 4 and air[0]["params"]["distance_m"] == 26.0
+        assert len(air) == 4
+        assert {(s["params"]["distance_m"], s["params"]["tx_power_dbm"]) for s in air} == {
+            (26.5, 17.0)}
         pid = None
         for path in Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}.json"):
             pid = json.loads(path.read_text())["ns3"]["pid"]

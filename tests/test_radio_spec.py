@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from linklab.bench.fields import Located
 from linklab.bench.links import check_field
-from linklab.errors import UsageError
+from linklab.errors import EnvironmentProblem, UsageError
 from linklab.link.lifecycle import design
 from linklab.link.presets import load_presets
 from linklab.link.radio import RadioSpec, station_positions
@@ -113,10 +115,35 @@ def test_fast_mode_puts_the_measured_curve_on_the_loss_stages_and_names_it():
 def test_the_curve_interpolates_and_holds_its_ends():
     curve = parse_curve({"points": [{"distance_m": 25, "loss": 0}, {"distance_m": 26,
                                                                      "loss": 0.5}],
-                         "size_bytes": 60, "packets": 10, "settings": {}, "command": "x"},
-                        "test")
+                         "size_bytes": 60, "packets": 10, "settings": {"tx_power_dbm": 16},
+                         "command": "x"}, "test")
     assert curve.loss_at(10) == 0 and curve.loss_at(25.5) == pytest.approx(0.25)
     assert curve.loss_at(99) == 0.5 and curve.onset_m() == 26
+    # 3 dB more power reaches 10 ** (3 / 30) times as far (log-distance, exponent 3)
+    assert curve.loss_at_power(25.5 * 10 ** 0.1, 19) == pytest.approx(0.25)
+    assert curve.loss_at_power(25.5, 16) == curve.loss_at(25.5)
+
+
+def test_a_curve_that_does_not_say_its_transmit_power_is_refused():
+    with pytest.raises(EnvironmentProblem, match="not a loss curve"):
+        parse_curve({"points": [{"distance_m": 25, "loss": 0}, {"distance_m": 26,
+                                                                 "loss": 0.5}],
+                     "size_bytes": 60, "packets": 10, "settings": {}, "command": "x"}, "t")
+
+
+def test_fast_mode_applies_a_transmit_power_by_moving_along_the_curve():
+    """tx_power is applied in the fast mode too (never dropped): 14 dBm at 24 m receives
+    what 16.0206 dBm does at 24 * 10 ** (2.0206 / 30) = 27.9 m, where the curve loses."""
+    curve = measured_curve()
+    assert curve.loss_at(24.0) == 0
+    bed = design(name="radiounit", radio="curve", distance="24m", tx_power="14dBm")
+    (stage,) = bed.stages["robot-edge"]["up"]
+    assert stage.loss == pytest.approx(curve.loss_at(24 * 10 ** (2.0206 / 30)))
+    assert stage.loss > 0.99
+    assert stage.params()["tx_power_dbm"] == 14 and "14 dBm" in stage.params()["text"]
+    # at the curve's own power the stage does not name one
+    at_default = design(name="radiounit", radio="curve", distance="26m")
+    assert "dBm" not in at_default.stages["robot-edge"]["up"][0].params()["text"]
 
 
 def test_the_shipped_curve_matches_the_papers_onset():
@@ -145,3 +172,15 @@ def test_bench_link_fields_validate_distance_with_file_and_line():
         check_field("distance", 25, where)
     with pytest.raises(UsageError, match=r"^s\.yaml:7: .*dBm"):
         check_field("tx_power", "3W", where)
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--distance", "26"], "--distance"), (["--tx-power", "99dBm"], "--tx-power"),
+    (["--radio", "wifi"], "--radio"), (["wifi-80211a", "--radio", "curve", "--loss", "2%"],
+                                       "loss")])
+def test_link_up_radio_flags_refuse_bad_values_in_one_line(flags, named):
+    result = subprocess.run([sys.executable, "-m", "linklab.cli", "link", "up", *flags,
+                             "--name", "radioflags"], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("linklab: error:") and named in line, line

@@ -111,8 +111,9 @@ def register(app: typer.Typer) -> None:
     def up_command(
         preset: str = typer.Argument(None, help="Preset: wifi-ideal, wifi-mild, wifi-severe, "
                                      "wifi-outage, ethernet-1g, lan-2.5g; with the emulator: "
-                                     "4g, wifi, wifi-far, cloud; or one of --presets FILE "
-                                     "(all: linklab link presets)."),
+                                     "4g, wifi, cloud; radio (ns-3 802.11a, paper 002): "
+                                     "wifi-80211a, wifi-far, wifi-80211a-curve; or one of "
+                                     "--presets FILE (all: linklab link presets)."),
         presets: list[Path] = typer.Option(None, "--presets", help=PRESETS_HELP),
         topology: str = typer.Option("pair", "--topology", help="pair | star | chain | "
                                      "cluster (nodes and pods, paper 001)."),
@@ -142,6 +143,13 @@ def register(app: typer.Typer) -> None:
                                        "gemodel:1%,30%,100%,0%."),
         trace: str = typer.Option(None, "--trace", help="Mahimahi traces (emu): "
                                   "up.trace,down.trace (or one file for both)."),
+        radio: str = typer.Option(None, "--radio", help="Radio medium (paper 002): ns3 "
+                                  "(the realtime 802.11a simulation) or curve (its measured "
+                                  "loss vs distance, no simulator)."),
+        distance: str = typer.Option(None, "--distance", help="Radio: each robot's distance "
+                                     "from the edge, e.g. 25.5m (a radio preset, or ns3)."),
+        tx_power: str = typer.Option(None, "--tx-power", help="Radio: every station's "
+                                     "transmit power, e.g. 16.0206dBm (ns-3's default)."),
         name: str = typer.Option("default", "--name", help=NAME_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
@@ -153,6 +161,7 @@ def register(app: typer.Typer) -> None:
         from linklab.emu.link_options import emu_overrides
         from linklab.link.lifecycle import up
         from linklab.link.presets import resolve_preset
+        from linklab.link.radio import radio_overrides
 
         if presets and not preset:
             raise UsageError("given without a PRESET to take from it; name one of its "
@@ -162,6 +171,7 @@ def register(app: typer.Typer) -> None:
         bed = up(preset, preset_fields=fields, topology=topology, hosts=hosts, name=name,
                  loss=loss, rate=rate, outage=outage, mtu=mtu, nodes=nodes, pods=pods,
                  overlay=overlay, encryption=encryption, datapath=datapath,
+                 **radio_overrides(radio=radio, distance=distance, tx_power=tx_power),
                  **emu_overrides(delay=delay, jitter=jitter,
                                  jitter_distribution=jitter_distribution,
                                  loss_model=loss_model, trace=trace))

@@ -217,3 +217,12 @@ def conflicts(radio: RadioSpec | None, stage_fields: set[str], mtu: int) -> list
     if radio.mode == "ns3" and mtu > MAX_RADIO_MTU:
         out.append(("mtu", f"{mtu} B is above 802.11's largest frame body ({MAX_RADIO_MTU} B)"))
     return out
+
+
+def radio_overrides(**flags: str | None) -> dict[str, str]:
+    """``linklab link up --radio/--distance/--tx-power`` -> overrides for ``up``: the
+    flags given (None left out), validated where the spec is built (named --distance ...)."""
+    unknown = set(flags) - set(RADIO_FIELDS)
+    if unknown:
+        raise ValueError(f"not radio fields: {sorted(unknown)}")
+    return {key: value for key, value in flags.items() if value is not None}

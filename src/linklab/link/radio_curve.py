@@ -25,6 +25,11 @@ from linklab.units import format_percent
 
 CURVE_FILE = "radio-curve.json"
 MODEL_NAME = "ns3-80211a-60B"
+# The medium's path loss grows as 10 * n * log10(d) with n = 3 (002 §III-A: ns-3's default
+# LogDistancePropagationLossModel, exponent 3), so a station's transmit power moves the
+# curve along distance: received power P - L0 - 30 log10(d) is the same at (P, d) and
+# (P0, d * 10 ** ((P0 - P) / 30)), and the loss of a frame depends on nothing else.
+PATH_LOSS_EXPONENT = 3.0
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,28 @@ class Curve:
                 return l0 + (l1 - l0) * (distance_m - d0) / (d1 - d0)
         raise AssertionError("unreachable: points are sorted")
 
+    def loss_at_power(self, distance_m: float, tx_power_dbm: float) -> float:
+        """The loss at ``distance_m`` when every station sends at ``tx_power_dbm`` (the
+        curve was measured at ``tx_power_dbm`` of its settings): the loss at the equivalent
+        distance at the curve's power (PATH_LOSS_EXPONENT above)."""
+        return self.loss_at(equivalent_distance_m(distance_m, tx_power_dbm,
+                                                  self.tx_power_dbm))
+
+    @property
+    def tx_power_dbm(self) -> float:
+        return float(self.settings["tx_power_dbm"])
+
     def onset_m(self) -> float | None:
         """The first measured distance with any loss."""
         return next((d for d, loss in self.points if loss > 0), None)
+
+
+def equivalent_distance_m(distance_m: float, tx_power_dbm: float,
+                          curve_power_dbm: float) -> float:
+    """The distance at ``curve_power_dbm`` with the received power of ``distance_m`` at
+    ``tx_power_dbm`` (log-distance path loss, exponent PATH_LOSS_EXPONENT)."""
+    return distance_m * 10 ** ((curve_power_dbm - tx_power_dbm)
+                               / (10 * PATH_LOSS_EXPONENT))
 
 
 def curve_path() -> Path:
@@ -62,6 +86,7 @@ def parse_curve(data: dict[str, Any], where: str) -> Curve:
                               for p in data["points"]))
         curve = Curve(points, int(data["size_bytes"]), int(data["packets"]),
                       dict(data["settings"]), str(data["command"]))
+        curve.tx_power_dbm   # noqa: B018 (the power it was measured at must be there)
     except (KeyError, TypeError, ValueError) as error:
         raise EnvironmentProblem(f"{where} is not a loss curve ({error!r}); make it again: "
                                  "python -m linklab.link.ns3.calibrate") from None
@@ -87,10 +112,13 @@ class CurveLossStage(LossStage):
     """The kernel loss stage with its loss taken from the measured curve (named as such)."""
 
     distance_m: float = 0.0
+    tx_power_dbm: float | None = None   # None: the power the curve was measured at
     model: str = MODEL_NAME
     kind: ClassVar[str] = "loss"
 
     def params(self) -> dict[str, Any]:
         text = format_percent(self.threshold / LOSS_RESOLUTION)
+        power = "" if self.tx_power_dbm is None else f", {self.tx_power_dbm:g} dBm"
         return {**super().params(), "model": self.model, "distance_m": self.distance_m,
-                "text": f"{text} ({self.model} curve at {self.distance_m:g} m)"}
+                **({} if self.tx_power_dbm is None else {"tx_power_dbm": self.tx_power_dbm}),
+                "text": f"{text} ({self.model} curve at {self.distance_m:g} m{power})"}

@@ -125,7 +125,9 @@ def radio_design(plan: TopologyPlan, spec: LinkSpec
             stages[link.name] = {d: [] for d in DIRECTIONS}   # the star's ap-edge link
             continue
         d = round(separation_m(positions[robot], positions["edge"]), 6)
-        loss = curve.loss_at(d)
-        stages[link.name] = {direction: ([CurveLossStage(loss, d)] if loss > 0 else [])
+        loss = curve.loss_at_power(d, radio.tx_power_dbm)
+        # the power is named only when it is not the curve's own (then it moved the curve)
+        power = None if radio.tx_power_dbm == curve.tx_power_dbm else radio.tx_power_dbm
+        stages[link.name] = {direction: ([CurveLossStage(loss, d, power)] if loss > 0 else [])
                              for direction in DIRECTIONS}
     return plan, stages
