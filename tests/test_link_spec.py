@@ -138,3 +138,19 @@ def test_a_relay_wire_added_as_a_subclass_is_chosen_for_its_stages():
         assert choose_wire(set(), "fake-relay-for-test") is FakeRelay
     finally:
         FakeRelay.name = ""  # unregister: wire_classes() skips nameless classes
+
+
+@pytest.mark.parametrize("loss", ["0.005%", "0.015%", "0.0001%", "12.3456%", "1e-4"])
+def test_a_small_loss_is_applied_at_its_value(loss):
+    """0.005 % (paper 001's far-field residual loss) was 0 in steps of 0.01 %: no loss."""
+    (stage,) = [s for s in design(loss=loss, name="t").stages["robot-edge"]["up"]
+                if isinstance(s, LossStage)]
+    expected = float(loss.rstrip("%")) / (100 if loss.endswith("%") else 1)
+    assert stage.threshold / 1_000_000 == pytest.approx(expected, rel=1e-9)
+    assert stage.threshold > 0
+
+
+@pytest.mark.parametrize("loss", ["0.00015%", "0.00005%", "1e-9"])
+def test_a_loss_the_stage_cannot_draw_is_refused_not_rounded(loss):
+    with pytest.raises(UsageError, match="--loss: .*steps of 0.0001 %"):
+        design(loss=loss, name="t")

@@ -156,10 +156,27 @@ class LinkSpec:
 
 # --- parsing user values ---------------------------------------------------------------
 
+# The kernel loss stage draws ``numgen random mod LOSS_RESOLUTION`` per packet (stages.py):
+# loss in steps of 0.0001 %. A loss it cannot apply within 1 % of itself is refused, not
+# rounded (0.005 % in steps of 0.01 % would have been 0, i.e. no loss at all).
+LOSS_RESOLUTION = 1_000_000
+LOSS_TOLERANCE = 0.01
+
+
+def loss_steps(value: float) -> int:
+    """The loss stage's threshold for ``value`` (drop when random mod RESOLUTION < it)."""
+    return round(value * LOSS_RESOLUTION)
+
+
 def parse_loss(text: str | float, argument: str | None = "--loss") -> float:
     value = parse_fraction(text, argument)
     if value >= 1.0:
         raise UsageError(f"{text!r} would drop every packet; use --outage for a dead link",
+                         argument=argument)
+    if value > 0 and abs(loss_steps(value) - value * LOSS_RESOLUTION) > (
+            LOSS_TOLERANCE * value * LOSS_RESOLUTION):
+        raise UsageError(f"{text!r} cannot be applied: the loss stage draws in steps of "
+                         f"{format_percent(1 / LOSS_RESOLUTION)}; give a multiple of it",
                          argument=argument)
     return value
 

@@ -28,11 +28,10 @@ from typing import Any, ClassVar
 
 from linklab.link import made
 from linklab.link.netops import NetOps, Snapshot, nft_name
-from linklab.link.spec import BurstLoss, DirectionSpec, Outage
+from linklab.link.spec import LOSS_RESOLUTION, BurstLoss, DirectionSpec, Outage, loss_steps
 from linklab.link.topology import PathView
 from linklab.units import format_bitrate, format_duration, format_percent
 
-LOSS_RESOLUTION = 10_000  # numgen random mod 10000: loss in steps of 0.01 %
 TBF_LATENCY_S = 0.050     # tbf queue: 50 ms of traffic at the rate (a Wi-Fi-sized buffer)
 TBF_BURST_S = 0.002       # tbf bucket: 2 ms of traffic, at least 32 KiB (>= 20 full frames)
 
@@ -121,14 +120,15 @@ class OutageStage(Stage):
 
 @dataclass
 class LossStage(Stage):
-    """Bernoulli packet loss: ``numgen random mod 10000 < N drop`` on ingress."""
+    """Bernoulli packet loss: ``numgen random mod 1000000 < N drop`` on ingress (loss in
+    steps of 0.0001 %: spec.LOSS_RESOLUTION)."""
 
     loss: float
     kind: ClassVar[str] = "loss"
 
     @property
     def threshold(self) -> int:
-        return round(self.loss * LOSS_RESOLUTION)
+        return loss_steps(self.loss)
 
     def params(self) -> dict[str, Any]:
         return {"loss": self.loss, "text": format_percent(self.threshold / LOSS_RESOLUTION)}
