@@ -25,6 +25,7 @@
 #include <fastdds/dds/topic/TopicDataType.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
 #include <fastdds/dds/log/Log.hpp>
+#include <fastdds/dds/log/StdoutErrConsumer.hpp>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/TCPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
@@ -199,6 +200,15 @@ int usage(const char* why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Fast DDS logs from its own thread, to stdout by default: its XML parser's errors were
+    // written into the middle of this program's JSON line (2 runs in 150 on a broken file).
+    // Every log kind goes to stderr; stdout carries only the JSON.
+    {
+        auto consumer = std::make_unique<StdoutErrConsumer>();
+        consumer->stderr_threshold(Log::Kind::Info);
+        Log::ClearConsumers();
+        Log::RegisterConsumer(std::move(consumer));
+    }
     std::string file, participant_profile = "linklab_participant",
                       writer_profile = "linklab_writer", reader_profile = "linklab_reader";
     int domain = 0;
