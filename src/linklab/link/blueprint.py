@@ -1,0 +1,64 @@
+"""What ``up`` will build, decided before anything is touched: the topology, every
+link's stages and the wire that carries each (pure: validation and planning only)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from linklab.link.cluster_plan import cluster_spec
+from linklab.link.presets import get_preset
+from linklab.link.spec import DIRECTIONS, LinkSpec
+from linklab.link.spec_checks import check_spec
+from linklab.link.stages import Stage, direction_stages
+from linklab.link.topology import TopologyPlan, check_name, plan_topology
+from linklab.link.wires import Wire, choose_wire
+
+DEFAULT_NAME = "default"
+
+
+@dataclass
+class Design:
+    """Everything ``up`` will build, decided before anything is touched."""
+
+    name: str
+    plan: TopologyPlan
+    spec: LinkSpec
+    stages: dict[str, dict[str, list[Stage]]]           # link -> direction -> stages
+    wires: dict[str, type[Wire]]                        # link -> wire class
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
+           topology: str = "pair", hosts: int = 1, name: str = DEFAULT_NAME,
+           wire: str | None = None, **overrides: Any) -> Design:
+    """Validate a request and decide the topology, stages and wires (pure, no changes).
+
+    ``preset_fields``: a preset's fields (``presets.resolve_preset``, e.g. from a user's
+    file; ``preset`` is then only its name). Recorded in ``inputs`` with the rest, so
+    any process reopens the run without that file."""
+    check_name(name)
+    if preset_fields is None and preset:
+        preset_fields = get_preset(preset)
+    fields = dict(preset_fields) if preset_fields is not None else None
+    # a cluster's own fields (overlay, encryption, datapath, nodes, pods): cluster_plan.py
+    options, link_fields, spec = cluster_spec(topology, preset, fields, overrides)
+    check_spec(spec, link_fields)
+    plan = plan_topology(topology, name, hosts, cluster=options, mtu=spec.mtu)
+    stages: dict[str, dict[str, list[Stage]]] = {}
+    if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002)
+        from linklab.link.radio_plan import radio_design
+        plan, stages = radio_design(plan, spec)
+    wires: dict[str, type[Wire]] = {}
+    for link in plan.links:
+        if spec.radio is None:
+            stages[link.name] = {d: direction_stages(spec.direction(d), link.carries)
+                                 for d in DIRECTIONS}
+        needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
+                  if s.runs_in == "relay"}
+        wires[link.name] = choose_wire(needed, wire)
+    inputs = {"preset": preset, "preset_fields": fields, "topology": topology,
+              "hosts": hosts, "wire": wire,
+              "overrides": {k: v for k, v in overrides.items() if v is not None}}
+    return Design(name, plan, spec, stages, wires, inputs)
