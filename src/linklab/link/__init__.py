@@ -47,7 +47,8 @@ and 0700, checked each time: ``statedir.py``); processes started through ``bed.p
 ``bed.run`` are recorded too, so ``down``/``clean`` end them; ``runs.py`` lists runs and
 cleans up. Nothing is made outside the run's namespaces
 (``linklab-<run>-<host>``; interfaces, nft tables and qdiscs carry the run's tag).
-Stages: ``stages.py``. Wires (veth, or a userspace relay added by the emu package):
+What ``up`` will build, decided first: ``blueprint.py``; building and taking down:
+``lifecycle.py``; the testbed object: ``bed.py``. Stages: ``stages.py``. Wires (veth, or a userspace relay added by the emu package):
 ``wires/__init__.py``.
 """
 
