@@ -48,8 +48,8 @@ and 0700, checked each time: ``statedir.py``); processes started through ``bed.p
 cleans up. Nothing is made outside the run's namespaces
 (``linklab-<run>-<host>``; interfaces, nft tables and qdiscs carry the run's tag).
 What ``up`` will build, decided first: ``blueprint.py``; building and taking down:
-``lifecycle.py``; the testbed object: ``bed.py``. Stages: ``stages.py``. Wires (veth, or a userspace relay added by the emu package):
-``wires/__init__.py``.
+``lifecycle.py``; the testbed object: ``bed.py``. Stages: ``stages.py``. Wires (veth,
+or a userspace relay added by the emu package): ``wires/__init__.py``.
 """
 
 from __future__ import annotations
