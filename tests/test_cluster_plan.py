@@ -14,10 +14,10 @@ from linklab.bench.spec import parse_scenario
 from linklab.bench.topics import flow_hosts
 from linklab.errors import UsageError
 from linklab.link import made
+from linklab.link.blueprint import design
 from linklab.link.cluster_plan import ClusterOptions, endpoint_names
 from linklab.link.datapath import assemble, kube_proxy_rules
 from linklab.link.ebpf import redirect_program
-from linklab.link.lifecycle import design
 from linklab.link.topology import parse_netns_name
 
 # --- the plan ------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from linklab.emu.link_options import emu_overrides
 from linklab.emu.relay import pid_is_relay, relay_binary
 from linklab.errors import UsageError
 from linklab.link import testbed as link_testbed
+from linklab.link.blueprint import design
 from linklab.link.journal import state_dir
-from linklab.link.lifecycle import design
 from linklab.link.presets import load_presets
 
 

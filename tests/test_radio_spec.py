@@ -12,7 +12,7 @@ import pytest
 from linklab.bench.fields import Located
 from linklab.bench.links import check_field
 from linklab.errors import EnvironmentProblem, UsageError
-from linklab.link.lifecycle import design
+from linklab.link.blueprint import design
 from linklab.link.presets import load_presets
 from linklab.link.radio import RadioSpec, station_positions
 from linklab.link.radio_curve import measured_curve, parse_curve

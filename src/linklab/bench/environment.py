@@ -437,7 +437,7 @@ class LinklabEnvironment:
         take, QoS a middleware has no policy for, links that cannot be built here."""
         from linklab.bench.endpoints import qos_args
         from linklab.bench.probe_driver import probe_binary
-        from linklab.link import lifecycle
+        from linklab.link import blueprint
 
         for middleware in sorted({c.middleware for c in cells}):
             probe_binary(middleware)
@@ -456,7 +456,7 @@ class LinklabEnvironment:
             if choice.preset in self.links.user:
                 kwargs["preset_fields"] = self.links.user[choice.preset]
             try:
-                planned = lifecycle.design(choice.preset, topology=cell.topology,
+                planned = blueprint.design(choice.preset, topology=cell.topology,
                                            hosts=cell.hosts or 1, name="check", **kwargs,
                                            **choice.overrides_dict())
             except UsageError as error:

@@ -54,11 +54,10 @@ or a userspace relay added by the emu package): ``wires/__init__.py``.
 
 from __future__ import annotations
 
+from linklab.link.bed import Host, Testbed
+from linklab.link.blueprint import design
 from linklab.link.lifecycle import (
-    Host,
-    Testbed,
     clean,
-    design,
     down,
     open_run,
     residue,

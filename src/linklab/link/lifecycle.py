@@ -20,8 +20,8 @@ from typing import Any
 
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
 from linklab.link import cluster, made, userns
-from linklab.link.bed import Host, Testbed
-from linklab.link.blueprint import DEFAULT_NAME, Design, design
+from linklab.link.bed import Testbed
+from linklab.link.blueprint import DEFAULT_NAME, design
 from linklab.link.journal import (
     Journal,
     StateFileError,
@@ -46,7 +46,6 @@ from linklab.link.stages import (
 )
 from linklab.link.system import Shell, list_netns, require_tools
 from linklab.link.topology import (
-    LinkPlan,
     TopologyPlan,
     check_name,
 )
@@ -314,5 +313,4 @@ def asdict_plan(plan: TopologyPlan) -> dict[str, Any]:
     return asdict(plan)
 
 
-__all__ = ["Design", "Host", "LinkPlan", "Testbed", "clean", "design", "down", "open_run",
-           "residue", "testbed", "up"]
+__all__ = ["clean", "down", "list_runs", "open_run", "residue", "testbed", "up"]
