@@ -25,6 +25,7 @@ from linklab.bench.search import model_overhead
 from linklab.bench.spec import parse_scenario
 from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore, write_parquet
 from linklab.bench.streams import StreamInput, aggregate, fanout
+from linklab.model.overhead import WirePath
 from report_rundirs import VERSIONS, Behaviour, make_run
 
 T0 = 1_000_000_000_000
@@ -165,10 +166,10 @@ def _capacity(middleware: str, payload: int) -> tuple[float, dict]:
         return LINK_BITS / (8 * payload * 1.05), {
             "link_rate_bit_s": LINK_BITS,
             "model_note": "mqtt runs over TCP: no RTPS/UDP header model"}
-    model = model_overhead(payload, 65500, "best_effort", 1500, LINK_BITS)
+    model = model_overhead(payload, 65500, "best_effort", WirePath(1500), LINK_BITS)
     return model["model_capacity_hz"], dict(
         model, link_rate_bit_s=LINK_BITS,
-        model_note="RTPS+UDP+IPv4 per paper 001 §V-A, max message 65500 B")
+        model_note="RTPS+UDP+IPv4 at MTU 1500 per paper 001 §V-A, max message 65500 B")
 
 
 def _measure(cell: Cell, out: Path, rate: float, rng: np.random.Generator) -> dict:

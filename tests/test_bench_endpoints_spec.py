@@ -14,6 +14,7 @@ from linklab.bench import search as S
 from linklab.bench.matrix import expand
 from linklab.bench.spec import load_scenario, parse_scenario
 from linklab.errors import UsageError
+from linklab.model.overhead import WirePath
 
 
 def cells_of(text: str):
@@ -340,10 +341,24 @@ def test_a_search_that_sustains_nothing_keeps_what_its_lowest_trial_measured(mon
 
 
 def test_the_models_capacity_counts_headers_and_ethernet_frames():
-    model = S.model_overhead(16384, 65500, "best_effort", 1500, 20e6)
+    model = S.model_overhead(16384, 65500, "best_effort", WirePath(1500), 20e6)
     assert model["model_ip_packets_per_sample"] == 12
     frames = model["model_wire_bytes_per_sample"] + 14 * 12
     assert math.isclose(model["model_capacity_hz"], 20e6 / (8 * frames))
+
+
+def test_the_model_counts_a_clusters_overlay_and_not_a_path_that_misses_the_link():
+    plain = S.model_overhead(65536, 14720, "best_effort", WirePath(1500), 1e9)
+    vxlan = S.model_overhead(65536, 14720, "best_effort", WirePath(1450, vxlan=True), 1e9)
+    # 001 V-A: 50 B per packet, and more packets at the pod MTU 1450 (49 against 45)
+    assert (plain["model_ip_packets_per_sample"], vxlan["model_ip_packets_per_sample"]) \
+        == (45, 49)
+    # five RTPS messages (4 x 14 664 B of the sample + the rest), each RTPS 56 + UDP 8;
+    # every packet IPv4 20 + VXLAN 50
+    assert vxlan["model_wire_bytes_per_sample"] == 65536 + 5 * (56 + 8) + 49 * (20 + 50)
+    assert vxlan["model_capacity_hz"] < plain["model_capacity_hz"]
+    inside = S.model_overhead(65536, 14720, "best_effort", WirePath(1450, bounded=False), 1e9)
+    assert math.isnan(inside["model_capacity_hz"]) and inside["model_wire_bytes_per_sample"]
 
 
 # --- the file itself -----------------------------------------------------------------------

@@ -9,16 +9,18 @@ import textwrap
 import pytest
 
 from conftest import require_tool
+from linklab.bench.environment import LinklabEnvironment
 from linklab.bench.matrix import expand
 from linklab.bench.spec import parse_scenario
 from linklab.bench.topics import flow_hosts
 from linklab.errors import UsageError
 from linklab.link import made
 from linklab.link.blueprint import design
-from linklab.link.cluster_plan import ClusterOptions, endpoint_names
+from linklab.link.cluster_plan import ClusterOptions, endpoint_names, wire_path
 from linklab.link.datapath import assemble, kube_proxy_rules
 from linklab.link.ebpf import redirect_program
 from linklab.link.topology import parse_netns_name
+from linklab.model.overhead import WirePath
 
 # --- the plan ------------------------------------------------------------------------------
 
@@ -179,6 +181,35 @@ def test_each_flow_places_publisher_and_subscriber():
     assert (cell.topics[0].publisher, cell.topics[0].subscribers) == ("robotpod1",
                                                                       ("edgepod1",))
     assert flow_hosts("intra-host", 3) == ("robot1pod1", "robot1pod2")
+
+
+@pytest.mark.parametrize(("link", "pod_mtu", "cross_host"), [
+    ("ethernet-1g", 1450, WirePath(1450, vxlan=True)),
+    ("{preset: ethernet-1g, overlay: none}", 1500, WirePath(1500)),
+    ("{preset: ethernet-1g, encryption: wireguard}", 1380,
+     WirePath(1380, vxlan=True, wireguard_mtu=1440)),
+    ("{preset: ethernet-1g, overlay: none, encryption: wireguard}", 1380,
+     WirePath(1380, wireguard_mtu=1440)),
+])
+def test_the_models_path_follows_each_flow(link, pod_mtu, cross_host):
+    # 001 V-A: the underlay carries VXLAN / WireGuard only for pod-to-pod traffic between
+    # nodes; nodes talk directly; within one node the underlay (and its rate) is not used
+    cells = cells_of(BASE.replace("link: ethernet-1g", f"link: {link}")
+                     + "axes:\n  flow: [bare-metal, intra-container, intra-pod, "
+                       "intra-host, cross-host]\n")
+    env = LinklabEnvironment()
+    paths = {c.flow: env.wire_path(c) for c in cells}
+    assert paths == {"bare-metal": WirePath(1500),
+                     "intra-container": WirePath(65536, bounded=False),
+                     "intra-pod": WirePath(65536, bounded=False),
+                     "intra-host": WirePath(pod_mtu, bounded=False),
+                     "cross-host": cross_host}
+    options = ClusterOptions()
+    assert wire_path(options, 1500, "robot", "edgepod2") == WirePath(1450, vxlan=True)
+    assert wire_path(options, 1500, "robotpod1c2", "edge") == WirePath(1450)
+    assert wire_path(options, 1500, "robot2pod1", "robot3") == WirePath(1450)
+    with pytest.raises(UsageError, match="not a cluster host"):
+        wire_path(options, 1500, "robotpod1", "ap")
 
 
 def test_pairs_and_cluster_link_fields():

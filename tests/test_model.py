@@ -13,13 +13,14 @@ from linklab.model.delivery import (
 )
 from linklab.model.fanout import TABLE_III_NS, fanout_arrival_offsets, fit_fanout_step
 from linklab.model.fragmentation import (
+    ip_packets_per_datagram,
     ip_packets_per_message,
     max_message_size_for_mtu,
     n_ip,
     rtps_messages_per_sample,
 )
 from linklab.model.history import history_cache_size
-from linklab.model.overhead import wire_cost
+from linklab.model.overhead import ip_packet_sizes, wire_cost
 from linklab.model.rates import max_throughput, publish_rate_bytes
 from linklab.model.retransmission import (
     amplification,
@@ -48,6 +49,21 @@ def test_real_ip_fragmentation_counts_headers():
     assert ip_packets_per_message(1472, 1500, "ip") == 1
     assert ip_packets_per_message(1473, 1500, "ip") == 2
     assert max_message_size_for_mtu(1500) == 1472
+
+
+@pytest.mark.parametrize("mtu", [1500, 1450, 1380, 9000, 576])
+def test_the_last_fragment_takes_up_to_mtu_less_20_where_that_is_no_multiple_of_8(mtu):
+    # MTU 1450: fragments carry 1424 B (a multiple of 8), but an unfragmented datagram or
+    # the last fragment may carry 1430 B: a 1430 B datagram is one packet, 2854 B two
+    assert ip_packets_per_datagram(mtu - 20, mtu) == 1
+    assert ip_packets_per_datagram(mtu - 19, mtu) == 2
+    fragment = (mtu - 20) // 8 * 8
+    assert ip_packets_per_datagram(fragment + mtu - 20, mtu) == 2
+    assert ip_packets_per_datagram(fragment + mtu - 19, mtu) == 3
+    # and the model counts what the cluster's packet list (verified on the wire) counts
+    for message in range(1, 70000, 97):
+        sizes = ip_packet_sizes(message, 10**6, mtu=mtu, qos="best_effort")
+        assert ip_packets_per_message(message + 56, mtu, "ip") == len(sizes)
 
 
 def test_65kb_at_30hz_is_about_16_mbit_and_default_heartbeat_burst_exceeds_160_mbit():

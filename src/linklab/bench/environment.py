@@ -41,6 +41,7 @@ from linklab.bench.matrix import Cell
 from linklab.bench.middlewares import base_middleware
 from linklab.bench.runner import ResolvedProfile
 from linklab.errors import EnvironmentProblem, UsageError
+from linklab.model.overhead import WirePath
 
 TUNED_PROFILES = ("optimized", "optimized-paced")
 
@@ -94,6 +95,16 @@ class Links:
 
     def mtu(self, choice: LinkChoice) -> int:
         return int(self.spec(choice).mtu)
+
+    def cluster_options(self, choice: LinkChoice, topology: str | None):
+        """The link's cluster options (overlay, encryption, ...), None off a cluster."""
+        from linklab.bench.links import cluster_fields
+        from linklab.link.cluster_plan import cluster_spec
+
+        if cluster_fields(choice):
+            topology = "cluster"
+        return cluster_spec(topology or "pair", choice.preset, self.fields(choice.preset),
+                            choice.overrides_dict())[0]
 
 
 # --- profiles -------------------------------------------------------------------------
@@ -431,6 +442,22 @@ class LinklabEnvironment:
 
     def link_mtu(self, cell: Cell) -> int:
         return self.links.mtu(cell.link_choice or LinkChoice(cell.link))
+
+    def wire_path(self, cell: Cell) -> WirePath:
+        """How the first topic's samples reach the link, for the model: on a cluster by
+        where its publisher and subscribers sit (link.cluster_plan.wire_path; with
+        subscribers on different paths, the first whose path crosses the link: those
+        copies load it), elsewhere IP packets at the link's MTU."""
+        from linklab.link.cluster_plan import wire_path
+
+        choice = cell.link_choice or LinkChoice(cell.link)
+        mtu = self.links.mtu(choice)
+        options = self.links.cluster_options(choice, cell.topology)
+        if options is None:
+            return WirePath(mtu)
+        topic = cell.topics[0]
+        paths = [wire_path(options, mtu, topic.publisher, sub) for sub in topic.subscribers]
+        return next((p for p in paths if p.bounded), paths[0])
 
     def check_ready(self, cells: list[Cell]) -> None:
         """Fail before any link is touched: missing probes, profiles a middleware cannot

@@ -36,6 +36,7 @@ from linklab.bench import search as S
 from linklab.bench.matrix import SETUP_S, Cell, estimate_s
 from linklab.bench.store import RunStore, now_utc
 from linklab.errors import LinklabError
+from linklab.model.overhead import WirePath
 
 # A pause between two trials of a search: the link's queues drain.
 TRIAL_PAUSE_S = 0.5
@@ -64,6 +65,7 @@ class Environment(Protocol):
     def model_amplification(self, cell: Cell) -> float: ...
     def link_rate_bits(self, cell: Cell) -> float | None: ...
     def link_mtu(self, cell: Cell) -> int: ...
+    def wire_path(self, cell: Cell) -> WirePath: ...
 
 
 @dataclass(frozen=True)
@@ -406,9 +408,11 @@ def _model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
     max_message = 65500 if base == "fastdds" else 14720
     if cell.profile in ("optimized", "optimized-paced"):
         max_message = 1472
-    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos,
-                                env.link_mtu(cell), link_bits))
-    out["model_note"] = f"RTPS+UDP+IPv4 per paper 001 §V-A, max message {max_message} B"
+    path = env.wire_path(cell)
+    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos, path, link_bits))
+    out["model_note"] = (f"{path.label()} per paper 001 §V-A, max message {max_message} B"
+                         + ("" if path.bounded else
+                            "; both ends on one node: the link's rate does not bound it"))
     return out
 
 

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from linklab.model.overhead import WirePath, sample_on_path
+
 PUBLISH_RATE_SHARE = 0.97
 BEST_EFFORT_DELIVERY = 0.999
 GROWTH_FLOOR_MS = 2.0
@@ -161,21 +163,21 @@ def search(run_trial: Callable[[float], Trial], start_hz: float, *, precision: f
     return SearchResult(lo or 0.0, best, trials, stop)
 
 
-def model_overhead(payload_bytes: int, max_message_size: int, qos: str, mtu: int,
+def model_overhead(payload_bytes: int, max_message_size: int, qos: str, path: WirePath,
                    link_bits_per_s: float | None) -> dict[str, float]:
-    """Bytes on the wire per sample (paper 001 §V-A headers: RTPS 56-116 B, UDP 8, IPv4
-    20 per packet) and, on a rate-limited link, the samples per second it carries: the
-    limiter counts Ethernet frames, so 14 B more per IP packet."""
-    from linklab.model.overhead import wire_cost
-
-    cost = wire_cost(payload_bytes, max_message_size, mtu=mtu,
-                     qos="reliable" if reliable_qos(qos) else "best_effort")
-    frame_bytes = cost.wire_bytes + ETHERNET_HEADER * cost.ip_packets
-    out = {"model_wire_bytes_per_sample": float(cost.wire_bytes),
-           "model_ip_packets_per_sample": float(cost.ip_packets),
-           "model_efficiency": float(cost.efficiency),
+    """Bytes on the link per sample (paper 001 §V-A headers: RTPS 56-116 B, UDP 8, IPv4
+    20 per packet; on a cluster's underlay VXLAN 50 and WireGuard 32 + its own IPv4/UDP,
+    linklab.model.overhead.path_bytes) and, where the path crosses a rate-limited link,
+    the samples per second it carries: the limiter counts Ethernet frames, so 14 B more
+    per IP packet."""
+    kind = "reliable" if reliable_qos(qos) else "best_effort"
+    wire, packets = sample_on_path(payload_bytes, max_message_size, kind, path)
+    frame_bytes = wire + ETHERNET_HEADER * packets
+    out = {"model_wire_bytes_per_sample": float(wire),
+           "model_ip_packets_per_sample": float(packets),
+           "model_efficiency": payload_bytes / wire,
            "model_capacity_hz": math.nan, "model_capacity_bit_s": math.nan}
-    if link_bits_per_s:
+    if link_bits_per_s and path.bounded:
         capacity = link_bits_per_s / (8 * frame_bytes)
         out["model_capacity_hz"] = capacity
         out["model_capacity_bit_s"] = capacity * payload_bytes * 8

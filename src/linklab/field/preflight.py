@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from linklab.field.hosts import HostSet
+from linklab.model.fragmentation import ip_packets_per_datagram
 from linklab.model.reassembly import (
     LINUX_IPFRAG_HIGH_THRESH,
     held_reassembly_bytes,
@@ -145,7 +146,7 @@ def _reassembly(name: str, values: dict[str, Any], needs: list[Need],
     for n in fragmenting:
         link_mtu = n.path_mtu or mtu or 1500
         datagram = min(n.max_message, n.payload_bytes + RTPS_HEADERS)
-        per_datagram = math.ceil((datagram + 8) / (link_mtu - 20))
+        per_datagram = ip_packets_per_datagram(datagram + 8, link_mtu)
         datagrams = n.rate_hz * max(1, math.ceil(n.payload_bytes / n.max_message))
         if n.loss is None:
             held = math.inf

@@ -44,11 +44,12 @@ Host names that run endpoints: the nodes, the pods and the pods' second containe
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from linklab.errors import UsageError
-from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES, VXLAN_OVERHEAD
+from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES, VXLAN_OVERHEAD, WirePath
 
 CLUSTER_FIELDS = ("overlay", "encryption", "datapath", "nodes", "pods")
 OVERLAYS = ("vxlan", "none")
@@ -71,6 +72,8 @@ WIREGUARD_TUNNEL_BYTES = OVERLAY_OVERHEAD_BYTES["wireguard"]   # 32 + IPv4 20 + 
 # 120 B below a 1500 B underlay (VXLAN over WireGuard needs 110 B).
 WIREGUARD_POD_REDUCTION = 120
 EDGE_NUMBER = 100
+LOOPBACK_MTU = 65536                 # a network namespace's lo
+_HOST = re.compile(r"(?P<node>robot\d*|edge)(?:pod(?P<pod>\d+)(?:c\d+)?)?")
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,43 @@ def node_short(node: str) -> str:
 
 def pod_names(node: str, pods: int) -> tuple[str, ...]:
     return tuple(f"{node}pod{k}" for k in range(1, pods + 1))
+
+
+def host_place(host: str) -> tuple[str, str | None]:
+    """(node, pod or None) of an endpoint host name: robotpod1c2 -> (robot, robotpod1),
+    edge -> (edge, None)."""
+    found = _HOST.fullmatch(host)
+    if found is None:
+        raise UsageError(f"{host!r} is not a cluster host: a node (robot, robotN, edge), a "
+                         "pod (<node>pod<k>) or a pod's second container (<pod>c2)",
+                         argument="host")
+    node = found["node"]
+    return node, f"{node}pod{found['pod']}" if found["pod"] else None
+
+
+def wire_path(options: ClusterOptions, underlay_mtu: int, sender: str,
+              receiver: str) -> WirePath:
+    """How ``sender``'s packets reach ``receiver`` (the routes the module doc lists): in
+    one pod (or one node's own namespace) over loopback; between a node's pods, or a pod
+    and its node, through the node's veths at the pod MTU, never on the underlay; to
+    another node's address straight over the underlay (a pod's packets at the pod MTU);
+    to another node's pod through the overlay (VXLAN) or the direct routes, inside
+    WireGuard when the nodes are encrypted."""
+    sizes = mtus(underlay_mtu, options)
+    sender_node, sender_pod = host_place(sender)
+    receiver_node, receiver_pod = host_place(receiver)
+    if sender_node == receiver_node:
+        if sender_pod == receiver_pod:
+            return WirePath(LOOPBACK_MTU, bounded=False)
+        return WirePath(sizes["pod"], bounded=False)
+    if receiver_pod is None:
+        return WirePath(sizes["pod"] if sender_pod else underlay_mtu)
+    vxlan = options.overlay == "vxlan"
+    if sender_pod:
+        mtu = sizes["pod"]
+    else:   # the node's route to the other pod subnet: the vxlan or WireGuard device
+        mtu = sizes.get("vxlan") or sizes.get("wireguard") or underlay_mtu
+    return WirePath(mtu, vxlan=vxlan, wireguard_mtu=sizes.get("wireguard"))
 
 
 def endpoint_names(nodes: int, pods: int) -> tuple[str, ...]:

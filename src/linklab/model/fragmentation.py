@@ -5,10 +5,11 @@ Two ways to count IP packets per RTPS message:
 * ``"paper"`` (default): N_IP = ceil(M / MTU), exactly as the paper writes it
   (64 KiB / 1500 -> 44). It ignores that each IP fragment also carries a 20-byte IP
   header and that UDP adds 8 bytes.
-* ``"ip"``: what the kernel really does. The UDP datagram (message + 8 B) is cut into
-  fragments whose payload is at most MTU - 20 rounded down to a multiple of 8
-  (1480 B for MTU 1500). 65500 B messages then need 45 packets, not 44; a 1472 B
-  message is exactly one 1500 B packet in both counts.
+* ``"ip"``: what the kernel really does. A UDP datagram (message + 8 B) of up to
+  MTU - 20 B is one packet; a larger one is cut into fragments whose payload is
+  MTU - 20 rounded down to a multiple of 8 (1480 B for MTU 1500, 1424 B for a pod's
+  1450), the last one taking the rest (up to MTU - 20). 65500 B messages then need 45
+  packets, not 44; a 1472 B message is exactly one 1500 B packet in both counts.
 
 The difference is at most one packet per RTPS message; it matters for q = p^N_IP at
 high loss and for exact wire-byte accounting, not for the paper's conclusions.
@@ -34,6 +35,17 @@ def ip_fragment_payload(mtu: int) -> int:
     return (mtu - IPV4_HEADER) // 8 * 8
 
 
+def ip_packets_per_datagram(udp_bytes: int, mtu: int = DEFAULT_MTU) -> int:
+    """IP packets of one UDP datagram of ``udp_bytes`` (its 8 B header included): one
+    while it fits in MTU - 20; beyond, fragments of ``ip_fragment_payload(mtu)`` until
+    the rest fits in MTU - 20 (RFC 791 §2.3: every fragment but the last carries a
+    multiple of 8 bytes)."""
+    room = mtu - IPV4_HEADER
+    if udp_bytes <= room:
+        return 1
+    return 1 + math.ceil((udp_bytes - room) / ip_fragment_payload(mtu))
+
+
 def rtps_messages_per_sample(payload_bytes: int, max_message_size: int) -> int:
     """N_RT = ceil(u / M)  (000, section IV-C)."""
     return max(1, math.ceil(payload_bytes / max_message_size))
@@ -50,7 +62,7 @@ def ip_packets_per_message(
     if mode == "paper":
         return max(1, math.ceil(message_bytes / mtu))
     if mode == "ip":
-        return max(1, math.ceil((message_bytes + UDP_HEADER) / ip_fragment_payload(mtu)))
+        return ip_packets_per_datagram(message_bytes + UDP_HEADER, mtu)
     raise ValueError(f"unknown fragmentation mode {mode!r}")
 
 

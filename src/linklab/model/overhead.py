@@ -133,6 +133,29 @@ def wireguard_packet(inner_bytes: int, device_mtu: int) -> int:
     return padded + WIREGUARD_TUNNEL
 
 
+@dataclass(frozen=True)
+class WirePath:
+    """How one sample's packets reach a rate-limited link (001 §IV-B, §V-A): IP packets
+    cut at ``mtu`` (the sender's interface: a pod's MTU on a cluster), VXLAN's 50 B on
+    each (``vxlan``), WireGuard around each (``wireguard_mtu``: its device's MTU; None:
+    no WireGuard). ``bounded``: the path crosses the link, so its rate bounds the
+    samples per second (False: both ends on one cluster node, the underlay not on the
+    way)."""
+
+    mtu: int = 1500
+    vxlan: bool = False
+    wireguard_mtu: int | None = None
+    bounded: bool = True
+
+    def label(self) -> str:
+        layers = ["RTPS", "UDP", "IPv4"]
+        if self.vxlan:
+            layers.append("VXLAN")
+        if self.wireguard_mtu is not None:
+            layers.append("WireGuard")
+        return f"{'+'.join(layers)} at MTU {self.mtu}"
+
+
 def path_bytes(serialized_bytes: int, max_message_size: int, *, pod_mtu: int,
                qos: str = "best_effort", vxlan: bool = False, wireguard_mtu: int | None = None,
                ethernet: bool = True) -> tuple[int, int]:
@@ -148,3 +171,13 @@ def path_bytes(serialized_bytes: int, max_message_size: int, *, pod_mtu: int,
             size = wireguard_packet(size, wireguard_mtu)
         total += size + (ETHERNET_HEADER if ethernet else 0)
     return total, len(packets)
+
+
+def sample_on_path(serialized_bytes: int, max_message_size: int, qos: str,
+                   path: WirePath) -> tuple[int, int]:
+    """(IP bytes, IP packets) one sample puts on ``path``'s link, Ethernet not counted:
+    ``path_bytes`` for a ``WirePath``."""
+    frame_bytes, packets = path_bytes(serialized_bytes, max_message_size, pod_mtu=path.mtu,
+                                      qos=qos, vxlan=path.vxlan,
+                                      wireguard_mtu=path.wireguard_mtu)
+    return frame_bytes - ETHERNET_HEADER * packets, packets

@@ -10,7 +10,8 @@ model counts, per sample (each term's source in brackets):
 * data datagrams: the sample cut into fragments of ``fragment_bytes``, ``fragments_per_
   datagram`` per UDP datagram with ``datagram_overhead`` RTPS bytes [layouts measured
   with tshark on Fast DDS 2.9.1 and Cyclone DDS 0.10.2, see ``Profile``]; each datagram
-  of L bytes is ceil((L + 8) / (MTU - 20 rounded to 8)) IP packets [000 IV-C, RFC 791]
+  of L bytes is one IP packet up to MTU - 28, else fragments of MTU - 20 rounded down
+  to 8 B until the rest fits (fragmentation.ip_packets_per_datagram) [000 IV-C, RFC 791]
   carrying IPv4 20 B and the Ethernet header 14 B that interface counters include
   [001 V-A for IPv4/UDP];
 * repairs of losses: a datagram of n packets arrives with q = p^n [000 IV-C]; each
@@ -37,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from linklab.model.fragmentation import IPV4_HEADER, UDP_HEADER, ip_fragment_payload
+from linklab.model.fragmentation import IPV4_HEADER, UDP_HEADER, ip_packets_per_datagram
 
 ETHERNET_HEADER = 14  # counted by Linux interface byte counters (veth: skb->len with L2)
 
@@ -96,7 +97,7 @@ def cyclone_profile(max_message_size: int, fragment_size: int, heartbeat_hz: flo
 def datagram_wire(rtps_bytes: int, mtu: int = 1500) -> tuple[int, int]:
     """(IP packets, interface bytes) of one UDP datagram carrying ``rtps_bytes``."""
     udp = rtps_bytes + UDP_HEADER
-    packets = max(1, math.ceil(udp / ip_fragment_payload(mtu)))
+    packets = ip_packets_per_datagram(udp, mtu)
     return packets, udp + packets * (IPV4_HEADER + ETHERNET_HEADER)
 
 

@@ -4,8 +4,9 @@
 subscriber kept up with, per payload size, log axes. One solid line per middleware (and
 link, QoS when they vary) through the searched payloads, in Mbit/s of payload; beside
 each, dashed with hollow markers in the same colour, the model's capacity of the link's
-rate with that middleware's headers (RTPS + UDP + IPv4 per packet, Ethernet frames counted:
-``model_capacity_bit_s``, linklab.bench.search.model_overhead). A search that sustained
+rate with that middleware's headers (RTPS + UDP + IPv4 per packet, VXLAN and WireGuard on a
+cluster's underlay, Ethernet frames counted: ``model_capacity_bit_s``,
+linklab.bench.search.model_overhead). A search that sustained
 nothing is drawn as a red cross on the axis floor.
 """
 
@@ -85,5 +86,6 @@ def throughput(rows: list[dict[str, Any]]) -> Plot | None:
                 "Per payload, the payload bits per second at the highest rate a throughput "
                 "search sustained (rate: max; seed 001 Fig. 5), one line per middleware. "
                 "Dashed, hollow markers, same colour: the model's capacity of the link's "
-                "rate with that middleware's headers (RTPS + UDP + IPv4, Ethernet frames "
-                "counted); none for TCP transports. Log axes.", _png(fig))
+                "rate with that middleware's headers (RTPS + UDP + IPv4, VXLAN and "
+                "WireGuard on a cluster's underlay, Ethernet frames counted); none for TCP "
+                "transports or paths that stay on one node. Log axes.", _png(fig))

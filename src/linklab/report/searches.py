@@ -88,9 +88,11 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
         legend="Max Hz: the highest publish rate a trial sustained (the row's metrics are "
                "that trial's; where none was, the lowest trial's); Mbit/s: of payload at "
                "that rate. Model (paper 001 §V-A): "
-               "Wire B = bytes on the wire per sample (RTPS + UDP + IPv4 headers), Eff. = "
+               "Wire B = bytes on the link per sample (RTPS + UDP + IPv4 headers; on a "
+               "cluster's underlay VXLAN and WireGuard too, at the pod MTU), Eff. = "
                "payload / wire bytes, Model Hz and Mbit/s = what the link's rate carries "
-               "with those headers (Ethernet frames counted); none for TCP transports. "
+               "with those headers (Ethernet frames counted); none for TCP transports, "
+               "nor where both ends sit on one cluster node (the link is not on the way). "
                "Ratio = Max Hz / Model Hz (measured / model). Stopped: why the search "
                "ended.",
         right=tuple(range(4, 13)))
