@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD = REPO / "build"
+
+# Tests stop what they start with SIGINT (Ctrl-C) and expect its default action or the
+# program's handler. A test run started in the background of a non-interactive shell
+# (``make test &``, nohup) inherits SIGINT ignored, Python then keeps it ignored, and an
+# ignored signal stays ignored across fork and exec: every process a test starts would
+# shrug off the test's SIGINT. A handler here is reset to the default in each child.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def require_root() -> None:
