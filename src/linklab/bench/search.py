@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from linklab.model.fragmentation import ETHERNET_HEADER
 from linklab.model.overhead import WirePath, sample_on_path
 
 PUBLISH_RATE_SHARE = 0.97
@@ -40,7 +41,6 @@ GROWTH_SHARE = 0.5
 MIN_RATE_HZ = 0.5
 MAX_RATE_HZ = 200_000.0
 MIN_TRIAL_SAMPLES = 20
-ETHERNET_HEADER = 14  # what a rate limiter on a veth counts per frame beyond the IP packet
 
 
 @dataclass

@@ -25,6 +25,9 @@ FRAGMENTATION_MODES: tuple[str, ...] = ("paper", "ip")
 
 IPV4_HEADER = 20  # bytes (001_20e21b052d053958.txt, V-A)
 UDP_HEADER = 8  # bytes (001, V-A)
+# Ethernet header per frame: what Linux interface byte counters include (veth: skb->len
+# with L2) and what a rate limiter on a veth counts beyond the IP packet.
+ETHERNET_HEADER = 14
 # Fast DDS UDPv4 default maxMessageSize: the paper's "64 KB" RTPS messages (000 IV-C).
 FASTDDS_DEFAULT_MAX_MESSAGE_SIZE = 65500
 DEFAULT_MTU = 1500

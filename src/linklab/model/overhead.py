@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from linklab.model.fragmentation import (
+    ETHERNET_HEADER,
     IPV4_HEADER,
     UDP_HEADER,
     Fragmentation,
@@ -91,7 +92,7 @@ def wire_cost(payload_bytes: int, max_message_size: int, *, mtu: int = 1500,
 # IP packets (RTPS messages cut at the pod MTU), plus VXLAN's 50 B on the overlay, plus
 # WireGuard's 32 B, its padding and its own IPv4/UDP headers on the underlay, plus the
 # 14 B Ethernet header an Ethernet device counts per frame.
-ETHERNET_HEADER = 14
+
 # RTPS 2.3 §10.2: a SerializedPayload starts with a 4 B encapsulation header
 # (representation identifier and options); the sample's CDR follows it.
 CDR_ENCAPSULATION = 4

@@ -38,9 +38,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from linklab.model.fragmentation import IPV4_HEADER, UDP_HEADER, ip_packets_per_datagram
-
-ETHERNET_HEADER = 14  # counted by Linux interface byte counters (veth: skb->len with L2)
+from linklab.model.fragmentation import (
+    ETHERNET_HEADER,
+    IPV4_HEADER,
+    UDP_HEADER,
+    ip_packets_per_datagram,
+)
 
 # Fast DDS 2.9.1 (Debian, built with statistics): a DATA_FRAG datagram of maxMessageSize M
 # carries (M - 176) & ~3 sample bytes (RTPSWriter::getMaxDataSize: RTPS header, INFO_DST,
