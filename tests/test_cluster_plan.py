@@ -207,7 +207,7 @@ def test_the_models_path_follows_each_flow(link, pod_mtu, cross_host):
     options = ClusterOptions()
     assert wire_path(options, 1500, "robot", "edgepod2") == WirePath(1450, vxlan=True)
     assert wire_path(options, 1500, "robotpod1c2", "edge") == WirePath(1450)
-    assert wire_path(options, 1500, "robot2pod1", "robot3") == WirePath(1450)
+    assert wire_path(ClusterOptions(nodes=4), 1500, "robot2pod1", "robot3") == WirePath(1450)
     with pytest.raises(UsageError, match="not a cluster host"):
         wire_path(options, 1500, "robotpod1", "ap")
 

@@ -66,13 +66,18 @@ class Links:
     def spec(self, choice: LinkChoice, topology: str | None = None):
         """The link's LinkSpec, as the testbed builds it (a cluster's underlay runs at
         1 Gbit/s when nothing sets a rate; its own fields are not link stages)."""
+        return self.cluster(choice, topology)[1]
+
+    def cluster(self, choice: LinkChoice, topology: str | None = None):
+        """(cluster options or None off a cluster, the link's LinkSpec)."""
         from linklab.bench.links import cluster_fields
         from linklab.link.cluster_plan import cluster_spec
 
         if cluster_fields(choice):
             topology = "cluster"
-        return cluster_spec(topology or "pair", choice.preset, self.fields(choice.preset),
-                            choice.overrides_dict())[2]
+        options, _, spec = cluster_spec(topology or "pair", choice.preset,
+                                        self.fields(choice.preset), choice.overrides_dict())
+        return options, spec
 
     def outage(self, choice: LinkChoice):
         return self.spec(choice).up.outage
@@ -95,16 +100,6 @@ class Links:
 
     def mtu(self, choice: LinkChoice) -> int:
         return int(self.spec(choice).mtu)
-
-    def cluster_options(self, choice: LinkChoice, topology: str | None):
-        """The link's cluster options (overlay, encryption, ...), None off a cluster."""
-        from linklab.bench.links import cluster_fields
-        from linklab.link.cluster_plan import cluster_spec
-
-        if cluster_fields(choice):
-            topology = "cluster"
-        return cluster_spec(topology or "pair", choice.preset, self.fields(choice.preset),
-                            choice.overrides_dict())[0]
 
 
 # --- profiles -------------------------------------------------------------------------
@@ -450,9 +445,9 @@ class LinklabEnvironment:
         copies load it), elsewhere IP packets at the link's MTU."""
         from linklab.link.cluster_plan import wire_path
 
-        choice = cell.link_choice or LinkChoice(cell.link)
-        mtu = self.links.mtu(choice)
-        options = self.links.cluster_options(choice, cell.topology)
+        options, spec = self.links.cluster(cell.link_choice or LinkChoice(cell.link),
+                                           cell.topology)
+        mtu = int(spec.mtu)
         if options is None:
             return WirePath(mtu)
         topic = cell.topics[0]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linklab.model.fragmentation import ETHERNET_HEADER
-from linklab.model.overhead import WirePath, sample_on_path
+from linklab.model.overhead import WirePath, path_bytes
 
 PUBLISH_RATE_SHARE = 0.97
 BEST_EFFORT_DELIVERY = 0.999
@@ -171,7 +171,9 @@ def model_overhead(payload_bytes: int, max_message_size: int, qos: str, path: Wi
     the samples per second it carries: the limiter counts Ethernet frames, so 14 B more
     per IP packet."""
     kind = "reliable" if reliable_qos(qos) else "best_effort"
-    wire, packets = sample_on_path(payload_bytes, max_message_size, kind, path)
+    wire, packets = path_bytes(payload_bytes, max_message_size, pod_mtu=path.mtu, qos=kind,
+                               vxlan=path.vxlan, wireguard_mtu=path.wireguard_mtu,
+                               ethernet=False)
     frame_bytes = wire + ETHERNET_HEADER * packets
     out = {"model_wire_bytes_per_sample": float(wire),
            "model_ip_packets_per_sample": float(packets),

@@ -44,7 +44,6 @@ Host names that run endpoints: the nodes, the pods and the pods' second containe
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +72,6 @@ WIREGUARD_TUNNEL_BYTES = OVERLAY_OVERHEAD_BYTES["wireguard"]   # 32 + IPv4 20 + 
 WIREGUARD_POD_REDUCTION = 120
 EDGE_NUMBER = 100
 LOOPBACK_MTU = 65536                 # a network namespace's lo
-_HOST = re.compile(r"(?P<node>robot\d*|edge)(?:pod(?P<pod>\d+)(?:c\d+)?)?")
 
 
 @dataclass(frozen=True)
@@ -189,16 +187,18 @@ def pod_names(node: str, pods: int) -> tuple[str, ...]:
     return tuple(f"{node}pod{k}" for k in range(1, pods + 1))
 
 
-def host_place(host: str) -> tuple[str, str | None]:
-    """(node, pod or None) of an endpoint host name: robotpod1c2 -> (robot, robotpod1),
-    edge -> (edge, None)."""
-    found = _HOST.fullmatch(host)
-    if found is None:
-        raise UsageError(f"{host!r} is not a cluster host: a node (robot, robotN, edge), a "
-                         "pod (<node>pod<k>) or a pod's second container (<pod>c2)",
-                         argument="host")
-    node = found["node"]
-    return node, f"{node}pod{found['pod']}" if found["pod"] else None
+def host_place(host: str, options: ClusterOptions) -> tuple[str, str | None]:
+    """(node, pod or None) of an endpoint host of this cluster (endpoint_names):
+    robotpod1c2 -> (robot, robotpod1), edge -> (edge, None)."""
+    for node in node_names(options.nodes):
+        places: dict[str, str | None] = {node: None}
+        for pod in pod_names(node, options.pods):
+            places[pod] = pod
+            places.update({f"{pod}c{j}": pod for j in range(2, CONTAINERS_PER_POD + 1)})
+        if host in places:
+            return node, places[host]
+    raise UsageError(f"{host!r} is not a cluster host here; "
+                     f"{describe_names(options.nodes, options.pods)}", argument="host")
 
 
 def wire_path(options: ClusterOptions, underlay_mtu: int, sender: str,
@@ -210,8 +210,8 @@ def wire_path(options: ClusterOptions, underlay_mtu: int, sender: str,
     to another node's pod through the overlay (VXLAN) or the direct routes, inside
     WireGuard when the nodes are encrypted."""
     sizes = mtus(underlay_mtu, options)
-    sender_node, sender_pod = host_place(sender)
-    receiver_node, receiver_pod = host_place(receiver)
+    sender_node, sender_pod = host_place(sender, options)
+    receiver_node, receiver_pod = host_place(receiver, options)
     if sender_node == receiver_node:
         if sender_pod == receiver_pod:
             return WirePath(LOOPBACK_MTU, bounded=False)

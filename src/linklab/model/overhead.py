@@ -22,6 +22,7 @@ from linklab.model.fragmentation import (
     IPV4_HEADER,
     UDP_HEADER,
     Fragmentation,
+    ip_fragment_payload,
     ip_packets_per_message,
     rtps_messages_per_sample,
 )
@@ -112,7 +113,7 @@ def ip_packet_sizes(serialized_bytes: int, max_message_size: int, *, mtu: int = 
     if room <= 0:
         raise ValueError(f"max message size {max_message_size} B leaves no room after the "
                          f"{rtps_header} B RTPS header")
-    fragment = (mtu - IPV4_HEADER) // 8 * 8
+    fragment = ip_fragment_payload(mtu)
     sizes: list[int] = []
     remaining = serialized_bytes
     while True:
@@ -172,13 +173,3 @@ def path_bytes(serialized_bytes: int, max_message_size: int, *, pod_mtu: int,
             size = wireguard_packet(size, wireguard_mtu)
         total += size + (ETHERNET_HEADER if ethernet else 0)
     return total, len(packets)
-
-
-def sample_on_path(serialized_bytes: int, max_message_size: int, qos: str,
-                   path: WirePath) -> tuple[int, int]:
-    """(IP bytes, IP packets) one sample puts on ``path``'s link, Ethernet not counted:
-    ``path_bytes`` for a ``WirePath``."""
-    frame_bytes, packets = path_bytes(serialized_bytes, max_message_size, pod_mtu=path.mtu,
-                                      qos=qos, vxlan=path.vxlan,
-                                      wireguard_mtu=path.wireguard_mtu)
-    return frame_bytes - ETHERNET_HEADER * packets, packets
