@@ -222,6 +222,29 @@ def test_a_distance_sweep_is_one_table_of_loss_and_latency_per_curve():
     assert distance_section(rows[:2]) is None   # one distance: no sweep
 
 
+def test_a_distance_sweep_says_how_many_of_several_subscribers_never_matched():
+    from linklab.report.distance import distance_section
+
+    unmatched = "discovery did not complete: this subscriber's reader matched no publisher"
+    unwritten = "not completed: publisher wrote 0/200; crashed: exit status 1"
+
+    def cell(d, failed):
+        reason = "; ".join(f"topic t subscriber sub-t-robot{i}: "
+                           + (unmatched if i in failed else unwritten) for i in range(1, 5))
+        return {"cell_id": f"{d}", "link_overrides": f'{{"distance": "{d}m"}}',
+                "middleware": "fastdds", "subscribers": 4, "status": "failed",
+                "received": 0, "message_loss_rate": None, "failure_reason": reason}
+
+    section = distance_section([cell(25.6, {2}), cell(25.8, {2, 4}), cell(26, {1, 2, 3, 4})])
+    assert [r[1].text for r in section.rows] == [
+        "no discovery (1 subscriber unmatched)", "no discovery (2 subscribers unmatched)",
+        "no discovery (4 subscribers unmatched)"]
+    assert all(r[1].klass == "failed" for r in section.rows)
+    nothing = dict(cell(27, set()), failure_reason="topic t subscriber sub-t-robot1: "
+                   + unwritten)
+    assert distance_section([cell(26, {1}), nothing]).rows[1][1].text == "nothing arrived"
+
+
 def test_search_and_share_tables_name_the_flow_when_cells_ran_on_one():
     from linklab.report.searches import shares_section
 

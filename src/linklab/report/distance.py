@@ -51,6 +51,22 @@ def _curve_link(row: dict[str, Any]) -> str:
     return LinkChoice(row.get("link_preset"), rest).label
 
 
+def _unmatched_text(reason: str) -> str | None:
+    """"no discovery" when the cell failed because endpoints never matched, else None.
+
+    A one-stream cell's reason begins with UNMATCHED; a cell with several subscribers
+    joins one "topic T subscriber S: <reason>" per failed stream. The discovery gate
+    (linklab.bench.discovery_gate) waits for every subscriber, and one that never matches
+    ends the cell before anything is published, so the matched ones got nothing either:
+    say how many did not match."""
+    if reason.startswith(UNMATCHED):
+        return "no discovery"
+    unmatched = reason.count(f": {UNMATCHED}")
+    if not unmatched:
+        return None
+    return f"no discovery ({unmatched} subscriber{'s' if unmatched > 1 else ''} unmatched)"
+
+
 def _cell_text(row: dict[str, Any]) -> Cell:
     loss = num(row.get("message_loss_rate"))
     received = num(row.get("received"))
@@ -58,9 +74,7 @@ def _cell_text(row: dict[str, Any]) -> Cell:
     reason = str(row.get("failure_reason") or "")
     if loss is None and not received:
         # no match across the medium is not a data-plane loss: say which it was
-        text = "no discovery" if reason.startswith(UNMATCHED) \
-            else "nothing arrived"
-        return Cell(text, "failed", reason)
+        return Cell(_unmatched_text(reason) or "nothing arrived", "failed", reason)
     text = "—" if loss is None else f"{loss * 100:.1f} %"
     if latency is not None:
         text += f" · {latency:.1f} ms"
@@ -91,7 +105,9 @@ def distance_section(rows: list[dict[str, Any]]) -> Section | None:
         legend="Each cell: message loss rate (gaps in the sequence numbers) · mean one-way "
                "latency; a failed cell in red (its reason on hover in the HTML); no "
                "discovery: the endpoints never matched across the link (its announcements "
-               "were lost), so no sample could be sent. Several trials: one entry each.",
+               "were lost), so no sample could be sent (with several subscribers, how many "
+               "never matched: one is enough to end the cell before anything is "
+               "published). Several trials: one entry each.",
         right=tuple(range(1, len(curves) + 1)))
     section.notes.append(PAPER_READINGS)
     for d in sorted(table):
