@@ -115,7 +115,7 @@ def test_delay_20ms_gives_40ms_median_rtt(tmp_path):
 
 def test_a_busy_disk_does_not_hold_frames_back(tmp_path):
     """The relay writes its stats file every 50 ms here; with fsync load on the same
-    disk, a write in the forwarding loop held frames for up to 28 ms (20-26 % of them
+    disk, a write in the forwarding loop held frames for up to 28 ms (21-26 % of them
     more than 2 ms late). The writer thread keeps the disk out of the frames' path."""
     load = subprocess.Popen(
         ["bash", "-c", f"while :; do dd if=/dev/zero of={tmp_path}/load bs=1M count=200 "

@@ -138,10 +138,11 @@ fn pipeline_json(p: &Pipeline, now: u64) -> String {
 
 /// The stats file, written off the forwarding loop. A write and rename on a busy disk
 /// can block for tens of milliseconds, and frames waiting in the loop meanwhile leave
-/// late (measured with a 30 ms delay stage and fsync load beside it: 20-26 % of frames
-/// more than 2 ms late, up to 28 ms, with a 50 ms stats interval; 1-4 % and at most
-/// 8 ms without stats). The loop formats a snapshot (microseconds) and hands it to a
-/// writer thread; one the writer is still busy with is skipped, the next is newer.
+/// late (measured with a 30 ms delay stage and fsync load beside it: 21-26 % of frames
+/// more than 2 ms late, up to 28 ms, with a 50 ms stats interval; 1-5 % and at most
+/// 8.4 ms without stats; docs/RESULTS.md, the emulator's accuracy). The loop formats a
+/// snapshot (microseconds) and hands it to a writer thread; a snapshot the writer is
+/// still busy with is skipped, the next one is newer.
 struct StatsWriter {
     path: Option<String>,
     tmp: String,
