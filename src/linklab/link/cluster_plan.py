@@ -187,14 +187,19 @@ def pod_names(node: str, pods: int) -> tuple[str, ...]:
     return tuple(f"{node}pod{k}" for k in range(1, pods + 1))
 
 
+def container_names(pod: str) -> tuple[str, ...]:
+    """A pod's containers by number: ``robotpod1`` itself is container 1, then
+    ``robotpod1c2`` .. up to CONTAINERS_PER_POD."""
+    return (pod, *(f"{pod}c{j}" for j in range(2, CONTAINERS_PER_POD + 1)))
+
+
 def host_place(host: str, options: ClusterOptions) -> tuple[str, str | None]:
     """(node, pod or None) of an endpoint host of this cluster (endpoint_names):
     robotpod1c2 -> (robot, robotpod1), edge -> (edge, None)."""
     for node in node_names(options.nodes):
         places: dict[str, str | None] = {node: None}
         for pod in pod_names(node, options.pods):
-            places[pod] = pod
-            places.update({f"{pod}c{j}": pod for j in range(2, CONTAINERS_PER_POD + 1)})
+            places.update(dict.fromkeys(container_names(pod), pod))
         if host in places:
             return node, places[host]
     raise UsageError(f"{host!r} is not a cluster host here; "
@@ -233,8 +238,7 @@ def endpoint_names(nodes: int, pods: int) -> tuple[str, ...]:
     for node in node_names(nodes):
         names.append(node)
         for pod in pod_names(node, pods):
-            names.append(pod)
-            names.extend(f"{pod}c{j}" for j in range(2, CONTAINERS_PER_POD + 1))
+            names.extend(container_names(pod))
     return tuple(names)
 
 
@@ -288,9 +292,8 @@ class ClusterPlan:
         """Container name -> (its pod, its number): ``robotpod1`` is container 1."""
         out: dict[str, tuple[PodPlan, int]] = {}
         for pod in self.pods:
-            out[pod.name] = (pod, 1)
-            for j in range(2, CONTAINERS_PER_POD + 1):
-                out[f"{pod.name}c{j}"] = (pod, j)
+            for j, name in enumerate(container_names(pod.name), start=1):
+                out[name] = (pod, j)
         return out
 
     def describe(self) -> dict[str, Any]:
