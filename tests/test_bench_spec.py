@@ -66,6 +66,47 @@ def test_estimated_duration_counts_publishing_and_setup():
     assert deadline_s(cells[0], outage_s=20) >= 31.0
 
 
+def test_a_search_is_counted_once_for_the_cells_that_share_it():
+    from linklab.bench.runner import (TYPICAL_SEARCH_TRIALS, cell_estimates_s,
+                                      search_budget_s, search_key)
+
+    class NoOutage:
+        def outage_s(self, cell):
+            return 0.0
+
+    scenario = parse_scenario(textwrap.dedent("""\
+        name: shared-search
+        fixed: {link: ethernet-1g, middleware: cyclonedds, qos: best_effort, duration: 20s}
+        axes:
+          rate: [max, 75%, 50%]
+          payload: [256B, 64KiB]
+        search: {trial: 2s, precision: 5%, max_trials: 12}
+        """), "s.yaml")
+    cells = expand(scenario)
+    typical = cell_estimates_s(cells, NoOutage(), scenario.search)
+    most = cell_estimates_s(cells, NoOutage(), scenario.search, bound=True)
+    one = search_budget_s(scenario.search, TYPICAL_SEARCH_TRIALS)
+    searched = {c.cell_id: c.search for c in cells}
+    by_id = dict(zip((c.cell_id for c in cells), typical, strict=True))
+    # the max cells search; the 75 % and 50 % cells run 20 s at a share of that maximum
+    for cell in cells:
+        if searched[cell.cell_id]:
+            assert by_id[cell.cell_id] >= one
+        else:
+            assert by_id[cell.cell_id] < one + 10 + 20 + 10
+            assert by_id[cell.cell_id] > 20
+    assert sum(most) - sum(typical) == pytest.approx(
+        2 * (search_budget_s(scenario.search) - one))
+    # without the max cells, the first share of each setting pays the search, the second not
+    shares = [c for c in cells if not c.search]
+    costs = cell_estimates_s(shares, NoOutage(), scenario.search)
+    paying = [c for c, s in zip(shares, costs, strict=True) if s > one]
+    assert len(paying) == 2 and len({search_key(c) for c in paying}) == 2
+    # a resumed run that holds the searches pays for none
+    keys = {search_key(c) for c in shares}
+    assert max(cell_estimates_s(shares, NoOutage(), scenario.search, keys)) < one
+
+
 @pytest.mark.parametrize("text, where", [
     ("name: x\nfixed:\n  rate: 30Hz\n  link: lan-2.5g\n  count: 1\naxes:\n  payload: [32KiB, 12]\n",
      "s.yaml:7: axes.payload[1]: '12' has no unit"),

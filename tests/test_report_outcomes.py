@@ -236,13 +236,23 @@ def test_a_distance_sweep_says_how_many_of_several_subscribers_never_matched():
                 "received": 0, "message_loss_rate": None, "failure_reason": reason}
 
     section = distance_section([cell(25.6, {2}), cell(25.8, {2, 4}), cell(26, {1, 2, 3, 4})])
+    # runs recorded before the unmatched_subscribers column: counted from the reasons
     assert [r[1].text for r in section.rows] == [
-        "no discovery (1 subscriber unmatched)", "no discovery (2 subscribers unmatched)",
-        "no discovery (4 subscribers unmatched)"]
+        "no discovery (1 of 4 subscribers unmatched)",
+        "no discovery (2 of 4 subscribers unmatched)",
+        "no discovery (4 of 4 subscribers unmatched)"]
     assert all(r[1].klass == "failed" for r in section.rows)
     nothing = dict(cell(27, set()), failure_reason="topic t subscriber sub-t-robot1: "
                    + unwritten)
     assert distance_section([cell(26, {1}), nothing]).rows[1][1].text == "nothing arrived"
+    # now: the matched subscribers were measured, the column says how many did not match
+    measured = dict(cell(25.6, {2}), received=597, message_loss_rate=0.005,
+                    latency_mean_ms=2.25, unmatched_subscribers=1)
+    whole = dict(cell(25.4, set()), status="ok", failure_reason=None, received=800,
+                 message_loss_rate=0.0, latency_mean_ms=1.5, unmatched_subscribers=0)
+    texts = [r[1] for r in distance_section([whole, measured]).rows]
+    assert [t.text for t in texts] == ["0.0 % · 1.5 ms", "0.5 % · 2.2 ms (1 of 4 unmatched)"]
+    assert [t.klass for t in texts] == ["", "failed"]
 
 
 def test_search_and_share_tables_name_the_flow_when_cells_ran_on_one():

@@ -296,24 +296,44 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
   }
   // Wait for the subscribers (discovery), then for the readers to have matched this writer
   // too (best-effort samples to an unmatched reader are lost): the runner's go, or a 1 s
-  // settle without one.
+  // settle without one. With the runner's gate (--start-file) the go also ends this wait:
+  // the runner gives it when every endpoint matched, or when it stopped waiting for the
+  // ones that did not (its row names them), and the writer then serves the readers it has
+  // (none: no_match). So a reader that never matches does not stop the others' stream.
+  // Without a gate, --match-timeout ends the wait.
+  const bool gated = !o.start_file.empty();
+  const double give_up_s = gated ? o.match_timeout_s + 5 : o.match_timeout_s;
   int64_t t0 = now_ns();
   int matched = 0;
+  bool go_before_all = false;
   while ((matched = pub.matched()) < o.subscribers) {
     if (stop_requested()) { out.end_reason = "signal"; return; }
-    if (now_ns() - t0 > int64_t(o.match_timeout_s * 1e9)) {
-      out.errors.push("no subscriber matched within " + Json(o.match_timeout_s).dump() + " s (matched " +
-                      std::to_string(matched) + " of " + std::to_string(o.subscribers) + ")");
+    if (gated && access(o.start_file.c_str(), F_OK) == 0) {
+      go_before_all = true;
+      matched = pub.matched();
+      break;
+    }
+    if (now_ns() - t0 > int64_t(give_up_s * 1e9)) {
+      out.errors.push("no subscriber matched within " + Json(give_up_s).dump() +
+                      " s (matched " + std::to_string(matched) + " of " +
+                      std::to_string(o.subscribers) + ")");
       out.end_reason = "no_match";
       return;
     }
     sleep_ns(10000000);
   }
   out.summary.set("match_wait_s", double(now_ns() - t0) / 1e9);
-  if (!o.ready_file.empty() && !touch_file(o.ready_file))
+  out.summary.set("matched_readers", matched);
+  if (go_before_all && matched == 0) {
+    out.errors.push("no subscriber matched before the runner's go (matched 0 of " +
+                    std::to_string(o.subscribers) + ")");
+    out.end_reason = "no_match";
+    return;
+  }
+  if (!go_before_all && !o.ready_file.empty() && !touch_file(o.ready_file))
     out.errors.push("cannot create --ready-file " + o.ready_file);
-  // With the runner's gate every reader and writer has matched when the go comes: start on
-  // it, so the runner knows when the first sample leaves (an outage is timed from it).
+  // With the runner's gate every reader and writer has matched when the go comes (or the
+  // runner stopped waiting for some): start on it, so the runner knows when the first sample leaves (an outage is timed from it).
   // Without the gate, settle 1 s instead.
   if (o.start_file.empty()) sleep_ns(1000000000);
   if (!o.start_file.empty()) {

@@ -2,7 +2,8 @@
 
 Subscribers start first (the one broker/router of the cell before them), then, once they
 exist, the publishers. The cell ends when every probe has ended on its own (publishers
-after lingering, subscribers at their end of stream), when one crashed, or at the
+after lingering, subscribers at their end of stream), when one crashed (not counting an
+endpoint whose discovery did not complete: the others' streams go on), or at the
 deadline; then every probe is stopped, and records, counters, CPU and memory are turned
 into the cell's row and one row per subscriber (streams.py).
 """
@@ -13,6 +14,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +81,12 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
                 common["start_file"] = G.start_path(out_dir)
         if ep.role == "sub":
             # never leave before the runner's deadline: a stream that stalls may still
-            # recover within it
-            return ProbeArgs(warmup_s=0.0, idle_timeout_s=MATCH_ALLOWANCE_S + cell.warmup_s
-                             + deadline_s(cell, outage_s), **common)
+            # recover within it. The idle clock runs from the reader's match, the deadline
+            # from the go, which the gate may hold up to MATCH_TIMEOUT_S for a subscriber
+            # that never matches
+            held = MATCH_TIMEOUT_S if gated else 0.0
+            return ProbeArgs(warmup_s=0.0, idle_timeout_s=held + MATCH_ALLOWANCE_S
+                             + cell.warmup_s + deadline_s(cell, outage_s), **common)
         return ProbeArgs(warmup_s=cell.warmup_s, linger_s=grace,
                          subscribers=len(topic.subscribers), **common)
 
@@ -111,7 +116,8 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     bed.start_traffic((G.GO_LATENCY_S if gated else UNGATED_START_S) + cell.warmup_s)
 
     deadline = pub_started + MATCH_ALLOWANCE_S + cell.warmup_s + deadline_s(cell, outage_s)
-    _wait(pubs, subs, deadline)
+    _wait(pubs, subs, deadline,
+          expected_to_fail=[started[name] for name in unmatched_endpoints(plan, unmatched)])
     ended_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the probes' clock
     for probe in pubs + subs:
         probe.stop()
@@ -122,9 +128,27 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
                     outage_s, bed, profile, model_fanout, unmatched)
 
 
-def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float) -> None:
+def unmatched_endpoints(plan: list[E.Endpoint], unmatched: list[str]) -> list[str]:
+    """The endpoints whose end the discovery gate foretold: the subscribers not matched at
+    the go (each ends with "no publisher matched") and the publishers of topics none of
+    whose subscribers matched (each ends with "no subscriber matched"). A publisher with
+    some readers matched serves those (probes/common/probe.cpp), so one subscriber that
+    never matches does not end the others' streams."""
+    subs = {ep.name for ep in plan if ep.role == "sub" and ep.name in unmatched}
+    lonely = [ep.name for ep in plan if ep.role == "pub"
+              and all(s.name in subs for s in plan
+                      if s.role == "sub" and s.topic.name == ep.topic.name)]
+    return sorted(subs) + lonely
+
+
+def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float,
+          expected_to_fail: Sequence[ProbeProcess] = ()) -> None:
+    """Until every probe ended, one side is done (then SETTLE_S for the other), a probe
+    failed, or the deadline. The failure of a probe in ``expected_to_fail`` (discovery did
+    not complete for it, named in its row) does not end the others."""
     one_side_done: float | None = None
     everyone = pubs + subs
+    watched = [p for p in everyone if p not in expected_to_fail]
     while True:
         now = time.monotonic()
         for probe in everyone:
@@ -132,7 +156,7 @@ def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float) -
         codes = [p.poll() for p in everyone]
         if all(c is not None for c in codes):
             return
-        if any(c not in (None, 0) for c in codes):
+        if any(p.poll() not in (None, 0) for p in watched):
             return  # a crash or an error: nothing more will arrive
         pubs_done = all(p.poll() is not None for p in pubs)
         subs_done = all(p.poll() is not None for p in subs)
@@ -212,6 +236,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
 
     streams: list[dict[str, Any]] = []
     known_failures: set[str] = set()
+    partly_served: set[str] = set()
     reasons: list[str] = []
     notes: list[str] = []
     expects = []
@@ -245,6 +270,12 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             if errors:
                 reason += f" ({'; '.join(map(str, errors))[:300]})"
         note = M.exit_note(outcome)
+        served = (pub_report.get("summary") or {}).get("matched_readers")
+        if (served is not None and 0 < served < len(ep_pub.topic.subscribers)
+                and ep_pub.name not in partly_served):
+            partly_served.add(ep_pub.name)
+            notes.append(f"topic {stream.topic}: the publisher began with {served} of "
+                         f"{len(ep_pub.topic.subscribers)} readers matched (the runner's go)")
         sub_summary = sub_report.get("summary") or {}
         pub_summary = pub_report.get("summary") or {}
         polled = sub_summary.get("polled_samples")
@@ -304,6 +335,9 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         else "per topic (see streams)",
         "expected": expected,
         "outage_s": outage_s,
+        # subscribers whose reader matched no publisher before the go (their rows say so)
+        "unmatched_subscribers": sum(1 for ep in plan
+                                     if ep.role == "sub" and ep.name in unmatched),
         # when the outage really began, seconds after the first measured sample
         "outage_at_s": (outage_on - origin) / 1e9 if outage_on and origin else math.nan,
         "warmup_samples": sum(int((r.get("summary") or {}).get("warmup_samples") or 0)

@@ -19,7 +19,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from linklab.bench.matrix import estimate_s, expand, size_label
+from linklab.bench.matrix import expand, size_label
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
@@ -84,8 +84,7 @@ def _cell_value(cell, key: str) -> str:
     return str(getattr(cell, attr, ""))
 
 
-def _matrix_table(scenario: Scenario, cells, env) -> Table:
-    from linklab.bench.runner import search_budget_s
+def _matrix_table(scenario: Scenario, cells, env, estimates: list[float]) -> Table:
 
     table = Table(title=f"{scenario.name}: {len(cells)} cells", title_justify="left")
     keys = [k for k in scenario.axes if not k.startswith("link.")] + (
@@ -97,11 +96,10 @@ def _matrix_table(scenario: Scenario, cells, env) -> Table:
         table.add_column(key)
     table.add_column("endpoints")
     table.add_column("estimate", justify="right")
-    budget = search_budget_s(scenario.search)
-    for cell in cells:
+    for cell, estimate in zip(cells, estimates, strict=True):
         table.add_row(str(cell.index), cell.cell_id, *(_cell_value(cell, k) for k in keys),
                       f"{len(cell.topics)} topic(s), {cell.streams} sub(s)",
-                      format_duration(estimate_s(cell, env.outage_s(cell), budget)))
+                      format_duration(estimate))
     return table
 
 
@@ -171,7 +169,7 @@ def register(app: typer.Typer) -> None:
         cells = expand(scenario)
 
         from linklab.bench.environment import LinklabEnvironment
-        from linklab.bench.runner import run_cells, search_budget_s
+        from linklab.bench.runner import cell_estimates_s, run_cells
 
         if scenario.hosts:  # real machines (hosts: in the scenario): linklab.field
             from linklab.field.environment import FieldEnvironment
@@ -180,16 +178,24 @@ def register(app: typer.Typer) -> None:
             click.get_current_context().call_on_close(env.close)  # ssh, agents, host dirs
         else:
             env = LinklabEnvironment(scenario.presets)
-        budget = search_budget_s(scenario.search)
-        total = sum(estimate_s(c, env.outage_s(c), budget) for c in cells)
+        searched = set(store.info.get("searches") or {}) if store is not None else set()
+        done = store.done_ids() if store is not None else set()
+        todo = [c for c in cells if c.cell_id not in done]
+        estimates = cell_estimates_s(cells, env, scenario.search)
+        total = sum(cell_estimates_s(todo, env, scenario.search, searched))
+        most = sum(cell_estimates_s(todo, env, scenario.search, searched, bound=True))
         if dry_run:
             if as_json:
                 print_json({"scenario": scenario.to_dict(), "estimated_s": total,
+                            "at_most_s": most,
                             "cells": [dict(c.axes(), index=c.index) for c in cells]})
             else:
-                console.print(_matrix_table(scenario, cells, env))
-                console.print(f"{len(cells)} cells, estimated {_fmt_eta(total)} "
-                              "(h:mm:ss)")
+                console.print(_matrix_table(scenario, cells, env, estimates))
+                bound = (f"; at most {_fmt_eta(most)} if every search takes its "
+                         f"{scenario.search.max_trials} trials" if most > total else "")
+                left = f" ({len(todo)} left)" if len(todo) < len(cells) else ""
+                console.print(f"{len(cells)} cells{left}, estimated {_fmt_eta(total)} "
+                              f"(h:mm:ss{bound})")
             return
 
         env.check_ready(cells)

@@ -17,10 +17,13 @@ the publishers' start: they skip their 1 s settle and begin their warm-up within
 it, so the runner knows when the first measured sample leaves and times a link outage
 from it (``outage_start`` after that sample; before, the outage clock assumed 1.3 s and
 began up to 1.3 s off when discovery took longer on one side). If not every endpoint is
-ready within the match timeout the runner starts the publishers anyway and the cell's row
-names the subscribers that had matched no publisher -- discovery across the link did not
-complete, which is not a data-plane loss (a publisher that matched no reader ends with its
-own error).
+ready within the match timeout (or an endpoint ended: an unmatched subscriber leaves at its
+own match timeout) the runner starts the publishers anyway and the cell's row names the
+subscribers that had matched no publisher -- discovery across the link did not complete,
+which is not a data-plane loss. A publisher serves the readers it had matched at the go
+(one that matched none ends with its own error), and the end of an unmatched endpoint does
+not end the cell (bench/cellrun.py): with several subscribers the matched ones are
+measured, as paper 002's runs measured whoever had discovered the publisher.
 
 Only beds whose probes share this machine's files take part (linklab.link hosts); the
 probes of Fast DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp).

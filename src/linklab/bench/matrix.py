@@ -223,8 +223,9 @@ def deadline_s(cell: Cell, outage_s: float = 0.0) -> float:
 
 
 def estimate_s(cell: Cell, outage_s: float = 0.0, search_s: float = 0.0) -> float:
-    """Expected wall time of a cell: setup, warm-up and publishing (plus an outage), or
-    the search's budget for a searched rate."""
+    """Expected wall time of a cell: setup, warm-up and publishing (plus an outage), and
+    ``search_s`` for a searched rate (bench.runner.cell_estimates_s: 0 when the cell
+    reuses a search of its run)."""
     if outage_s and cell.outage_length_s:
         outage_s = cell.outage_length_s
     if cell.search or cell.rate_fraction is not None:

@@ -155,10 +155,15 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
     done = store.done_ids()
     todo = [c for c in cells if c.cell_id not in done]
 
-    def cost(c: Cell) -> float:
-        return estimate_s(c, env.outage_s(c), search_budget_s(settings))
+    costs = dict(zip((c.cell_id for c in todo),
+                     cell_estimates_s(todo, env, settings,
+                                      searched=set(store.info.get("searches") or {})),
+                     strict=True))
 
-    remaining = sum(cost(c) for c in todo)
+    def cost(c: Cell) -> float:
+        return costs[c.cell_id]
+
+    remaining = sum(costs.values())
     progress = Progress(total_cells=len(cells), done_cells=len(cells) - len(todo),
                         skipped_cells=len(cells) - len(todo), remaining_s=remaining)
     keeper = LinkKeeper(env, run_tag)
@@ -202,9 +207,40 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
     return results
 
 
-def search_budget_s(settings: Any) -> float:
-    """Wall time a search may take: its trials, each with setup, discovery and a pause."""
-    return settings.max_trials * (settings.trial_s + SETUP_S / 2 + TRIAL_PAUSE_S)
+def search_budget_s(settings: Any, trials: int | None = None) -> float:
+    """Wall time a search may take: its trials (all ``max_trials`` unless ``trials``),
+    each with setup, discovery and a pause."""
+    count = settings.max_trials if trials is None else min(trials, settings.max_trials)
+    return count * (settings.trial_s + SETUP_S / 2 + TRIAL_PAUSE_S)
+
+
+# Trials a search typically takes before its bracket is within the precision: 7.05 on
+# average over paper-001-fig6-latency's 40 searches (5-9 each), 7.7 over -fig7-datapath's
+# 28 (6-10), both max_trials 12, precision 5 % (run alone 2026-11-25; docs/RESULTS.md).
+TYPICAL_SEARCH_TRIALS = 8
+
+
+def cell_estimates_s(cells: list[Cell], env: Any, settings: Any,
+                     searched: set[str] | frozenset[str] = frozenset(),
+                     bound: bool = False) -> list[float]:
+    """Each cell's expected wall time, in run order. A ``rate: N %`` cell shares the search
+    of every cell with its search_key: the first one that needs it pays for it, none when
+    the run already holds it (``searched``: keys of store.info["searches"]); a
+    ``rate: max`` cell runs its own. A search counts TYPICAL_SEARCH_TRIALS, or with
+    ``bound`` all of max_trials (the most it may take)."""
+    per_search = search_budget_s(settings, None if bound else TYPICAL_SEARCH_TRIALS)
+    paid = set(searched)
+    out = []
+    for cell in cells:
+        search_s = 0.0
+        if cell.search:
+            search_s = per_search
+            paid.add(search_key(cell))
+        elif cell.rate_fraction is not None and search_key(cell) not in paid:
+            search_s = per_search
+            paid.add(search_key(cell))
+        out.append(estimate_s(cell, env.outage_s(cell), search_s))
+    return out
 
 
 def run_one(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,

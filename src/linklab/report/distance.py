@@ -51,20 +51,16 @@ def _curve_link(row: dict[str, Any]) -> str:
     return LinkChoice(row.get("link_preset"), rest).label
 
 
-def _unmatched_text(reason: str) -> str | None:
-    """"no discovery" when the cell failed because endpoints never matched, else None.
-
-    A one-stream cell's reason begins with UNMATCHED; a cell with several subscribers
-    joins one "topic T subscriber S: <reason>" per failed stream. The discovery gate
-    (linklab.bench.discovery_gate) waits for every subscriber, and one that never matches
-    ends the cell before anything is published, so the matched ones got nothing either:
-    say how many did not match."""
-    if reason.startswith(UNMATCHED):
-        return "no discovery"
-    unmatched = reason.count(f": {UNMATCHED}")
-    if not unmatched:
-        return None
-    return f"no discovery ({unmatched} subscriber{'s' if unmatched > 1 else ''} unmatched)"
+def _unmatched_count(row: dict[str, Any]) -> int:
+    """How many subscribers matched no publisher before the go: the row's
+    ``unmatched_subscribers``, or for runs recorded before that column, the failure reasons
+    that say so (a one-stream cell's reason begins with UNMATCHED; a cell with several
+    subscribers joins one "topic T subscriber S: <reason>" per failed stream)."""
+    value = num(row.get("unmatched_subscribers"))
+    if value is not None:
+        return int(value)
+    reason = str(row.get("failure_reason") or "")
+    return 1 if reason.startswith(UNMATCHED) else reason.count(f": {UNMATCHED}")
 
 
 def _cell_text(row: dict[str, Any]) -> Cell:
@@ -72,12 +68,22 @@ def _cell_text(row: dict[str, Any]) -> Cell:
     received = num(row.get("received"))
     latency = num(row.get("latency_mean_ms"))
     reason = str(row.get("failure_reason") or "")
+    unmatched = _unmatched_count(row)
+    subscribers = max(int(num(row.get("subscribers")) or 1), unmatched)
     if loss is None and not received:
         # no match across the medium is not a data-plane loss: say which it was
-        return Cell(_unmatched_text(reason) or "nothing arrived", "failed", reason)
+        if not unmatched:
+            return Cell("nothing arrived", "failed", reason)
+        if subscribers <= 1:
+            return Cell("no discovery", "failed", reason)
+        return Cell(f"no discovery ({unmatched} of {subscribers} subscribers unmatched)",
+                    "failed", reason)
     text = "—" if loss is None else f"{loss * 100:.1f} %"
     if latency is not None:
         text += f" · {latency:.1f} ms"
+    if unmatched:
+        # the matched subscribers were measured; the others never discovered the publisher
+        text += f" ({unmatched} of {subscribers} unmatched)"
     return Cell(text, "" if row.get("status") == "ok" else "failed", reason)
 
 
@@ -105,8 +111,9 @@ def distance_section(rows: list[dict[str, Any]]) -> Section | None:
         legend="Each cell: message loss rate (gaps in the sequence numbers) · mean one-way "
                "latency; a failed cell in red (its reason on hover in the HTML); no "
                "discovery: the endpoints never matched across the link (its announcements "
-               "were lost), so no sample could be sent (with several subscribers, how many "
-               "never matched: one is enough to end the cell before anything is "
+               "were lost), so no sample could be sent; with several subscribers, how many "
+               "never matched, beside the loss and latency of those that did (runs before "
+               "the column unmatched_subscribers ended such a cell before anything was "
                "published). Several trials: one entry each.",
         right=tuple(range(1, len(curves) + 1)))
     section.notes.append(PAPER_READINGS)
