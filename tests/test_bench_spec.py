@@ -67,8 +67,12 @@ def test_estimated_duration_counts_publishing_and_setup():
 
 
 def test_a_search_is_counted_once_for_the_cells_that_share_it():
-    from linklab.bench.runner import (TYPICAL_SEARCH_TRIALS, cell_estimates_s,
-                                      search_budget_s, search_key)
+    from linklab.bench.runner import (
+        TYPICAL_SEARCH_TRIALS,
+        cell_estimates_s,
+        search_budget_s,
+        search_key,
+    )
 
     class NoOutage:
         def outage_s(self, cell):
