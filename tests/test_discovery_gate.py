@@ -13,6 +13,7 @@ a publisher holds its first sample until the runner says go.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -122,6 +123,28 @@ def test_the_cell_waits_past_a_foretold_failure_but_not_past_a_crash():
     assert time.monotonic() - started < 1
 
 
+@contextlib.contextmanager
+def _sub_then_pub(pair, tmp_path, sub_args, pub_args, ready):
+    """Start the sub on edge, then the pub on robot; wait for the sub's ready file; yield
+    (pub, sub); kill whatever is still running on the way out. Outputs: sub.out, pub.out."""
+    with open(tmp_path / "sub.out", "w") as sub_out, \
+            open(tmp_path / "pub.out", "w") as pub_out:
+        sub = pair.bed.popen("edge", sub_args, stdout=sub_out)
+        time.sleep(0.3)
+        pub = pair.bed.popen("robot", pub_args, stdout=pub_out)
+        try:
+            end = time.monotonic() + 15
+            while not ready.exists() and time.monotonic() < end:
+                time.sleep(0.05)
+            assert ready.exists(), "the subscriber never said it matched"
+            yield pub, sub
+        finally:
+            for child in (pub, sub):
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
 def test_a_publisher_waits_for_the_go_and_a_subscriber_says_it_matched(tmp_path, middleware):
@@ -142,29 +165,15 @@ def test_a_publisher_waits_for_the_go_and_a_subscriber_says_it_matched(tmp_path,
                              ready_file=pub_ready,
                              peers=(pair.edge.address,), linger_s=1,
                              **common).argv(binary)
-        with open(tmp_path / "sub.out", "w") as sub_out, \
-                open(tmp_path / "pub.out", "w") as pub_out:
-            sub = pair.bed.popen("edge", sub_args, stdout=sub_out)
-            time.sleep(0.3)
-            pub = pair.bed.popen("robot", pub_args, stdout=pub_out)
-            try:
-                end = time.monotonic() + 15
-                while not ready.exists() and time.monotonic() < end:
-                    time.sleep(0.05)
-                assert ready.exists(), "the subscriber never said it matched"
-                # without the gate 20 samples at 100 Hz and a 1 s linger end in ~2.5 s
-                time.sleep(4)
-                assert pub.poll() is None, "the publisher did not wait for the go"
-                assert pub_ready.exists(), "the publisher never said it matched"
-                go_ns = time.monotonic_ns()
-                go.touch()
-                assert pub.wait(timeout=20) == 0
-                assert sub.wait(timeout=20) == 0
-            finally:
-                for child in (pub, sub):
-                    if child.poll() is None:
-                        child.kill()
-                        child.wait()
+        with _sub_then_pub(pair, tmp_path, sub_args, pub_args, ready) as (pub, sub):
+            # without the gate 20 samples at 100 Hz and a 1 s linger end in ~2.5 s
+            time.sleep(4)
+            assert pub.poll() is None, "the publisher did not wait for the go"
+            assert pub_ready.exists(), "the publisher never said it matched"
+            go_ns = time.monotonic_ns()
+            go.touch()
+            assert pub.wait(timeout=20) == 0
+            assert sub.wait(timeout=20) == 0
         pub_summary = json.loads((tmp_path / "pub.out").read_text().splitlines()[-1])
         sub_summary = json.loads((tmp_path / "sub.out").read_text().splitlines()[-1])
     # held 4 s after the sub matched; the pub waits from its own match (no settle with a
@@ -205,27 +214,13 @@ def test_at_the_go_a_publisher_serves_the_readers_it_matched(tmp_path, middlewar
         pub_args = ProbeArgs(role="pub", records=tmp_path / "pub.bin", start_file=go,
                              ready_file=tmp_path / "pub.ready", subscribers=2,
                              peers=(pair.edge.address,), linger_s=1, **common).argv(binary)
-        with open(tmp_path / "sub.out", "w") as sub_out, \
-                open(tmp_path / "pub.out", "w") as pub_out:
-            sub = pair.bed.popen("edge", sub_args, stdout=sub_out)
-            time.sleep(0.3)
-            pub = pair.bed.popen("robot", pub_args, stdout=pub_out)
-            try:
-                end = time.monotonic() + 15
-                while not ready.exists() and time.monotonic() < end:
-                    time.sleep(0.05)
-                assert ready.exists(), "the subscriber never said it matched"
-                time.sleep(2)   # the writer has matched its one reader by now
-                assert pub.poll() is None, "the publisher left before the go"
-                assert not (tmp_path / "pub.ready").exists(), "1 of 2 readers is not ready"
-                go.touch()
-                assert pub.wait(timeout=20) == 0
-                assert sub.wait(timeout=20) == 0
-            finally:
-                for child in (pub, sub):
-                    if child.poll() is None:
-                        child.kill()
-                        child.wait()
+        with _sub_then_pub(pair, tmp_path, sub_args, pub_args, ready) as (pub, sub):
+            time.sleep(2)   # the writer has matched its one reader by now
+            assert pub.poll() is None, "the publisher left before the go"
+            assert not (tmp_path / "pub.ready").exists(), "1 of 2 readers is not ready"
+            go.touch()
+            assert pub.wait(timeout=20) == 0
+            assert sub.wait(timeout=20) == 0
         pub_summary = json.loads((tmp_path / "pub.out").read_text().splitlines()[-1])
         sub_summary = json.loads((tmp_path / "sub.out").read_text().splitlines()[-1])
         assert pub_summary["matched_readers"] == 1 and not pub_summary["errors"]

@@ -156,7 +156,8 @@ def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float,
         codes = [p.poll() for p in everyone]
         if all(c is not None for c in codes):
             return
-        if any(p.poll() not in (None, 0) for p in watched):
+        if any(c not in (None, 0) for p, c in zip(everyone, codes, strict=True)
+               if p in watched):
             return  # a crash or an error: nothing more will arrive
         pubs_done = all(p.poll() is not None for p in pubs)
         subs_done = all(p.poll() is not None for p in subs)
