@@ -234,7 +234,3 @@ def estimate_s(cell: Cell, outage_s: float = 0.0, search_s: float = 0.0) -> floa
             return SETUP_S + base
         return SETUP_S + base + cell.warmup_s + (cell.duration_s or 10.0) + outage_s + 2.0
     return SETUP_S + cell.warmup_s + cell.publish_s + outage_s + 2.0
-
-
-def estimate_total_s(cells: list[Cell], outage_of=lambda link: 0.0) -> float:
-    return sum(estimate_s(c, outage_of(c.link)) for c in cells)
