@@ -148,7 +148,6 @@ def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float,
     not complete for it, named in its row) does not end the others."""
     one_side_done: float | None = None
     everyone = pubs + subs
-    watched = [p for p in everyone if p not in expected_to_fail]
     while True:
         now = time.monotonic()
         for probe in everyone:
@@ -156,11 +155,11 @@ def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float,
         codes = [p.poll() for p in everyone]
         if all(c is not None for c in codes):
             return
-        if any(c not in (None, 0) for p, c in zip(everyone, codes, strict=True)
-               if p in watched):
+        if any(c not in (None, 0) and p not in expected_to_fail
+               for p, c in zip(everyone, codes, strict=True)):
             return  # a crash or an error: nothing more will arrive
-        pubs_done = all(p.poll() is not None for p in pubs)
-        subs_done = all(p.poll() is not None for p in subs)
+        pubs_done = all(c is not None for c in codes[:len(pubs)])
+        subs_done = all(c is not None for c in codes[len(pubs):])
         if pubs_done or subs_done:
             # the publishers are done lingering, or the subscribers have everything (or
             # the end-of-stream marker): give the others a moment, then stop them
