@@ -26,6 +26,7 @@ from linklab.bench.spec import parse_scenario
 from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore, write_parquet
 from linklab.bench.streams import StreamInput, aggregate, fanout
 from linklab.model.overhead import WirePath
+from linklab.probes.types import sample_bytes
 from report_rundirs import VERSIONS, Behaviour, make_run
 
 T0 = 1_000_000_000_000
@@ -166,7 +167,8 @@ def _capacity(middleware: str, payload: int) -> tuple[float, dict]:
         return LINK_BITS / (8 * payload * 1.05), {
             "link_rate_bit_s": LINK_BITS,
             "model_note": "mqtt runs over TCP: no RTPS/UDP header model"}
-    model = model_overhead(payload, 65500, "best_effort", WirePath(1500), LINK_BITS)
+    model = model_overhead(payload, 65500, "best_effort", WirePath(1500), LINK_BITS,
+                           sample_bytes=sample_bytes("Bytes", payload))
     return model["model_capacity_hz"], dict(
         model, link_rate_bit_s=LINK_BITS,
         model_note="RTPS+UDP+IPv4 at MTU 1500 per paper 001 §V-A, max message 65500 B")

@@ -341,23 +341,54 @@ def test_a_search_that_sustains_nothing_keeps_what_its_lowest_trial_measured(mon
 
 
 def test_the_models_capacity_counts_headers_and_ethernet_frames():
-    model = S.model_overhead(16384, 65500, "best_effort", WirePath(1500), 20e6)
+    # the serialized Bytes sample: 16 KiB + CDR encapsulation 4 + seq, send time, length 20
+    model = S.model_overhead(16384, 65500, "best_effort", WirePath(1500), 20e6,
+                             sample_bytes=16384 + 24)
     assert model["model_ip_packets_per_sample"] == 12
+    # one RTPS message (56 B) in one UDP datagram (8 B), 12 IPv4 packets of 20 B
+    assert model["model_wire_bytes_per_sample"] == 16384 + 24 + 56 + 8 + 12 * 20
+    assert model["model_efficiency"] == 16384 / model["model_wire_bytes_per_sample"]
     frames = model["model_wire_bytes_per_sample"] + 14 * 12
     assert math.isclose(model["model_capacity_hz"], 20e6 / (8 * frames))
+    assert math.isclose(model["model_capacity_bit_s"], model["model_capacity_hz"] * 16384 * 8)
+
+
+def test_the_search_model_counts_the_serialized_sample_of_the_cells_type():
+    """The bench's model columns take the serialized sample of the topic's type (a
+    PointCloud2 sample carries 153 B besides its points, a Bytes sample 24 B)."""
+    from linklab.bench import runner
+
+    class Env:
+        def link_rate_bits(self, cell):
+            return 1e9
+
+        def wire_path(self, cell):
+            return WirePath(1500)
+
+    def wire(type_name: str) -> float:
+        (cell,) = cells_of(BASE.replace("1KiB", "256B").replace("50Hz", "max")
+                           + f"  type: {type_name}\n  middleware: fastdds\n  qos: best_effort\n")
+        assert cell.topics[0].type == type_name
+        return runner._model_columns(cell, Env())["model_wire_bytes_per_sample"]
+    assert wire("PointCloud2") - wire("Bytes") == 153 - 24
+    assert wire("Bytes") == 256 + 24 + 56 + 8 + 20  # + RTPS, UDP, IPv4
 
 
 def test_the_model_counts_a_clusters_overlay_and_not_a_path_that_misses_the_link():
-    plain = S.model_overhead(65536, 14720, "best_effort", WirePath(1500), 1e9)
-    vxlan = S.model_overhead(65536, 14720, "best_effort", WirePath(1450, vxlan=True), 1e9)
+    sample = 65536 + 24
+    plain = S.model_overhead(65536, 14720, "best_effort", WirePath(1500), 1e9,
+                             sample_bytes=sample)
+    vxlan = S.model_overhead(65536, 14720, "best_effort", WirePath(1450, vxlan=True), 1e9,
+                             sample_bytes=sample)
     # 001 V-A: 50 B per packet, and more packets at the pod MTU 1450 (49 against 45)
     assert (plain["model_ip_packets_per_sample"], vxlan["model_ip_packets_per_sample"]) \
         == (45, 49)
     # five RTPS messages (4 x 14 664 B of the sample + the rest), each RTPS 56 + UDP 8;
     # every packet IPv4 20 + VXLAN 50
-    assert vxlan["model_wire_bytes_per_sample"] == 65536 + 5 * (56 + 8) + 49 * (20 + 50)
+    assert vxlan["model_wire_bytes_per_sample"] == sample + 5 * (56 + 8) + 49 * (20 + 50)
     assert vxlan["model_capacity_hz"] < plain["model_capacity_hz"]
-    inside = S.model_overhead(65536, 14720, "best_effort", WirePath(1450, bounded=False), 1e9)
+    inside = S.model_overhead(65536, 14720, "best_effort", WirePath(1450, bounded=False), 1e9,
+                              sample_bytes=sample)
     assert math.isnan(inside["model_capacity_hz"]) and inside["model_wire_bytes_per_sample"]
 
 

@@ -19,7 +19,7 @@ from linklab.link.blueprint import design
 from linklab.link.cluster_plan import ClusterOptions, endpoint_names, wire_path
 from linklab.link.datapath import assemble, kube_proxy_rules
 from linklab.link.ebpf import redirect_program
-from linklab.link.topology import parse_netns_name
+from linklab.link.names import parse_netns_name
 from linklab.model.overhead import WirePath
 
 # --- the plan ------------------------------------------------------------------------------

@@ -432,7 +432,7 @@ def _as_nobody(state: Path) -> list[str]:
 
 
 def _holders(name: str) -> list[str]:
-    found = subprocess.run(["pgrep", "-f", f"linklab.link.userns hold .*{name}"],
+    found = subprocess.run(["pgrep", "-f", f"linklab.link.userns_holder hold .*{name}"],
                            capture_output=True, text=True)
     return found.stdout.split()
 

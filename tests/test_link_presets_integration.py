@@ -185,6 +185,6 @@ def test_a_normal_users_holder_gets_the_preset_not_the_file(nobody_dir):
         down = cli("link", "down", "--name", name, prefix=nobody)
     assert down.returncode == 0, down.stderr
     assert not list(nobody_dir.glob(f"{name}*"))
-    holders = subprocess.run(["pgrep", "-f", f"linklab.link.userns hold .*{name}"],
+    holders = subprocess.run(["pgrep", "-f", f"linklab.link.userns_holder hold .*{name}"],
                              capture_output=True, text=True).stdout.split()
     assert holders == []

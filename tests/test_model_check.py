@@ -62,3 +62,18 @@ def test_model_check_command_exits_1_when_a_completed_cell_is_off(tmp_path):
                             timeout=60)
     assert result.returncode == 1, result.stderr
     assert "OUTSIDE 15 %" in result.stdout and "1/2 completed cells within 15%" in result.stdout
+
+
+def test_the_prediction_counts_the_serialized_sample_of_the_rows_type():
+    """A PointCloud2 sample carries 153 B besides its points (Bytes 24): the model puts
+    them on the wire, and compare() takes the type from the row."""
+    link = LinkInfo(300e6, 0.0)
+    small = {t: predicted_for("fastdds", "default", 1024, 30.0, link, type_name=t)
+             for t in ("Bytes", "PointCloud2")}
+    # one datagram either way: 129 B more per 1024 B of payload (and a share of a
+    # Heartbeat more: Fast DDS piggybacks one every so many data bytes)
+    assert 129 / 1024 <= small["PointCloud2"] - small["Bytes"] < 130 / 1024
+    rows = [row("a", "fastdds", "default", 1.0, type="PointCloud2", payload_bytes=1024),
+            row("b", "fastdds", "default", 1.0, payload_bytes=1024)]
+    out = {c.cell_id: c for c in compare(rows, {"wifi-severe": link})}
+    assert out["a"].predicted == small["PointCloud2"] and out["b"].predicted == small["Bytes"]

@@ -156,6 +156,15 @@ def format_size(n_bytes: float) -> str:
     return f"{n_bytes:.4g} B"
 
 
+def size_label(n_bytes: int) -> str:
+    """Exact, short (cell ids, table headers): 262144 -> '256KiB', 231000 -> '231KB',
+    1500 -> '1500B'."""
+    for unit, factor in (("MiB", 1024**2), ("KiB", 1024), ("MB", 1000**2), ("KB", 1000)):
+        if n_bytes >= factor and n_bytes % factor == 0:
+            return f"{n_bytes // factor}{unit}"
+    return f"{n_bytes}B"
+
+
 def format_bitrate(bits_per_s: float) -> str:
     """433e6 -> '433 Mbit/s'."""
     for unit, factor in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):

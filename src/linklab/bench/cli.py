@@ -19,12 +19,12 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from linklab.bench.matrix import expand, size_label
+from linklab.bench.matrix import expand
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
 from linklab.output import console, err_console, print_json
-from linklab.units import format_duration
+from linklab.units import format_duration, size_label
 
 EXIT_GATES_MISSED = 1
 EXIT_LINKLAB_ERROR = 70

@@ -307,7 +307,7 @@ def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
     choice = cell.link_choice or LinkChoice(cell.link)
     link = LinkInfo(links.rate_bits(choice), links.loss(choice), links.mtu(choice))
     return float(predicted_for(base, cell.profile, cell.payload_bytes, cell.rate_hz, link,
-                               len(cell.topics[0].subscribers)))
+                               len(cell.topics[0].subscribers), cell.topics[0].type))
 
 
 # --- the environment ------------------------------------------------------------------

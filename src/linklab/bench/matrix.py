@@ -19,6 +19,7 @@ from linklab.bench.fields import RATE_MAX, Located, rate_fraction
 from linklab.bench.links import LinkChoice
 from linklab.bench.spec import Scenario
 from linklab.bench.topics import Topic, resolve_topics
+from linklab.units import size_label
 
 # Outer to inner (link.FIELD axes come right after link, in the file's order).
 LOOP_ORDER = ("link", "topology", "hosts", "flow", "middleware", "profile", "history", "depth",
@@ -122,14 +123,6 @@ class Cell:
             "topics": len(self.topics), "subscribers": self.streams,
             "endpoints": "; ".join(t.describe() for t in self.topics),
         }
-
-
-def size_label(n_bytes: int) -> str:
-    """Exact, short: 262144 -> '256KiB', 231000 -> '231KB', 1500 -> '1500B'."""
-    for unit, factor in (("MiB", 1024**2), ("KiB", 1024), ("MB", 1000**2), ("KB", 1000)):
-        if n_bytes >= factor and n_bytes % factor == 0:
-            return f"{n_bytes // factor}{unit}"
-    return f"{n_bytes}B"
 
 
 def _slug(value: Any, key: str) -> str:

@@ -37,6 +37,7 @@ from linklab.bench.matrix import SETUP_S, Cell, estimate_s
 from linklab.bench.store import RunStore, now_utc
 from linklab.errors import LinklabError
 from linklab.model.overhead import WirePath
+from linklab.probes.types import sample_bytes
 
 # A pause between two trials of a search: the link's queues drain.
 TRIAL_PAUSE_S = 0.5
@@ -429,7 +430,8 @@ def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeepe
 
 
 def _model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
-    """The model's header overhead for a searched cell (DDS over UDP only)."""
+    """The model's header overhead for a searched cell (DDS over UDP only): the
+    serialized sample's bytes, not only the payload's, go on the wire."""
     from linklab.bench.middlewares import base_middleware
 
     topic = cell.topics[0]
@@ -445,7 +447,8 @@ def _model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
     if cell.profile in ("optimized", "optimized-paced"):
         max_message = 1472
     path = env.wire_path(cell)
-    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos, path, link_bits))
+    out.update(S.model_overhead(topic.payload_bytes, max_message, topic.qos, path, link_bits,
+                                sample_bytes=sample_bytes(topic.type, topic.payload_bytes)))
     out["model_note"] = (f"{path.label()} per paper 001 §V-A, max message {max_message} B"
                          + ("" if path.bounded else
                             "; both ends on one node: the link's rate does not bound it"))
@@ -466,7 +469,8 @@ def model_fanout_ms(env: Environment, cell: Cell, topic: Any, subscribers: int) 
             or cell.middleware != base or cell.profile not in PROFILES:
         return math.nan
     link = LinkInfo(link_bits, 0.0, env.link_mtu(cell))
-    return fanout_step_s(base, cell.profile, topic.payload_bytes, topic.rate_hz, link) * 1000
+    return fanout_step_s(base, cell.profile, topic.payload_bytes, topic.rate_hz, link,
+                         topic.type) * 1000
 
 
 # --- rows ---------------------------------------------------------------------------------

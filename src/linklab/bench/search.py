@@ -164,14 +164,18 @@ def search(run_trial: Callable[[float], Trial], start_hz: float, *, precision: f
 
 
 def model_overhead(payload_bytes: int, max_message_size: int, qos: str, path: WirePath,
-                   link_bits_per_s: float | None) -> dict[str, float]:
+                   link_bits_per_s: float | None, *, sample_bytes: int) -> dict[str, float]:
     """Bytes on the link per sample (paper 001 §V-A headers: RTPS 56-116 B, UDP 8, IPv4
     20 per packet; on a cluster's underlay VXLAN 50 and WireGuard 32 + its own IPv4/UDP,
     linklab.model.overhead.path_bytes) and, where the path crosses a rate-limited link,
     the samples per second it carries: the limiter counts Ethernet frames, so 14 B more
-    per IP packet."""
+    per IP packet.
+
+    ``sample_bytes``: the serialized sample the middleware sends (the payload, the CDR
+    encapsulation and the type's own fields: linklab.probes.types.sample_bytes); the
+    efficiency and the capacity in bit/s count ``payload_bytes``."""
     kind = "reliable" if reliable_qos(qos) else "best_effort"
-    wire, packets = path_bytes(payload_bytes, max_message_size, pod_mtu=path.mtu, qos=kind,
+    wire, packets = path_bytes(sample_bytes, max_message_size, pod_mtu=path.mtu, qos=kind,
                                vxlan=path.vxlan, wireguard_mtu=path.wireguard_mtu,
                                ethernet=False)
     frame_bytes = wire + ETHERNET_HEADER * packets

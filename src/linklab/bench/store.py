@@ -98,7 +98,8 @@ HTML report, comparisons). Format version 1::
   sustained trial): ``search_max_rate_hz``, ``search_max_throughput_bit_s`` (payload
   bits per second at that rate), ``search_trials``, ``search_stop`` (why the search
   ended), ``search_next_failure`` (why the lowest failing rate above it failed),
-  ``link_rate_bit_s``, ``model_wire_bytes_per_sample``, ``model_ip_packets_per_sample``,
+  ``link_rate_bit_s``, ``model_wire_bytes_per_sample`` (the serialized sample of the
+  topic's type and its headers), ``model_ip_packets_per_sample``,
   ``model_efficiency`` (payload / wire bytes), ``model_capacity_hz`` and
   ``model_capacity_bit_s`` (what the link's rate carries by the model's headers, paper
   001 §V-A, counting Ethernet frames), ``model_note``; a ``rate: N %`` cell also has

@@ -42,6 +42,7 @@ from linklab.bench.fields import (
     plain,
     positive_int,
 )
+from linklab.units import size_label
 
 TOPIC_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 # Fields a topic may set itself; the rest of a cell's fields are the cell's.
@@ -109,8 +110,6 @@ class Topic:
         return replace(self, rate_hz=rate_hz, count=count if count is not None else self.count)
 
     def describe(self) -> str:
-        from linklab.bench.matrix import size_label
-
         subs = ",".join(self.subscribers)
         rate = f"{self.rate_hz:g}Hz" if self.rate_hz else str(self.rate)
         return (f"{self.name}: {self.publisher}->{subs} {self.type} "

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linklab.link.cluster_plan import cluster_spec
+from linklab.link.names import check_name
 from linklab.link.presets import get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec
 from linklab.link.spec_checks import check_spec
 from linklab.link.stages import Stage, direction_stages
-from linklab.link.topology import TopologyPlan, check_name, plan_topology
+from linklab.link.topology import TopologyPlan, plan_topology
 from linklab.link.wires import Wire, choose_wire
 
 DEFAULT_NAME = "default"

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linklab.errors import UsageError
+from linklab.link.names import netns_name
 from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES, VXLAN_OVERHEAD, WirePath
 
 CLUSTER_FIELDS = ("overlay", "encryption", "datapath", "nodes", "pods")
@@ -312,8 +313,6 @@ def plan_cluster(run: str, tag: str, options: ClusterOptions, underlay: Any,
                  underlay_mtu: int) -> ClusterPlan:
     """The cluster on top of an underlay plan (a ``pair`` for 2 nodes, a ``star`` for
     more; ``underlay`` is its TopologyPlan)."""
-    from linklab.link.topology import netns_name
-
     nodes: list[NodePlan] = []
     pods: list[PodPlan] = []
     for name in node_names(options.nodes):

@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
+from linklab.link.names import netns_name
 from linklab.link.radio import RadioSpec, format_metres, separation_m, station_positions
 from linklab.link.spec import DIRECTIONS, LinkSpec
 from linklab.link.stages import Stage
-from linklab.link.topology import HostPlan, LinkPlan, Port, TopologyPlan, netns_name
+from linklab.link.topology import HostPlan, LinkPlan, Port, TopologyPlan
 
 AIR_HOST = "ap"
 

@@ -13,10 +13,10 @@ from typing import Any
 from linklab.errors import LinklabError
 from linklab.link import userns
 from linklab.link.journal import Journal, end_processes_in_netns, process_alive
+from linklab.link.names import RUN_NAME, parse_netns_name
 from linklab.link.netops import ALIAS_PREFIX
 from linklab.link.statedir import StateDir
 from linklab.link.system import Shell, list_netns
-from linklab.link.topology import RUN_NAME, parse_netns_name
 
 
 def check_privileges() -> None:

@@ -1,7 +1,7 @@
 """Running linklab as a normal user, inside an unprivileged user namespace.
 
 Without root, ``up`` starts a *holder*: ``unshare --user --map-root-user --mount``
-running ``python -m linklab.link.userns hold``. Inside it the user is root of its own
+running ``python -m linklab.link.userns_holder hold``. Inside it the user is root of its own
 user namespace, with a private tmpfs on /run/netns; the holder builds the testbed there
 and stays alive, keeping it up. The run's state file (in ``/tmp/linklab-<uid>`` unless
 ``$LINKLAB_STATE_DIR`` says otherwise; owned by the user and 0700, see ``statedir.py``)
@@ -85,7 +85,7 @@ def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None) -> Path:
     env = {**os.environ, "LINKLAB_STATE_DIR": str(directory)}
     proc = subprocess.Popen(
         ["unshare", "--user", "--map-root-user", "--mount", "--net", "--propagation", "private",
-         sys.executable, "-m", "linklab.link.userns", "hold", json.dumps(config)],
+         sys.executable, "-m", "linklab.link.userns_holder", "hold", json.dumps(config)],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True, env=env, start_new_session=True)
     assert proc.stdout is not None
@@ -110,57 +110,3 @@ def stop_holder(holder: dict[str, Any], state: Path, timeout: float = 30.0) -> N
         time.sleep(0.05)
     if process_alive(pid, start):
         os.kill(pid, signal.SIGKILL)
-
-
-# --- the holder itself (runs inside the user namespace) ------------------------------------------
-
-def _mount_private_netns_dir() -> None:
-    target = "/run/netns" if Path("/run/netns").is_dir() else "/run"
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "linklab-netns", target],
-                   check=True, capture_output=True)
-    Path("/run/netns").mkdir(exist_ok=True)
-
-
-def hold(config: dict[str, Any]) -> int:
-    from linklab.link.lifecycle import up
-
-    stop = {"now": False}
-
-    def _stop(*_: object) -> None:
-        stop["now"] = True
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, _stop)
-    try:
-        _mount_private_netns_dir()
-        bed = up(**config["kwargs"])
-    except LinklabError as error:
-        print(f"{error.exit_code} {error}", flush=True)
-        return error.exit_code
-    except Exception as error:  # noqa: BLE001 - reported to the starting process
-        print(f"1 {error}", flush=True)
-        return 1
-    bed.journal.update(holder={"pid": os.getpid(), "start": process_start_time(os.getpid())},
-                       owner=config.get("owner"))
-    print(f"ready {bed.journal.path}", flush=True)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nobody reads us any more
-    owner = config.get("owner") or {}
-    while not stop["now"]:
-        if not bed.journal.exists():
-            break
-        if owner and not process_alive(owner.get("pid"), owner.get("start")):
-            break
-        time.sleep(0.2)
-    bed.down()
-    return 0
-
-
-def main() -> int:
-    if len(sys.argv) == 3 and sys.argv[1] == "hold":
-        return hold(json.loads(sys.argv[2]))
-    print("usage: python -m linklab.link.userns hold CONFIG", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -73,7 +73,9 @@ class Profile:
     piggyback_bytes: float | None = None  # Fast DDS: a Heartbeat every B bytes (None: off)
     response_delay_s: float = 0.005  # reader's heartbeatResponseDelay (Fast DDS default)
     paced_bits_per_s: float | None = None  # writer flow control (None: bursts at once)
-    serialized_extra: int = 24  # CDR header and the probe's fields around the payload
+    # CDR header and the type's fields around the payload: 24 for the probe's Bytes
+    # (linklab.probes.types.sample_extra_bytes has every type's; tune.wirecheck sets it)
+    serialized_extra: int = 24
 
     def to_dict(self) -> dict:
         return asdict(self)

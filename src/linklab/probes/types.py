@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from linklab.errors import UsageError
-from linklab.probes.ros_types import ROS_TYPES, size_refusal
+from linklab.probes.ros_types import OVERHEAD, ROS_TYPES, size_refusal
 
 # performance_test's fixed layouts: payload bytes of the array / point data
 FIXED_TYPE_BYTES: dict[str, int] = {
@@ -17,6 +17,40 @@ FIXED_TYPE_BYTES: dict[str, int] = {
 # (linklab.probes.ros_types: where seq and send time live, which sizes each can carry)
 ANY_SIZE_TYPES: tuple[str, ...] = ("Bytes", *ROS_TYPES)
 TYPES: tuple[str, ...] = (*ANY_SIZE_TYPES, *FIXED_TYPE_BYTES)
+
+# What one serialized sample adds to its payload (probes/idl/linklab_types.idl, XCDR1):
+# the encapsulation header CDR_LE, then each type's fields around the payload. The wire
+# carries these bytes with every sample; tests/test_probes_types.py checks every type
+# against Fast DDS 2.9's serializer (linklab-check-cdr --size).
+ENCAPSULATION_BYTES = 4
+BYTES_FIELDS = 20   # Bytes_: seq_ u64, t_send_ns_ i64, data_'s length u32
+ARRAY_FIELDS = 16   # Array*_: time_ i64 and id_ u64 after the octet array
+# PointCloud*_: header (stamp 8, frame_id "linklab" 4 + 8), height, width, 8 PointFields
+# (x, y, z 20 B each, intensity 28, four empty 20 each), is_bigendian + 3 padding,
+# point_step, row_step: 208 B before data_; after it is_dense_ + 7 padding, time_, id_
+CLOUD_FIELDS = 208 + 8 + 16
+
+
+def sample_extra_bytes(type_name: str) -> int:
+    """Bytes a serialized sample of ``type_name`` carries besides its payload."""
+    if type_name == "Bytes":
+        fields = BYTES_FIELDS
+    elif type_name in ROS_TYPES:
+        fields = OVERHEAD[type_name]
+    elif type_name.startswith("Array") and type_name in FIXED_TYPE_BYTES:
+        fields = ARRAY_FIELDS
+    elif type_name in FIXED_TYPE_BYTES:
+        fields = CLOUD_FIELDS
+    else:
+        dds_type_name(type_name)  # raises with the list
+        raise AssertionError(type_name)
+    return ENCAPSULATION_BYTES + fields
+
+
+def sample_bytes(type_name: str, payload: int) -> int:
+    """The serialized sample's bytes for ``payload`` bytes of ``type_name``: what Fast
+    DDS and Cyclone DDS put in RTPS DATA, encapsulation included."""
+    return payload + sample_extra_bytes(type_name)
 
 
 def dds_type_name(type_name: str) -> str:

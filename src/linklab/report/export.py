@@ -159,8 +159,8 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
 
 
 def table2_markdown(rows: list[dict[str, Any]]) -> list[str]:
-    from linklab.bench.matrix import size_label
     from linklab.report.table import profile_label
+    from linklab.units import size_label
 
     lines: list[str] = []
     for block in build_blocks(rows):
@@ -216,7 +216,7 @@ def recovery(row: dict[str, Any]) -> dict[str, Any] | None:
 
 def outage_markdown(rows: list[dict[str, Any]]) -> list[str]:
     """Recovery summary and per-second bins of the cells that had an outage."""
-    from linklab.bench.matrix import size_label
+    from linklab.units import size_label
 
     cells = [(r, recovery(r)) for r in rows]
     cells = [(r, rec) for r, rec in cells if rec is not None]

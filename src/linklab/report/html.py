@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperCommand
 
-from linklab.bench.matrix import size_label
 from linklab.errors import UsageError
 from linklab.report.html_cells import all_cells, errors_html, failed_html
 from linklab.report.html_parts import e, fmt
@@ -28,6 +27,7 @@ from linklab.report.run import Run
 from linklab.report.sections import Report
 from linklab.report.table import METRICS, Block, Column, build_blocks
 from linklab.report.view import num, to_html
+from linklab.units import size_label
 
 if TYPE_CHECKING:  # plots imports matplotlib: only when a page is written
     from linklab.report.plots import Plot

@@ -21,10 +21,10 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from linklab.bench.matrix import size_label  # noqa: E402
 from linklab.report.plots import DPI, FAILED_COLOUR, RC, WIDTH_IN, Plot, _log_axis, _png, style  # noqa: E402
 from linklab.report.searches import is_search  # noqa: E402
 from linklab.report.view import num  # noqa: E402
+from linklab.units import size_label  # noqa: E402
 
 
 def _series(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

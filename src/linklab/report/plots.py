@@ -39,7 +39,6 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from linklab.bench import metrics as M  # noqa: E402
-from linklab.bench.matrix import size_label  # noqa: E402
 from linklab.report.paper_000 import CONDITION_TITLES, condition_of  # noqa: E402
 from linklab.report.settings import (  # noqa: E402
     format_setting,
@@ -49,6 +48,7 @@ from linklab.report.settings import (  # noqa: E402
     varying_keys,
 )
 from linklab.report.table import Block, build_blocks  # noqa: E402
+from linklab.units import size_label  # noqa: E402
 
 # Okabe-Ito, then line styles and markers so that print in grey keeps lines apart.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",

@@ -17,9 +17,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from linklab.bench.matrix import size_label
 from linklab.report.outcome import delivered_text, status_cell
 from linklab.report.view import Cell, Section, count, fmt, num
+from linklab.units import size_label
 
 
 def is_search(row: dict[str, Any]) -> bool:
@@ -88,7 +88,8 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
         legend="Max Hz: the highest publish rate a trial sustained (the row's metrics are "
                "that trial's; where none was, the lowest trial's); Mbit/s: of payload at "
                "that rate. Model (paper 001 §V-A): "
-               "Wire B = bytes on the link per sample (RTPS + UDP + IPv4 headers; on a "
+               "Wire B = bytes on the link per sample (the serialized sample: payload, "
+               "CDR encapsulation and the type's own fields; RTPS + UDP + IPv4 headers; on a "
                "cluster's underlay VXLAN and WireGuard too, at the pod MTU), Eff. = "
                "payload / wire bytes, Model Hz and Mbit/s = what the link's rate carries "
                "with those headers (Ethernet frames counted); none for TCP transports, "

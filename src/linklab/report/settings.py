@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from linklab.bench.matrix import size_label
+from linklab.units import size_label
 
 # Every setting of a cell except the trial (the matrix identity, linklab.bench.matrix.Cell).
 SETTING_KEYS = ("link", "link_preset", "link_overrides", "middleware", "profile", "topology",

@@ -28,12 +28,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from linklab.bench.matrix import size_label
 from linklab.report import outcome
 from linklab.report.paper_000 import CONDITION_TITLES, condition_of, paper_value
 from linklab.report.run import Run
 from linklab.report.sections import Report, build
 from linklab.report.view import to_rich
+from linklab.units import size_label
 
 METRICS = (
     ("reception_rate_hz", "Reception rate (Hz)"),

@@ -12,10 +12,11 @@ within 15 %.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from linklab.model.fanout import interleaved_step, shared_link_completion
 from linklab.model.wire import datagram_wire
+from linklab.probes.types import sample_extra_bytes
 from linklab.tune import TuningInput, tune
 from linklab.tune.predict import default_profile, predict_wire, tuned_profile
 
@@ -61,19 +62,24 @@ class Comparison:
 
 
 def _model(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
-           link: LinkInfo, subscribers: int = 1):
+           link: LinkInfo, subscribers: int = 1, type_name: str = "Bytes"):
+    """The profile the cell ran (``optimized``: what the bench generated, which the tuner
+    sizes for the probe's Bytes sample) sending samples of ``type_name``: its serialized
+    sample's own bytes (linklab.probes.types) go on the wire beside the payload."""
     if profile == "optimized":
         settings = tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
                                     link_bits_per_s=link.rate_bits_per_s, per=link.per,
                                     subscribers=subscribers)).settings
-        return tuned_profile(middleware, settings)
-    return default_profile(middleware)
+        model = tuned_profile(middleware, settings)
+    else:
+        model = default_profile(middleware)
+    return replace(model, serialized_extra=sample_extra_bytes(type_name))
 
 
 def predicted_for(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
-                  link: LinkInfo, subscribers: int = 1) -> float:
+                  link: LinkInfo, subscribers: int = 1, type_name: str = "Bytes") -> float:
     """Interface bytes per published payload byte; k unicast subscribers get k copies."""
-    model = _model(middleware, profile, payload_bytes, rate_hz, link, subscribers)
+    model = _model(middleware, profile, payload_bytes, rate_hz, link, subscribers, type_name)
     return subscribers * predict_wire(model, profile, payload_bytes, rate_hz, link.per,
                                       link.rate_bits_per_s, link.mtu).amplification
 
@@ -109,7 +115,8 @@ def fanout(rows: list[dict], links: dict[str, LinkInfo]) -> list[FanoutCompariso
                 or row.get("status") != "ok" or not row.get("payload_bytes"):
             continue
         step_s, sample_wire = _fanout_model(middleware, profile, int(row["payload_bytes"]),
-                                            float(row["rate_hz"]), link)
+                                            float(row["rate_hz"]), link,
+                                            row.get("type") or "Bytes")
         base = single.get(key(row))
         growth = math.nan
         if base is not None and base.get("latency_mean_ms") is not None:
@@ -127,11 +134,11 @@ def fanout(rows: list[dict], links: dict[str, LinkInfo]) -> list[FanoutCompariso
 
 
 def _fanout_model(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
-                  link: LinkInfo) -> tuple[float, float]:
+                  link: LinkInfo, type_name: str = "Bytes") -> tuple[float, float]:
     """(seconds between two subscribers' copies, wire bytes of one sample's first copy):
     the writer sends every datagram to all readers in turn, so the step is one datagram's
     copy time (model.fanout.interleaved_step)."""
-    model = _model(middleware, profile, payload_bytes, rate_hz, link)
+    model = _model(middleware, profile, payload_bytes, rate_hz, link, type_name=type_name)
     wire = predict_wire(model, profile, payload_bytes, rate_hz, 0.0, link.rate_bits_per_s,
                         link.mtu).wire
     datagram = min(wire.data_bytes, datagram_wire(
@@ -140,10 +147,10 @@ def _fanout_model(middleware: str, profile: str, payload_bytes: int, rate_hz: fl
 
 
 def fanout_step_s(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
-                  link: LinkInfo) -> float:
+                  link: LinkInfo, type_name: str = "Bytes") -> float:
     """The model's time between two subscribers' copies of one sample (paper 002 Table
     III, as Fast DDS and Cyclone send: interleaved per datagram)."""
-    return _fanout_model(middleware, profile, payload_bytes, rate_hz, link)[0]
+    return _fanout_model(middleware, profile, payload_bytes, rate_hz, link, type_name)[0]
 
 
 def render_fanout(comparisons: list[FanoutComparison]) -> list[str]:
@@ -177,7 +184,8 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[Comparison]:
             completed=row.get("status") == "ok", measured=measured,
             predicted=predicted_for(middleware, profile, int(row["payload_bytes"]),
                                     float(row["rate_hz"]), link,
-                                    int(row.get("subscribers") or 1))))
+                                    int(row.get("subscribers") or 1),
+                                    row.get("type") or "Bytes")))
     return out
 
 
