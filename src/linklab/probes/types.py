@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from linklab.errors import UsageError
-from linklab.probes.ros_types import OVERHEAD, ROS_TYPES, size_refusal
+from linklab.probes.ros_types import ENCAPSULATION, OVERHEAD, ROS_TYPES, size_refusal
 
 # performance_test's fixed layouts: payload bytes of the array / point data
 FIXED_TYPE_BYTES: dict[str, int] = {
@@ -22,7 +22,6 @@ TYPES: tuple[str, ...] = (*ANY_SIZE_TYPES, *FIXED_TYPE_BYTES)
 # the encapsulation header CDR_LE, then each type's fields around the payload. The wire
 # carries these bytes with every sample; tests/test_probes_types.py checks every type
 # against Fast DDS 2.9's serializer (linklab-check-cdr --size).
-ENCAPSULATION_BYTES = 4
 BYTES_FIELDS = 20   # Bytes_: seq_ u64, t_send_ns_ i64, data_'s length u32
 ARRAY_FIELDS = 16   # Array*_: time_ i64 and id_ u64 after the octet array
 # PointCloud*_: header (stamp 8, frame_id "linklab" 4 + 8), height, width, 8 PointFields
@@ -33,18 +32,16 @@ CLOUD_FIELDS = 208 + 8 + 16
 
 def sample_extra_bytes(type_name: str) -> int:
     """Bytes a serialized sample of ``type_name`` carries besides its payload."""
+    dds_type_name(type_name)  # an unknown type: a usage error listing the types
     if type_name == "Bytes":
         fields = BYTES_FIELDS
     elif type_name in ROS_TYPES:
         fields = OVERHEAD[type_name]
-    elif type_name.startswith("Array") and type_name in FIXED_TYPE_BYTES:
+    elif type_name.startswith("Array"):
         fields = ARRAY_FIELDS
-    elif type_name in FIXED_TYPE_BYTES:
+    else:  # PointCloud512k ... PointCloud4m
         fields = CLOUD_FIELDS
-    else:
-        dds_type_name(type_name)  # raises with the list
-        raise AssertionError(type_name)
-    return ENCAPSULATION_BYTES + fields
+    return len(ENCAPSULATION) + fields
 
 
 def sample_bytes(type_name: str, payload: int) -> int:
