@@ -166,10 +166,25 @@ def test_a_link_field_swept_as_an_axis():
     ("{name: x}", "s.yaml:3: fixed.link: an inline link needs a preset or at least one"),
     ("[1, 2]", "s.yaml:3: fixed.link: expected a preset name or a mapping"),
     ("wifi-nowhere", "unknown link preset 'wifi-nowhere'"),
+    ("{preset: wifi-severe, tcp_congestion: Cubic!}", "s.yaml:3: fixed.link.tcp_congestion: "
+                                                      "expected a TCP congestion control"),
+    ("{preset: wifi-severe, tcp_congestion: no_such_cc}",
+     "tcp_congestion: 'no_such_cc' is not available in this kernel; available: "),
 ])
 def test_a_malformed_inline_link_is_one_line_naming_file_and_line(link, where):
     text = BASE.replace("link: wifi-ideal", f"link: {link}")
     assert where in error_of(text)
+
+
+def test_a_link_can_pin_tcp_congestion_control():
+    cells = cells_of("""\
+        name: l
+        fixed: {payload: 1KiB, rate: 10Hz, count: 5}
+        axes:
+          link: [{preset: wifi-severe, tcp_congestion: reno}]
+        """)   # reno: built into every Linux kernel
+    assert cells[0].link == "wifi-severe+tcp_congestion=reno"
+    assert cells[0].link_choice.overrides_dict() == {"tcp_congestion": "reno"}
 
 
 def test_an_unknown_link_field_axis_is_an_error():

@@ -334,6 +334,8 @@ def test_clean_sweeps_an_unrecorded_run_by_name_and_only_that(tmp_path):
     ["--outage", "20s"],
     ["--outage", "ten+20s"],
     ["--topology", "ring"],
+    ["--tcp-congestion", "no_such_cc"],
+    ["--tcp-congestion", "Cubic!"],
 ])
 def test_bad_input_is_one_line_exit_2_and_builds_nothing(args):
     name = run_name("bad")
@@ -361,6 +363,43 @@ def test_second_up_with_the_same_name_is_refused_and_the_first_survives():
     finally:
         assert cli("link", "down", "--name", name).returncode == 0
     assert residue(name) == []
+
+
+# --- TCP congestion control -------------------------------------------------------------
+
+def _host_congestion() -> str:
+    return Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+
+
+def _in_netns(bed, host: str) -> str:
+    out = bed.run(host, ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"])
+    return out.stdout.strip()
+
+
+def test_a_pinned_congestion_control_is_set_in_every_namespace_and_recorded():
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    host_before = _host_congestion()
+    wanted = next(cc for cc in ("reno", "cubic", "bbr") if cc in available
+                  and cc != host_before)
+    with open_testbed(None, name=run_name("cc"), topology="chain",
+                      tcp_congestion=wanted) as bed:
+        for host in ("robot", "ap", "edge"):
+            assert _in_netns(bed, host) == wanted
+        recorded = bed.status()["tcp_congestion"]
+        assert set(recorded) == {"robot", "ap", "edge"}
+        assert all(r == {"wanted": wanted, "effective": wanted, "source": "pinned by the link"}
+                   for r in recorded.values())
+        assert bed.status()["spec"]["tcp_congestion"] == wanted
+    assert _host_congestion() == host_before   # the host's own setting is not touched
+
+
+def test_without_a_pin_the_hosts_default_is_recorded():
+    with open_testbed(None, name=run_name("ccd")) as bed:
+        recorded = bed.status()["tcp_congestion"]
+        for host in ("robot", "edge"):
+            assert recorded[host] == {"wanted": None, "effective": _in_netns(bed, host),
+                                      "source": "the host's default"}
+        assert "tcp_congestion" not in bed.status()["spec"]
 
 
 # --- topologies ------------------------------------------------------------------------

@@ -107,6 +107,7 @@ lab-wifi:
   loss: 10%
   delay: 2ms
   mtu: 1400
+  tcp_congestion: cubic
   up:
     loss: 20%
 per-direction:
@@ -137,6 +138,7 @@ traced:
     assert loaded["traced"] == {"trace": str(trace), "up": {"trace": str(trace)}}
     spec = build_spec("lab-wifi", loaded["lab-wifi"], {})
     assert (spec.up.loss, spec.down.loss, spec.mtu) == (0.2, 0.1, 1400)
+    assert spec.tcp_congestion == "cubic"
     assert spec.up.rate_bps == 50e6 and spec.up.delay_s == 0.002
     per = design("per-direction", preset_fields=loaded["per-direction"], name="t").spec
     assert (per.up.rate_bps, per.down.rate_bps) == (5e6, 12e6)
@@ -197,7 +199,14 @@ def test_a_relative_trace_is_relative_to_the_file_not_the_working_directory(tmp_
     ("a:\n  up:\n    mtu: 1400\n", 3, "preset a: up.mtu: ",
      "unknown field; known fields here: loss, rate, outage, delay, jitter, "
      "jitter_distribution, burst_loss, trace, radio, distance, positions, tx_power "
-     "(mtu is for both directions)"),
+     "(mtu and tcp_congestion are for both directions)"),
+    ("a:\n  down:\n    tcp_congestion: reno\n", 3, "preset a: down.tcp_congestion: ", None),
+    ("a:\n  tcp_congestion: {up: reno}\n", 2, "preset a: tcp_congestion: ",
+     "is a mapping; expected a TCP congestion control of the kernel such as cubic, reno or "
+     "bbr"),
+    ("a:\n  tcp_congestion: Cubic!\n", 2, "preset a: tcp_congestion: ",
+     "expected a TCP congestion control of the kernel, e.g. cubic, reno or bbr, got "
+     "'Cubic!'"),
     ("a:\n  up: 5%\n", 2, "preset a: up: ", None),
     ("a:\n  description: 5\n", 2, "preset a: description: ", "is 5; expected text"),
     # values

@@ -51,6 +51,8 @@ def test_overrides_replace_preset_values_per_direction():
     ({"outage": "10s+"}, "--outage"),
     ({"outage": "5s+10s/3s"}, "--outage"),
     ({"mtu": "100"}, "--mtu"),
+    ({"tcp_congestion": "Cubic!"}, "--tcp-congestion"),
+    ({"tcp_congestion": ""}, "--tcp-congestion"),
     ({"topology": "ring"}, "--topology"),
     ({"name": "Bad Name"}, "--name"),
 ])
@@ -155,3 +157,27 @@ def test_a_small_loss_is_applied_at_its_value(loss):
 def test_a_loss_the_stage_cannot_draw_is_refused_not_rounded(loss):
     with pytest.raises(UsageError, match="--loss: .*steps of 0.0001 %"):
         design(loss=loss, name="t")
+
+
+# --- TCP congestion control (link-wide) ---------------------------------------------------
+
+def test_a_pinned_congestion_control_is_part_of_the_spec_and_its_description():
+    spec = design("wifi-severe", name="t", tcp_congestion="cubic").spec
+    assert spec.tcp_congestion == "cubic"
+    assert spec.describe()["tcp_congestion"] == "cubic"
+    assert design("wifi-severe", name="t").spec.tcp_congestion is None
+    assert "tcp_congestion" not in design("wifi-severe", name="t").spec.describe()
+
+
+def test_a_congestion_control_the_kernel_lacks_is_refused_naming_what_it_has():
+    from linklab.link.spec_checks import check_tcp_congestion
+
+    spec = design(None, name="t", tcp_congestion="vegas").spec
+    with pytest.raises(UsageError) as error:
+        check_tcp_congestion(spec, available=["reno", "cubic"])
+    message = str(error.value)
+    assert message.startswith("--tcp-congestion: 'vegas' is not available")
+    assert "reno, cubic" in message and "\n" not in message
+    check_tcp_congestion(design(None, name="t", tcp_congestion="reno").spec,
+                         available=["reno", "cubic"])
+    check_tcp_congestion(design(None, name="t").spec, available=[])  # no pin: nothing asked

@@ -181,6 +181,44 @@ def test_cells_that_differ_by_a_setting_never_share_a_column():
     assert len(trials) == 1 and len(trials[0].columns[0].rows) == 2
 
 
+def test_pooled_types_share_a_column_that_averages_all_their_trials():
+    # seed 000 Table II averages over its message types (--pool type)
+    rows = [_row(f"{kind}-t{trial}", "x", type=kind, trial=trial, reception_rate_hz=rate,
+                 endpoints=f"t: robot->edge {kind} 1KiB")
+            for kind, rates in (("Image", (30.0, 28.0)), ("String", (26.0, 24.0)))
+            for trial, rate in zip((1, 2), rates, strict=True)]
+    apart = build_blocks(rows)
+    assert [b.key.get("type") for b in apart] == ["Image", "String"]
+    pooled = build_blocks(rows, ("type",))
+    assert len(pooled) == 1 and pooled[0].key["type"] == "Image/String"
+    (column,) = pooled[0].columns
+    assert len(column.rows) == 4 and column.measured("reception_rate_hz") == 27.0
+    assert "type=Image/String" in pooled[0].title
+    # one type only: nothing to name
+    assert "type" not in build_blocks(rows[:2], ("type",))[0].key
+
+
+def test_pool_takes_block_settings_only():
+    from linklab.errors import UsageError
+    from linklab.report.table import check_pool
+
+    assert check_pool(["type", "type", "history"]) == ("type", "history")
+    for bad in ("link", "colour", "payload_bytes"):
+        with pytest.raises(UsageError, match=f"^--pool: cannot pool '{bad}'; accepted: "):
+            check_pool([bad])
+
+
+def test_report_pool_on_the_command_line(runs):
+    good = linklab("report", runs["base"], "--pool", "type", "--markdown")
+    assert good.returncode == 0, good.stderr
+    # one message type in the run: pooling it changes nothing
+    assert good.stdout == linklab("report", runs["base"], "--markdown").stdout
+    bad = linklab("report", runs["base"], "--pool", "colour")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        bad.stderr.strip()] and "--pool: cannot pool 'colour'" in bad.stderr
+
+
 def test_each_cells_latency_distribution_is_a_table():
     from linklab.report.latency import latency_section
 

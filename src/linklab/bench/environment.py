@@ -374,6 +374,7 @@ class LinkBed:
                 "topology": status.get("topology"),
                 "hosts": status.get("hosts"), "links": status.get("links"),
                 "socket_buffers": status.get("socket_buffers"),
+                "tcp_congestion": status.get("tcp_congestion"),
                 "cluster": status.get("cluster"),   # overlay, encryption, datapath, MTUs
                 "outage": {k: v for k, v in (status.get("outage") or {}).items()
                            if k in ("start_s", "length_s", "period_s")} or None}

@@ -8,10 +8,10 @@ In a scenario::
     link.loss: [0%, 5%, 10%, 20%]                       # (under axes:) one field swept
 
 Fields are those of ``linklab link`` presets (linklab.link.spec: rate, loss, outage, mtu,
-delay, jitter, jitter_distribution, burst_loss, trace, and up:/down: mappings; the radio
-medium's radio, distance, positions, tx_power: linklab.link.radio). Each is
-validated where it is written, with the file and line. A :class:`LinkChoice` is what a
-cell carries: a preset name and the overrides on top of it, plus the label tables show.
+tcp_congestion, delay, jitter, jitter_distribution, burst_loss, trace, and up:/down:
+mappings; the radio medium's radio, distance, positions, tx_power: linklab.link.radio).
+Each is validated where it is written, with the file and line. A :class:`LinkChoice` is
+what a cell carries: a preset name and the overrides on top of it, plus the label tables show.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import yaml
 from linklab.bench.fields import NAME, Located, mapping, plain
 from linklab.errors import UsageError
 
-LINK_FIELDS = ("rate", "loss", "outage", "mtu", "delay", "jitter", "jitter_distribution",
-               "burst_loss", "trace", "up", "down",
+LINK_FIELDS = ("rate", "loss", "outage", "mtu", "tcp_congestion", "delay", "jitter",
+               "jitter_distribution", "burst_loss", "trace", "up", "down",
                # the radio medium of paper 002 (linklab.link.radio): link.distance sweeps
                "radio", "distance", "positions", "tx_power")
 # The cluster topology's own fields (linklab.link.cluster_plan): overlay vxlan|none,
@@ -156,10 +156,12 @@ def parse_link(node: yaml.Node, where: Located, known: Mapping[str, Any]) -> Lin
 def check_choice(choice: LinkChoice, known: Mapping[str, Any], where: Located) -> None:
     """The preset and its overrides together build a valid link (e.g. up:/down: fit)."""
     from linklab.link.spec import build_spec
+    from linklab.link.spec_checks import check_tcp_congestion
 
     try:
-        build_spec(choice.preset, known.get(choice.preset) if choice.preset else None,
-                   link_only(choice.overrides_dict()))
+        spec = build_spec(choice.preset, known.get(choice.preset) if choice.preset else None,
+                          link_only(choice.overrides_dict()))
+        check_tcp_congestion(spec, "tcp_congestion")  # this kernel must have it
     except UsageError as error:
         raise where.error(f"link {choice.label}: {error}") from None
 

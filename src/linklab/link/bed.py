@@ -225,6 +225,7 @@ class Testbed:
             "notes": list(self.plan.notes),
             "cluster": self.plan.cluster.describe() if self.plan.cluster is not None else None,
             "socket_buffers": state.get("socket_buffers", {}),
+            "tcp_congestion": state.get("tcp_congestion", {}),
             "outage": {**(state.get("outage") or {}), "events": self.outage_events()}
             if state.get("outage") else None,
             "counters": self.counters(),

@@ -95,6 +95,10 @@ def _print_status(status: dict[str, Any]) -> None:
         console.print("  socket buffers: " + ", ".join(parts)
                       + ("  (* read-only in a child namespace on this kernel: host value)"
                          if any(not v["applied"] for v in sample.values()) else ""))
+    congestion = next(iter((status.get("tcp_congestion") or {}).values()), None)
+    if congestion:
+        console.print(f"  TCP congestion control: {congestion['effective']} "
+                      f"({congestion['source']})")
     for note in status.get("notes", []):
         console.print(f"  note: {note}")
 
@@ -132,6 +136,9 @@ def register(app: typer.Typer) -> None:
         outage: str = typer.Option(None, "--outage",
                                    help="START+LENGTH[/PERIOD], e.g. 10s+20s or 5s+2s/30s."),
         mtu: str = typer.Option(None, "--mtu", help="MTU in bytes, e.g. 1500."),
+        tcp_congestion: str = typer.Option(
+            None, "--tcp-congestion", help="TCP congestion control in every namespace, "
+            "e.g. cubic (stock Debian/Ubuntu), reno or bbr; default: the host's, recorded."),
         delay: str = typer.Option(None, "--delay", help="One-way delay (emu), e.g. 30ms or "
                                   "up=30ms,down=20ms."),
         jitter: str = typer.Option(None, "--jitter", help="Delay variation (emu), e.g. 5ms."),
@@ -169,7 +176,8 @@ def register(app: typer.Typer) -> None:
                              argument="--presets")
         fields = resolve_preset(preset, presets or ()) if preset else None
         bed = up(preset, preset_fields=fields, topology=topology, hosts=hosts, name=name,
-                 loss=loss, rate=rate, outage=outage, mtu=mtu, nodes=nodes, pods=pods,
+                 loss=loss, rate=rate, outage=outage, mtu=mtu, tcp_congestion=tcp_congestion,
+                 nodes=nodes, pods=pods,
                  overlay=overlay, encryption=encryption, datapath=datapath,
                  **radio_overrides(radio=radio, distance=distance, tx_power=tx_power),
                  **emu_overrides(delay=delay, jitter=jitter,
@@ -201,8 +209,8 @@ def register(app: typer.Typer) -> None:
               up: {loss: 5%}            #   jitter_distribution, burst_loss, trace
               mtu: 1500
 
-        Fields: description, source, mtu, rate, loss, outage, delay, jitter,
-        jitter_distribution, burst_loss, trace, up, down (robot -> edge / back).
+        Fields: description, source, mtu, tcp_congestion, rate, loss, outage, delay,
+        jitter, jitter_distribution, burst_loss, trace, up, down (robot -> edge / back).
         Trace paths are relative to the file. A problem is one line: FILE:LINE: preset
         NAME: FIELD: what is wrong; what is accepted.
         """

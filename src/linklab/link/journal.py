@@ -17,7 +17,8 @@ did not create (for example a namespace of the same name that already existed).
 State file, format 2 (JSON object): ``version`` (2), ``name`` (the run, = file name),
 ``created_unix``, ``steps`` (list of records, oldest first, each with ``what``: text for
 messages, and ``kind`` + its fields, see ``made.py``), plus what lifecycle keeps there
-(``inputs``, ``owner``, ``holder``, ``wires``, ``outage``, ``socket_buffers``, ``emu``).
+(``inputs``, ``owner``, ``holder``, ``wires``, ``outage``, ``socket_buffers``,
+``tcp_congestion``, ``emu``).
 Format 1 files (undo argv lists) are refused with a message naming what they hold.
 """
 

@@ -39,10 +39,11 @@ from linklab.link.runs import (
     residue,
 )
 from linklab.link.spec import DIRECTIONS
-from linklab.link.spec_checks import check_traces
+from linklab.link.spec_checks import check_tcp_congestion, check_traces
 from linklab.link.stages import (
     OutageStage,
     SocketBufferStage,
+    TcpCongestionStage,
 )
 from linklab.link.system import Shell, list_netns, require_tools
 from linklab.link.topology import (
@@ -59,14 +60,18 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
     """Build a testbed and return it (it stays up until ``down``; see ``testbed()``).
 
     ``owner=True`` records this process as the owner: ``clean`` leaves the run alone
-    while this process lives. Overrides: loss, rate, outage, mtu (and the relay fields
-    delay, jitter, burst_loss, trace), as strings with units or per-direction mappings.
+    while this process lives. Overrides: loss, rate, outage, mtu, tcp_congestion (and the
+    relay fields delay, jitter, burst_loss, trace), as strings with units or per-direction
+    mappings.
     ``preset_fields``: a preset from a user's file (see ``design``).
     """
     plan_design = design(preset, preset_fields=preset_fields, topology=topology,
                          hosts=hosts, name=name, wire=wire, **overrides)
     check_not_shipped(preset, preset_fields)
     check_traces(plan_design.spec)
+    check_tcp_congestion(plan_design.spec, "--tcp-congestion"
+                         if overrides.get("tcp_congestion") is not None or not preset
+                         else f"preset {preset!r}: tcp_congestion")
     check_privileges()
     require_tools()
     cluster.check_ready(plan_design.plan.cluster, userns.is_root())
@@ -103,9 +108,12 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
     _check_ifb(bed)
     net = NetOps(journal, plan.tag)
     buffers: dict[str, Any] = {}
+    congestion: dict[str, Any] = {}
     for host in plan.hosts:
         net.add_netns(host.netns)
         buffers[host.name] = SocketBufferStage().install(net, host.netns)
+        congestion[host.name] = TcpCongestionStage(bed.spec.tcp_congestion).install(
+            net, host.netns)
         # No IPv6: keeps router solicitations and MLD reports off the measured wire.
         net.sysctl(host.netns, "net.ipv6.conf.all.disable_ipv6", "1")
         net.sysctl(host.netns, "net.ipv6.conf.default.disable_ipv6", "1")
@@ -115,7 +123,7 @@ def _build(bed: Testbed, *, arm_outage: bool) -> None:
             net.ip(host.netns, ["link", "add", host.bridge, "type", "bridge", "stp_state", "0",
                                 "forward_delay", "0", "mcast_snooping", "0"],
                    undo=made.link(host.netns, host.bridge))
-    journal.update(socket_buffers=buffers)
+    journal.update(socket_buffers=buffers, tcp_congestion=congestion)
     bridges = {h.name: h.bridge for h in plan.hosts if h.bridge}
     for wire_cls in dict.fromkeys(bed.design.wires.values()):
         wire_cls().build_medium(net, bed.design)   # a medium shared by links (ns3), if any

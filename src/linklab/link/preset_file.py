@@ -11,8 +11,9 @@ a YAML mapping of preset names to fields::
       delay: 3ms
       up: {loss: 5%}          # robot -> edge only (down: edge -> robot)
 
-Fields: description, source, mtu, the stage fields of ``linklab.link.spec`` (rate,
-loss, outage, delay, jitter, jitter_distribution, burst_loss, trace), and up/down.
+Fields: description, source, mtu and tcp_congestion (for the whole run), the stage
+fields of ``linklab.link.spec`` (rate, loss, outage, delay, jitter, jitter_distribution,
+burst_loss, trace), and up/down.
 A stage field takes one value for both directions, ``up=A,down=B``, or a mapping
 ``{up: A, down: B}``. A trace path is relative to the file; it is stored absolute.
 
@@ -37,11 +38,17 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from linklab.errors import UsageError
-from linklab.link.spec import DIRECTIONS, STAGE_FIELDS, build_spec, per_direction
+from linklab.link.spec import (
+    DIRECTIONS,
+    LINK_WIDE_FIELDS,
+    STAGE_FIELDS,
+    build_spec,
+    per_direction,
+)
 from linklab.link.spec_checks import conflicts
 
 TEXT_FIELDS = ("description", "source")
-FIELDS = (*TEXT_FIELDS, "mtu", *STAGE_FIELDS, *DIRECTIONS)
+FIELDS = (*TEXT_FIELDS, *LINK_WIDE_FIELDS, *STAGE_FIELDS, *DIRECTIONS)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 NAME_FORMS = "1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
 SHAPE = "a mapping of preset names to fields, e.g. 'my-wifi: {rate: 50Mbit/s, loss: 2%}'"
@@ -49,6 +56,7 @@ BURST_KEYS = ("p", "r", "loss_good", "loss_bad")
 # What each field takes (for a field with no value, or a list).
 HINTS = {
     "mtu": "a size in bytes such as 1500",
+    "tcp_congestion": "a TCP congestion control of the kernel such as cubic, reno or bbr",
     "rate": "a bit rate such as 50Mbit/s",
     "loss": "a fraction such as 1% or 0.01",
     "outage": "START+LENGTH[/PERIOD] such as 10s+20s",
@@ -272,7 +280,7 @@ class _FileReader:
                 fields[field] = value.value
             elif field in DIRECTIONS:
                 fields[field] = self._direction(name, field, value, lines)
-            elif isinstance(value, MappingNode) and field != "mtu":
+            elif isinstance(value, MappingNode) and field not in LINK_WIDE_FIELDS:
                 fields[field] = self._per_direction(name, field, value, lines)
             else:
                 fields[field] = self._leaf(name, field, value, {field: None}, field)
@@ -298,7 +306,8 @@ class _FileReader:
             path = f"{direction}.{field}"
             if field not in STAGE_FIELDS:
                 raise self.fail(key, f"unknown field; known fields here: "
-                                f"{', '.join(STAGE_FIELDS)} (mtu is for both directions)",
+                                f"{', '.join(STAGE_FIELDS)} ({' and '.join(LINK_WIDE_FIELDS)} "
+                                "are for both directions)",
                                 where, path)
             lines[path] = _line(value)
             out[field] = self._leaf(name, path, value, {direction: {field: None}}, field)

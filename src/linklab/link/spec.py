@@ -142,6 +142,9 @@ class LinkSpec:
     mtu: int = 1500
     source: str = ""
     radio: RadioSpec | None = None    # a distance-based Wi-Fi medium (radio.py, paper 002)
+    # TCP congestion control set in every namespace of the run; None keeps the host's
+    # default (which the run records: it differs between machines, cubic on stock Debian)
+    tcp_congestion: str | None = None
 
     def direction(self, name: str) -> DirectionSpec:
         return self.up if name == "up" else self.down
@@ -151,6 +154,8 @@ class LinkSpec:
                "down": self.down.describe(), "source": self.source}
         if self.radio is not None:
             out["radio"] = self.radio.describe()
+        if self.tcp_congestion is not None:
+            out["tcp_congestion"] = self.tcp_congestion
         return out
 
 
@@ -196,6 +201,17 @@ def parse_mtu(text: str | int, argument: str | None = "--mtu") -> int:
     return value
 
 
+TCP_CONGESTION_FORMS = "a TCP congestion control of the kernel, e.g. cubic, reno or bbr"
+
+
+def parse_tcp_congestion(text: Any, argument: str | None = "--tcp-congestion") -> str:
+    """A congestion control's name (whether this kernel has it: spec_checks)."""
+    value = str(text).strip()
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,15}", value):
+        raise UsageError(f"expected {TCP_CONGESTION_FORMS}, got {text!r}", argument=argument)
+    return value
+
+
 def per_direction(text: Any, parse: Callable[[Any, str | None], Any],
                   argument: str) -> dict[str, Any]:
     """``"1%"`` -> {up: .01, down: .01}; ``"up=1%,down=20%"`` -> each direction."""
@@ -227,10 +243,12 @@ _FIELD_PARSERS: dict[str, tuple[str, Callable[[Any, str | None], Any]]] = {
     "burst_loss": ("burst_loss", lambda v, a: _parse_burst(v, a)),
     "trace": ("trace", lambda v, a: str(v)),
 }
-# Every field a preset may set besides mtu and up:/down: (preset_file.py reads this): the
-# per-direction stage fields, then the radio medium's fields (radio.py), which apply to
-# the whole link and are refused under up:/down:.
+# Every field a preset may set besides the link-wide ones and up:/down: (preset_file.py
+# reads this): the per-direction stage fields, then the radio medium's fields (radio.py),
+# which apply to the whole link and are refused under up:/down:.
 STAGE_FIELDS = (*_FIELD_PARSERS, *RADIO_FIELDS)
+# Fields for the whole run, one value each (never per direction).
+LINK_WIDE_FIELDS = ("mtu", "tcp_congestion")
 
 
 def _parse_distribution(value: Any, argument: str | None) -> str:
@@ -287,6 +305,8 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
         argument = f"{where}: {key}" if where else f"--{key.replace('_', '-')}"
         if key == "mtu":
             spec = replace(spec, mtu=parse_mtu(value, argument))
+        elif key == "tcp_congestion":
+            spec = replace(spec, tcp_congestion=parse_tcp_congestion(value, argument))
         elif key in RADIO_FIELDS:
             spec = replace(spec, radio=apply_field(spec.radio, key, value, argument))
         elif key in DIRECTIONS:
@@ -300,8 +320,9 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
                 spec = replace(spec, **{direction: replace(
                     spec.direction(direction), **{_FIELD_PARSERS[key][0]: parsed})})
         else:
-            raise UsageError(f"unknown field {key!r}; known: mtu, up, down, "
-                             f"{', '.join(STAGE_FIELDS)}", argument=where or "--" + key)
+            raise UsageError(f"unknown field {key!r}; known: {', '.join(LINK_WIDE_FIELDS)}, "
+                             f"up, down, {', '.join(STAGE_FIELDS)}",
+                             argument=where or "--" + key)
     return spec
 
 

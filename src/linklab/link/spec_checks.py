@@ -4,7 +4,7 @@
 effect, and linklab applies a setting or refuses it, never drops it: these are refused
 (by ``design()`` for the command line and the Python API, and by the preset loader with
 the file and line of the field). ``check_traces`` reads the trace files; the rest is
-pure.
+pure, but for ``check_tcp_congestion``, which asks this kernel.
 """
 
 from __future__ import annotations
@@ -54,3 +54,28 @@ def check_traces(spec: LinkSpec) -> None:
 
         for trace in traces:
             read_trace(Path(trace))
+
+
+AVAILABLE_CONGESTION = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def available_congestion(path: Path = AVAILABLE_CONGESTION) -> list[str]:
+    """The TCP congestion controls this kernel has loaded (what a namespace may set)."""
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+def check_tcp_congestion(spec: LinkSpec, argument: str = "--tcp-congestion",
+                         available: list[str] | None = None) -> None:
+    """A pinned congestion control this kernel has, or a one-line error (before anything
+    is made): a name it lacks would leave every namespace on the host's default."""
+    wanted = spec.tcp_congestion
+    if wanted is None:
+        return
+    have = available_congestion() if available is None else available
+    if wanted not in have:
+        raise UsageError(f"{wanted!r} is not available in this kernel; available: "
+                         f"{', '.join(have) or 'none listed'} "
+                         f"({AVAILABLE_CONGESTION})", argument=argument)

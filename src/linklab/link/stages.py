@@ -26,6 +26,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
+from linklab.errors import EnvironmentProblem
 from linklab.link import made
 from linklab.link.netops import NetOps, Snapshot, nft_name
 from linklab.link.spec import LOSS_RESOLUTION, BurstLoss, DirectionSpec, Outage, loss_steps
@@ -293,6 +294,31 @@ class SocketBufferStage:
             if not applied:
                 result[key]["why"] = "read-only in a child network namespace on this kernel"
         return result
+
+
+TCP_CONGESTION_SYSCTL = "net.ipv4.tcp_congestion_control"
+
+
+@dataclass
+class TcpCongestionStage:
+    """The TCP congestion control of one host namespace: set when the link pins one
+    (LinkSpec.tcp_congestion), else the host's default; either way recorded, since TCP's
+    throughput under loss depends on it (cubic backs off on every loss, bbr does not)."""
+
+    wanted: str | None
+    kind: ClassVar[str] = "tcp_congestion"
+
+    def install(self, net: NetOps, netns: str) -> dict[str, Any]:
+        if self.wanted is not None and not net.sysctl(netns, TCP_CONGESTION_SYSCTL,
+                                                      self.wanted):
+            raise EnvironmentProblem(f"cannot set {TCP_CONGESTION_SYSCTL}={self.wanted} in "
+                                     f"{netns}: read-only in a child namespace here")
+        effective = net.read_sysctl(netns, TCP_CONGESTION_SYSCTL)
+        if self.wanted is not None and effective != self.wanted:
+            raise EnvironmentProblem(f"{TCP_CONGESTION_SYSCTL} in {netns} is {effective!r} "
+                                     f"after setting {self.wanted!r}")
+        return {"wanted": self.wanted, "effective": effective,
+                "source": "pinned by the link" if self.wanted else "the host's default"}
 
 
 @dataclass

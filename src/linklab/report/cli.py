@@ -86,6 +86,11 @@ def register(app: typer.Typer) -> None:
         fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
                                                 help="With --compare: exit 1 if a cell got "
                                                      "worse beyond the run-to-run spread."),
+        pool: list[str] = typer.Option([], "--pool", metavar="SETTING",
+                                       help="Pool a setting's cells in the Table II blocks "
+                                            "(repeatable): one column averages them all, "
+                                            "e.g. --pool type, as the paper averages over "
+                                            "its message types."),
         gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
                                        help="Also check this target (repeatable); the run's "
                                             "own gates are always checked. Missed: exit 1."),
@@ -96,7 +101,9 @@ def register(app: typer.Typer) -> None:
 
         if fail_on_regression and compare_dir is None:
             raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
+        pooled = table.check_pool(pool)
         run = load_run(run_dir, list(with_dirs))
+        run.pool = pooled
         made = build(run, gate)
         html_path = None if html_out is None else html.output_path(run_dir, html_out)
         comparison = None if compare_dir is None else compare.compare_runs(run_dir, run.rows,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +84,7 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path,
         writer = csv.writer(out)
         writer.writerow(["block", "link", "condition", "profile", "payload_bytes", "metric",
                          "shown", "measured", "paper", "paper_has_cell", "status"])
-        for block in build_blocks(rows):
+        for block in build_blocks(rows, report.run.pool if report is not None else ()):
             for col in block.columns:
                 for metric, _label in METRICS:
                     has, paper = block.paper(col, metric)
@@ -119,7 +120,9 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path,
 def run_document(info: dict[str, Any], rows: list[dict[str, Any]],
                  report: Report | None = None) -> dict[str, Any]:
     """The run as one JSON-able document (see the module docstring)."""
-    doc: dict[str, Any] = {"run": info, "blocks": [b.to_dict() for b in build_blocks(rows)]}
+    pool = report.run.pool if report is not None else ()
+    doc: dict[str, Any] = {"run": info,
+                           "blocks": [b.to_dict() for b in build_blocks(rows, pool)]}
     if report is not None:
         sections = report.to_dict()
         doc["paper_004"] = sections.pop("paper_004", None)
@@ -145,7 +148,7 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
     if report is not None and report.paper_004 is not None:
         lines.extend(to_markdown(s) for s in report.paper_004)
     else:
-        lines.extend(table2_markdown(rows))
+        lines.extend(table2_markdown(rows, report.run.pool if report is not None else ()))
     lines.extend(outage_markdown(rows))
     if report is not None:
         lines.extend(to_markdown(s) for s in report.shown("markdown"))
@@ -158,12 +161,12 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
     return "\n".join(lines)
 
 
-def table2_markdown(rows: list[dict[str, Any]]) -> list[str]:
+def table2_markdown(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> list[str]:
     from linklab.report.table import profile_label
     from linklab.units import size_label
 
     lines: list[str] = []
-    for block in build_blocks(rows):
+    for block in build_blocks(rows, pool):
         lines.append(f"**{block.title}**\n")
         header = ["Profile / payload"] + [
             f"{profile_label(c.profile)} {size_label(c.payload_bytes)}" for c in block.columns]

@@ -20,5 +20,5 @@ def all_plots(run: Run) -> list[Plot]:
     not in the Table II sweep."""
     rows = [r for r in run.rows if r.get("status") != "error"]
     plots = [latency_cdf(run.measurement_dir, rows), rate_over_time(rows),
-             payload_sweep(rows), throughput(rows), amplification(rows), cpu(rows)]
+             payload_sweep(rows, run.pool), throughput(rows), amplification(rows), cpu(rows)]
     return [p for p in plots if p is not None]

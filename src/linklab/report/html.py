@@ -238,7 +238,7 @@ def _tables(report: Report) -> str:
         return (f"<section id=tables><h2>Results (seed 004's tables)</h2><p class=legend>"
                 f"This run is a seed 004 study (its middlewares and message types): ours "
                 f"and the paper's values.</p>{tables}</section>")
-    blocks = build_blocks(report.run.rows)
+    blocks = build_blocks(report.run.rows, report.run.pool)
     if not blocks:
         return ""
     any_paper = any(b.paper(c, "reception_rate_hz")[0] for b in blocks for c in b.columns)

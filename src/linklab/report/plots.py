@@ -23,7 +23,7 @@ A function returns None when the run has nothing to draw for its figure.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -324,9 +324,9 @@ def _block_title(block: Block) -> str:
         f" [{', '.join(extras)}]" if extras else "")
 
 
-def payload_sweep(rows: list[dict[str, Any]]) -> Plot | None:
+def payload_sweep(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> Plot | None:
     """Reception rate and mean latency vs payload, a line per profile, per Table II block."""
-    blocks = [b for b in build_blocks(rows)
+    blocks = [b for b in build_blocks(rows, pool)
               if len({c.payload_bytes for c in b.columns}) >= 2]
     if not blocks:
         return None

@@ -26,6 +26,7 @@ class Run:
     streams: list[dict[str, Any]]
     stores: list[RunStore] = field(default_factory=list)
     origin: dict[str, Path] = field(default_factory=dict)  # cell id -> its run directory
+    pool: tuple[str, ...] = ()  # settings the Table II blocks pool (report --pool)
 
     def cell_dir(self, cell_id: str) -> Path:
         """records/<cell_id> in the run directory the cell came from."""

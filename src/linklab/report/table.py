@@ -9,7 +9,9 @@ is shown under ours.
 "—" follows the paper: a cell that did not complete (or crashed) shows "—" everywhere;
 one whose mean latency is above 100 publish intervals shows its reception rate and "—"
 for latency and jitter. Exports keep the measured numbers of failed cells.
-With several trials, a column shows the mean over trials and is "—" if any trial failed.
+With several trials, a column shows the mean over trials and is "—" if any trial failed;
+``--pool type`` puts the message types in one column too, as the paper averages over
+them.
 A cell linklab could not measure (status "error", linklab.report.outcome) is "error",
 never "—": it is not a link result. "Delivered" is received/expected (each topic's
 published samples times its subscribers). Throughput searches (``rate: max``) are not
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from linklab.errors import UsageError
 from linklab.report import outcome
 from linklab.report.paper_000 import CONDITION_TITLES, condition_of, paper_value
 from linklab.report.run import Run
@@ -44,6 +48,9 @@ METRICS = (
 BLOCK_KEYS = ("link", "middleware", "topology", "flow", "hosts", "subscribers", "topics",
               "rate_hz", "qos", "history", "durability", "type", "outage_start_s",
               "outage_length_s", "count", "duration_s", "warmup_s", "grace_s")
+# Settings a report may pool (--pool): their cells share a block and a column averages
+# over them, as seed 000's Table II averages over its message types (§V-C).
+POOLABLE = tuple(k for k in BLOCK_KEYS if k != "link")
 # The last resort when two different cells would still share a column (same settings
 # above, same trial): their endpoint lists tell them apart.
 TIEBREAK_KEY = "endpoints"
@@ -173,12 +180,24 @@ def is_search(row: dict[str, Any]) -> bool:
     return str(row.get("rate_asked") or "") == "max"
 
 
-def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
+def check_pool(keys: Sequence[str]) -> tuple[str, ...]:
+    """--pool's keys, each once, or a one-line error naming what may be pooled."""
+    for key in keys:
+        if key not in POOLABLE:
+            raise UsageError(f"cannot pool {key!r}; accepted: {', '.join(POOLABLE)}",
+                             argument="--pool")
+    return tuple(dict.fromkeys(keys))
+
+
+def build_blocks(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> list[Block]:
     """Group a run's rows into Table II blocks, in the order the cells ran (throughput
-    searches are left out: linklab.report.searches has them)."""
+    searches are left out: linklab.report.searches has them). A ``pool`` key does not
+    split blocks: its cells share a column, which then averages over all their trials
+    (the block's title lists the pooled values)."""
     rows = [r for r in rows if not is_search(r)]
-    varying = [k for k in BLOCK_KEYS if len({str(_block_value(r, k)) for r in rows}) > 1]
-    if _merges_cells(rows, varying):
+    varying = [k for k in BLOCK_KEYS if k not in pool
+               and len({str(_block_value(r, k)) for r in rows}) > 1]
+    if _merges_cells(rows, varying, pool):
         varying.append(TIEBREAK_KEY)
     blocks: OrderedDict[tuple, Block] = OrderedDict()
     for row in rows:
@@ -199,15 +218,22 @@ def build_blocks(rows: list[dict[str, Any]]) -> list[Block]:
     profile_order = list(OrderedDict.fromkeys(r.get("profile") for r in rows))
     for block in blocks.values():
         block.columns.sort(key=lambda c: (profile_order.index(c.profile), c.payload_bytes))
+        for key in pool:  # the title names what a column pooled
+            values = OrderedDict.fromkeys(str(_block_value(r, key))
+                                          for c in block.columns for r in c.rows)
+            if len(values) > 1:
+                block.key[key] = "/".join(values)
     return list(blocks.values())
 
 
-def _merges_cells(rows: list[dict[str, Any]], keys: list[str]) -> bool:
+def _merges_cells(rows: list[dict[str, Any]], keys: list[str],
+                  pool: Sequence[str] = ()) -> bool:
     """Whether grouping by ``keys`` (with profile, payload and trial) would put two
-    different cells in one column -- a column averages trials of one cell, never cells."""
+    different cells in one column -- a column averages trials of one cell, never cells
+    (but for the values of a pooled key, which it averages over on purpose)."""
     seen: dict[tuple, str] = {}
     for row in rows:
-        slot = (tuple(str(_block_value(row, k)) for k in ("link", *keys)),
+        slot = (tuple(str(_block_value(row, k)) for k in ("link", *keys, *pool)),
                 row.get("profile"), row.get("payload_bytes"), row.get("trial"))
         if seen.setdefault(slot, str(row.get("cell_id"))) != str(row.get("cell_id")):
             return True
@@ -337,7 +363,7 @@ def render_report(report: Report, console: Console) -> Group:
     if report.paper_004 is not None:
         parts.extend(to_rich(s) for s in report.paper_004)
     else:
-        parts.extend(render_blocks(build_blocks(run.rows), console.width))
+        parts.extend(render_blocks(build_blocks(run.rows, run.pool), console.width))
     bins = render_bins(run.rows)
     if bins is not None:
         parts.append(bins)
