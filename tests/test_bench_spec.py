@@ -145,11 +145,33 @@ def test_missing_file_is_a_usage_error():
 
 @pytest.mark.parametrize("name", [
     "paper-000-table2", "paper-000-outage", "paper-000-512k-severe", "paper-000-512k-paced",
-    "paper-000-table2-calibrated-cubic", "diagnosis-tcp-severe", "demo"])
+    "diagnosis-tcp-severe", "demo"])
 def test_shipped_scenarios_validate(name):
     scenario = load_scenario(REPO / "scenarios" / f"{name}.yaml")
     assert expand(scenario)
     assert expand(load_scenario(REPO / "scenarios" / f"{name}.yaml", quick=True))
+
+
+def test_the_cubic_scenario_needs_cubic_allowed_for_namespaces(monkeypatch, tmp_path):
+    # it pins tcp_congestion: cubic, which a child namespace may take only when the host's
+    # allowed list has it (linklab.link.spec_checks); both cases, host-independent
+    from linklab.link import spec_checks
+
+    path = REPO / "scenarios" / "paper-000-table2-calibrated-cubic.yaml"
+    allowed = tmp_path / "allowed"
+    monkeypatch.setattr(spec_checks, "ALLOWED_CONGESTION", allowed)
+    monkeypatch.setattr(spec_checks, "AVAILABLE_CONGESTION", tmp_path / "available")
+    (tmp_path / "available").write_text("reno bbr cubic\n")
+    allowed.write_text("reno bbr\n")
+    with pytest.raises(UsageError, match="allow it on the host first: sysctl -w "
+                       "net.ipv4.tcp_allowed_congestion_control='reno bbr cubic'"):
+        load_scenario(path)
+    allowed.write_text("reno bbr cubic\n")
+    cells = expand(load_scenario(path))
+    assert len(cells) == 4 * 5 * 5
+    assert {c.link_choice.overrides_dict()["tcp_congestion"] for c in cells} == {"cubic"}
+    assert {c.profile for c in cells} == {"large_data"}
+    assert expand(load_scenario(path, quick=True))
 
 
 def test_table2_scenario_is_the_papers_matrix():

@@ -179,5 +179,18 @@ def test_a_congestion_control_the_kernel_lacks_is_refused_naming_what_it_has():
     assert message.startswith("--tcp-congestion: 'vegas' is not available")
     assert "reno, cubic" in message and "\n" not in message
     check_tcp_congestion(design(None, name="t", tcp_congestion="reno").spec,
-                         available=["reno", "cubic"])
+                         available=["reno", "cubic"], allowed=["reno", "bbr"])
     check_tcp_congestion(design(None, name="t").spec, available=[])  # no pin: nothing asked
+
+
+def test_a_congestion_control_the_host_does_not_allow_namespaces_is_refused_with_the_fix():
+    # the kernel lets a child namespace default only to an allowed algorithm (EPERM else)
+    from linklab.link.spec_checks import check_tcp_congestion
+
+    spec = design(None, name="t", tcp_congestion="cubic").spec
+    with pytest.raises(UsageError) as error:
+        check_tcp_congestion(spec, available=["reno", "bbr", "cubic"], allowed=["reno", "bbr"])
+    assert str(error.value) == (
+        "--tcp-congestion: 'cubic' is available but a network namespace may only use the "
+        "host's allowed ones (reno bbr); allow it on the host first: sysctl -w "
+        "net.ipv4.tcp_allowed_congestion_control='reno bbr cubic'")

@@ -57,10 +57,12 @@ def check_traces(spec: LinkSpec) -> None:
 
 
 AVAILABLE_CONGESTION = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+# A child namespace may default only to an algorithm in this host-wide list (the kernel
+# refuses any other with EPERM; the host's own default is always in it).
+ALLOWED_CONGESTION = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
 
 
-def available_congestion(path: Path = AVAILABLE_CONGESTION) -> list[str]:
-    """The TCP congestion controls this kernel has loaded (what a namespace may set)."""
+def _names(path: Path) -> list[str]:
     try:
         return path.read_text().split()
     except OSError:
@@ -68,14 +70,23 @@ def available_congestion(path: Path = AVAILABLE_CONGESTION) -> list[str]:
 
 
 def check_tcp_congestion(spec: LinkSpec, argument: str = "--tcp-congestion",
-                         available: list[str] | None = None) -> None:
-    """A pinned congestion control this kernel has, or a one-line error (before anything
-    is made): a name it lacks would leave every namespace on the host's default."""
+                         available: list[str] | None = None,
+                         allowed: list[str] | None = None) -> None:
+    """A pinned congestion control this kernel has and lets a child namespace take, or a
+    one-line error (before anything is made) that says how to allow it: the host's
+    allowed list is not linklab's to change."""
     wanted = spec.tcp_congestion
     if wanted is None:
         return
-    have = available_congestion() if available is None else available
+    have = _names(AVAILABLE_CONGESTION) if available is None else available
     if wanted not in have:
         raise UsageError(f"{wanted!r} is not available in this kernel; available: "
                          f"{', '.join(have) or 'none listed'} "
                          f"({AVAILABLE_CONGESTION})", argument=argument)
+    permitted = _names(ALLOWED_CONGESTION) if allowed is None else allowed
+    if wanted not in permitted:
+        listed = " ".join(permitted)
+        raise UsageError(f"{wanted!r} is available but a network namespace may only use "
+                         f"the host's allowed ones ({listed}); allow it on the host first: "
+                         f"sysctl -w net.ipv4.tcp_allowed_congestion_control="
+                         f"'{listed} {wanted}'".replace("( ", "("), argument=argument)
