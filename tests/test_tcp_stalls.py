@@ -29,8 +29,9 @@ def _socket(local: str, peer: str, acked: int, unacked: int, rto: int, backoff: 
 
 def _log(tmp_path: Path) -> Path:
     """Data robot -> edge stands still 2 s (backoff to 2); ACKNACKs edge -> robot flow."""
-    lines = ["### 2026-11-26T10:00:00.500 linklab-b1-robot\nSYN-SENT 0 1 10.0.0.1:1 "
-             "10.0.0.2:7700\n\t rto:1000 unacked:1\n"]
+    # a connection still being set up, inside the window: not counted, not a stall
+    lines = ["### 2026-11-26T10:00:02.000 linklab-b1-robot\nSYN-SENT 0 1 10.0.0.1:1 "
+             "10.0.0.2:7700\n\t rto:9000 backoff:6 bytes_acked:1 unacked:1\n"]
     acked = [1000, 5000, 5000, 5000, 5000, 5000, 9000]
     for i, value in enumerate(acked):
         stamp = f"2026-11-26T10:00:{1 + i // 2:02d}.{'0' if i % 2 == 0 else '5'}00"

@@ -87,6 +87,6 @@ def check_tcp_congestion(spec: LinkSpec, argument: str = "--tcp-congestion",
     if wanted not in permitted:
         listed = " ".join(permitted)
         raise UsageError(f"{wanted!r} is available but a network namespace may only use "
-                         f"the host's allowed ones ({listed}); allow it on the host first: "
-                         f"sysctl -w net.ipv4.tcp_allowed_congestion_control="
-                         f"'{listed} {wanted}'".replace("( ", "("), argument=argument)
+                         f"the host's allowed ones ({listed or 'none listed'}); allow it on "
+                         f"the host first: sysctl -w net.ipv4.tcp_allowed_congestion_control="
+                         f"'{' '.join([*permitted, wanted])}'", argument=argument)

@@ -84,7 +84,7 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path,
         writer = csv.writer(out)
         writer.writerow(["block", "link", "condition", "profile", "payload_bytes", "metric",
                          "shown", "measured", "paper", "paper_has_cell", "status"])
-        for block in build_blocks(rows, report.run.pool if report is not None else ()):
+        for block in build_blocks(rows, _pool(report)):
             for col in block.columns:
                 for metric, _label in METRICS:
                     has, paper = block.paper(col, metric)
@@ -120,9 +120,8 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path,
 def run_document(info: dict[str, Any], rows: list[dict[str, Any]],
                  report: Report | None = None) -> dict[str, Any]:
     """The run as one JSON-able document (see the module docstring)."""
-    pool = report.run.pool if report is not None else ()
     doc: dict[str, Any] = {"run": info,
-                           "blocks": [b.to_dict() for b in build_blocks(rows, pool)]}
+                           "blocks": [b.to_dict() for b in build_blocks(rows, _pool(report))]}
     if report is not None:
         sections = report.to_dict()
         doc["paper_004"] = sections.pop("paper_004", None)
@@ -148,7 +147,7 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
     if report is not None and report.paper_004 is not None:
         lines.extend(to_markdown(s) for s in report.paper_004)
     else:
-        lines.extend(table2_markdown(rows, report.run.pool if report is not None else ()))
+        lines.extend(table2_markdown(rows, _pool(report)))
     lines.extend(outage_markdown(rows))
     if report is not None:
         lines.extend(to_markdown(s) for s in report.shown("markdown"))
@@ -159,6 +158,11 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
             lines.extend(f"- `{cell_id}`: {reason}" for cell_id, reason in failed)
             lines.append("")
     return "\n".join(lines)
+
+
+def _pool(report: Report | None) -> tuple[str, ...]:
+    """The settings the report pools in its Table II blocks (report --pool)."""
+    return report.run.pool if report is not None else ()
 
 
 def table2_markdown(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> list[str]:
