@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -41,3 +43,32 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert result.returncode == 2 and "SCENARIO.yaml" in result.stderr
     result = bench("--resume", tmp_path)
     assert result.returncode == 2 and "not a run directory" in result.stderr
+
+
+def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_path):
+    """Cells that took half their estimate on this machine: the rest is estimated so."""
+    from linklab.bench.matrix import estimate_s, expand
+    from linklab.bench.runner import _cell_row_base, _complete_row
+    from linklab.bench.spec import load_scenario
+    from linklab.bench.store import RunStore
+
+    scenario = load_scenario(REPO / "scenarios/paper-000-table2.yaml")
+    cells = expand(scenario)
+    store = RunStore.create(tmp_path / "run", scenario=dict(scenario.to_dict(),
+                                                              text=scenario.text),
+                            options={}, planned=[c.cell_id for c in cells],
+                            estimated_s=0.0, versions={})
+    fresh = json.loads(bench("--resume", store.root, "--dry-run", "--json").stdout)
+    assert fresh["pace"] == 1.0
+    for cell in cells[:4]:
+        row = _cell_row_base(cell)
+        row.update(status="ok", wall_s=estimate_s(cell) / 2)
+        store.append(_complete_row(row))
+    doc = json.loads(bench("--resume", store.root, "--dry-run", "--json").stdout)
+    assert doc["pace"] == pytest.approx(0.5)
+    assert {c.link for c in cells[:4]} == {"wifi-ideal"}  # no outage: estimate_s alone
+    finished = sum(estimate_s(c) for c in cells[:4])
+    assert doc["estimated_s"] == pytest.approx((fresh["estimated_s"] - finished) / 2)
+    text = bench("--resume", store.root, "--dry-run").stdout
+    assert "60 cells (56 left)" in text
+    assert "its 4 finished cells took 0.50 of their estimate" in " ".join(text.split())

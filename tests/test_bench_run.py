@@ -127,7 +127,7 @@ axes:
     run_dir = jsonl.parent
     rows = pq.read_table(run_dir / "cells.parquet").to_pylist()
     assert 1 <= len(rows) < 3
-    first = rows[0]
+    first, first_rows = rows[0], rows
     assert first["status"] == "ok" and first["received"] == 90
     assert json.loads((run_dir / "run.json").read_text())["interrupted"] is True
     assert namespaces_of(run_dir) == []
@@ -141,3 +141,7 @@ axes:
     info = json.loads((run_dir / "run.json").read_text())
     assert info["finished"] is True and info["interrupted"] is False
     assert namespaces_of(run_dir) == []
+    # each session says what it measured, and with which commit
+    assert [s["cells_measured"] for s in info["sessions"]] == [len(first_rows),
+                                                               3 - len(first_rows)]
+    assert all(s["ended_utc"] and s["versions"].get("git_commit") for s in info["sessions"])

@@ -66,6 +66,28 @@ def test_estimated_duration_counts_publishing_and_setup():
     assert deadline_s(cells[0], outage_s=20) >= 31.0
 
 
+def test_an_outage_lengthens_the_estimate_only_beyond_publishing():
+    """The publisher goes on through an outage: 20 s from 5 s into 33.3 s of publishing
+    ends before it does; 20 s from 5 s into 10 s of publishing adds 15 s."""
+    def cell(count):
+        text = ("name: o\nfixed: {rate: 30Hz, link: wifi-outage, payload: 32KiB, "
+                f"count: {count}, warmup: 2s, outage_start: 5s}}\n")
+        return expand(parse_scenario(text, "o.yaml"))[0]
+    long_cell, short_cell = cell(1000), cell(300)
+    assert estimate_s(long_cell, outage_s=20) == pytest.approx(estimate_s(long_cell))
+    assert estimate_s(short_cell, outage_s=20) == pytest.approx(estimate_s(short_cell) + 15)
+    assert deadline_s(long_cell, outage_s=20) == pytest.approx(deadline_s(long_cell) + 20)
+
+
+def test_the_pace_of_finished_cells_scales_what_is_left():
+    from linklab.bench.runner import PACE_AFTER_CELLS, observed_pace
+    assert observed_pace([40.0] * (PACE_AFTER_CELLS - 1), [20.0] * (PACE_AFTER_CELLS - 1)) \
+        == 1.0  # too few to say
+    assert observed_pace([40.0, 40.0, 40.0, 40.0], [30.0, 34.0, 32.0, float("nan")]) == \
+        pytest.approx(96 / 120)  # a cell without a wall time (an error row) is left out
+    assert observed_pace([], []) == 1.0
+
+
 def test_a_search_is_counted_once_for_the_cells_that_share_it():
     from linklab.bench.runner import (
         TYPICAL_SEARCH_TRIALS,

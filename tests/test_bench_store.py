@@ -11,7 +11,7 @@ import pytest
 from linklab.bench.matrix import expand
 from linklab.bench.runner import _cell_row_base, _complete_row
 from linklab.bench.spec import parse_scenario
-from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore
+from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore, measured_with
 from linklab.errors import UsageError
 
 SCENARIO = """\
@@ -133,3 +133,53 @@ def test_out_into_a_directory_that_cannot_be_made_is_one_line(tmp_path):
     with pytest.raises(UsageError, match="--out: cannot make the run directory"):
         RunStore.create(tmp_path / "file" / "run", scenario={}, options={}, planned=[],
                         estimated_s=0.0, versions={})
+
+
+def test_each_session_records_where_and_at_which_commit_it_measured(store):
+    """A study resumed on another machine or commit says which cells each session
+    measured (run.json sessions); a report names every commit."""
+    store, cells = store
+    first = store.begin_session("b1", versions={"git_commit": "aaaaaaaaaaaa1"})
+    store.append(make_row(cells[0]))
+    store.end_session(first)
+    assert measured_with(store.info) == "commit aaaaaaaaaa"
+
+    reopened = RunStore.open(store.root)
+    second = reopened.begin_session("b2", versions={"git_commit": "bbbbbbbbbbbb2",
+                                                    "git_dirty": True})
+    reopened.append(make_row(cells[1]))
+    reopened.append(make_row(cells[2]))
+    reopened.end_session(second)
+
+    sessions = json.loads((store.root / "run.json").read_text())["sessions"]
+    assert [(s["link_run_name"], s["cells_before"], s["cells_measured"])
+            for s in sessions] == [("b1", 0, 1), ("b2", 1, 2)]
+    assert all(s["started_utc"] <= s["ended_utc"] for s in sessions)
+    assert all(s["host"] for s in sessions)
+    assert measured_with(reopened.info) == \
+        "commits aaaaaaaaaa, bbbbbbbbbb (dirty) (2 sessions)"
+
+
+def test_measured_with_names_commits_once_and_counts_machines():
+    def session(commit, host):
+        return {"host": host, "versions": {"git_commit": commit}}
+    assert measured_with({"versions": {"git_commit": "c0ffee"}}) == "commit c0ffee"
+    assert measured_with({}) == "commit ?"
+    info = {"sessions": [session("aaa", "m1"), session("aaa", "m2"), session("bbb", "m2")]}
+    assert measured_with(info) == "commits aaa, bbb (3 sessions, 2 machines)"
+    info = {"sessions": [session("aaa", "m1"), session("aaa", "m1")]}
+    assert measured_with(info) == "commit aaa (2 sessions)"
+
+
+def test_resuming_a_run_made_before_sessions_credits_its_earlier_cells(store):
+    store, cells = store  # created with versions {"kernel": "test"}, no sessions
+    store.append(make_row(cells[0], started_utc="2026-11-26T16:33:38+00:00"))
+    store.append(make_row(cells[1], started_utc="2026-11-26T16:34:14+00:00"))
+    reopened = RunStore.open(store.root)
+    reopened.begin_session("b9", versions={"git_commit": "new"})
+    earlier, now = json.loads((store.root / "run.json").read_text())["sessions"]
+    assert earlier["cells_measured"] == 2 and earlier["host"] is None
+    assert earlier["versions"] == {"kernel": "test"}
+    assert earlier["started_utc"] == "2026-11-26T16:33:38+00:00"
+    assert now["cells_before"] == 2 and now["link_run_name"] == "b9"
+    assert measured_with(reopened.info) == "commits ?, new (2 sessions)"

@@ -112,3 +112,23 @@ def test_piggyback_heartbeats_inside_a_burst_repeat_what_is_still_queued():
     assert in_flight_repeats(w, 300e6 / 8, paced) == 0.0
     assert predict(default, 512 * KIB, 30, 0.0, 300e6).repeat_bytes > 0
     assert predict(default, 64 * KIB, 30, 0.0, 300e6).repeat_bytes == 0
+
+
+def test_the_fanout_step_is_one_datagram_as_each_middleware_lays_it_out():
+    """The time between two subscribers' copies is one full datagram of first copies:
+    Fast DDS's fragment + 144 B, Cyclone's ten 1344 B fragments + 48 + 10 x 36 B (its
+    default 14720 B message), not Fast DDS's overhead on Cyclone's datagram."""
+    from linklab.model.fanout import interleaved_step
+    from linklab.tune.predict import default_profile
+    from linklab.tune.wirecheck import LinkInfo, fanout_step_s
+
+    link = LinkInfo(rate_bits_per_s=300e6, per=0.0)
+    cyclone = default_profile("cyclonedds")
+    assert cyclone.fragments_per_datagram == 10 and cyclone.fragment_bytes == 1344
+    rtps = 48 + 10 * 1344 + 10 * 36
+    assert fanout_step_s("cyclonedds", "default", 256 * 1024, 30, link) == pytest.approx(
+        interleaved_step(datagram_wire(rtps)[1], 300e6))
+    fast = default_profile("fastdds")
+    rtps = fast.fragment_bytes + 144
+    assert fanout_step_s("fastdds", "default", 256 * 1024, 30, link) == pytest.approx(
+        interleaved_step(datagram_wire(rtps)[1], 300e6))

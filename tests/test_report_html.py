@@ -192,3 +192,28 @@ def test_a_reception_rate_above_the_publish_rate_is_not_better():
     assert better_or_worse("reception_rate_hz", 29.9, 12.91, 30.0) == "better"
     assert better_or_worse("latency_mean_ms", 5.0, 9.0, 30.0) == "better"
     assert better_or_worse("jitter_ms", 12.0, 9.0, 30.0) == "worse"
+
+
+def test_a_run_measured_in_several_sessions_names_each(table_dir, tmp_path):
+    """A study resumed on other machines and commits: the header names every commit,
+    the setup lists the sessions (run.json sessions)."""
+    run = tmp_path / "resumed"
+    shutil.copytree(table_dir, run)
+    info = json.loads((run / "run.json").read_text())
+    info["sessions"] = [
+        {"started_utc": "2026-11-26T16:33:37+00:00", "ended_utc": "2026-11-26T19:00:00+00:00",
+         "host": "machine-a", "cells_before": 0, "cells_measured": 5,
+         "versions": {"git_commit": "a2333dd0000000"}},
+        {"started_utc": "2026-11-27T09:00:00+00:00", "ended_utc": "2026-11-27T11:00:00+00:00",
+         "host": "machine-b", "cells_before": 5, "cells_measured": 7,
+         "versions": {"git_commit": "beef000000000"}}]
+    (run / "run.json").write_text(json.dumps(info))
+    out = tmp_path / "page.html"
+    result = linklab("report", run, "--html", out)
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+    assert "commits a2333dd000, beef000000 (2 sessions, 2 machines)" in page
+    assert "commits a2333dd000, beef000000 (2 sessions, 2 machines)" in result.stdout
+    sessions = page[page.index("id=sessions"):]
+    sessions = sessions[:sessions.index("</table>")]
+    assert "machine-a" in sessions and "<td>7</td>" in sessions and "beef000000" in sessions

@@ -33,6 +33,13 @@ HTML report, comparisons). Format version 1::
   (as reported by linklab.link);
 - ``profiles``: file name (under profiles/) -> {``profile``, ``cell_ids``, tuning input};
 - ``planned``: the cell ids of the matrix, in run order; ``estimated_s``;
+- ``sessions``: one entry per bench session that measured cells (the first run and every
+  ``--resume``, which may be on another machine or commit): ``started_utc``,
+  ``ended_utc``, ``link_run_name``, ``host`` (the machine's name), ``cells_before`` and
+  ``cells_measured``, ``versions`` (as above, for that session); a cell belongs to the
+  session whose times hold its ``started_utc``. ``versions`` above is the first session's
+  (a run made before sessions were recorded gets one entry for its earlier cells, from
+  ``versions``, with ``host`` null, when it is resumed);
 - ``link_run_names``: the linklab.link run names this run used (one per session), so its
   hosts were the namespaces ``linklab-<name>-robot`` / ``linklab-<name>-edge``.
 
@@ -161,6 +168,27 @@ STREAMS_JSONL = "streams.jsonl"
 PACKAGES = ("libfastrtps-dev", "fastdds-tools", "libfastcdr-dev", "cyclonedds-dev",
             "cyclonedds-tools", "mosquitto", "libmosquitto-dev", "nftables", "iproute2")
 PYTHON_PACKAGES = ("cyclonedds", "eclipse-zenoh", "paho-mqtt")
+
+
+def measured_with(info: dict[str, Any]) -> str:
+    """The commit(s) a run's cells were measured at, for a report's header: "commit X",
+    or, for a run resumed at other commits or on other machines, every distinct one in
+    order with the number of sessions and machines."""
+    sessions = [s for s in info.get("sessions") or [] if isinstance(s, dict)]
+    first = info.get("versions") or {}
+
+    def commit(versions: dict[str, Any]) -> str:
+        text = str(versions.get("git_commit") or "?")[:10]
+        return text + (" (dirty)" if versions.get("git_dirty") else "")
+
+    commits = list(dict.fromkeys(commit(s.get("versions") or {}) for s in sessions)) \
+        or [commit(first)]
+    hosts = {s.get("host") for s in sessions if s.get("host")}
+    if len(sessions) < 2:
+        return f"commit {commits[0]}"
+    where = f", {len(hosts)} machines" if len(hosts) > 1 else ""
+    label = "commit" if len(commits) == 1 else "commits"
+    return f"{label} {', '.join(commits)} ({len(sessions)} sessions{where})"
 
 
 def now_utc() -> str:
@@ -342,6 +370,32 @@ class RunStore:
         write_parquet(self.root / CELLS_PARQUET, self.rows)
         done = {r["cell_id"] for r in self.rows}
         self.info["finished"] = all(c in done for c in self.info.get("planned", []))
+        self.save_info()
+
+    def begin_session(self, link_run_name: str,
+                      versions: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Record that a bench session starts measuring: where, with what and from which
+        cell on (run.json ``sessions``). A study resumed on another machine or at another
+        commit says which cells each measured."""
+        sessions = self.info.setdefault("sessions", [])
+        if not sessions and self.rows:  # resuming a run made before sessions were recorded
+            starts = sorted(str(r.get("started_utc") or "") for r in self.rows)
+            sessions.append({"started_utc": starts[0] or self.info.get("created_utc"),
+                             "ended_utc": self.info.get("updated_utc"),
+                             "link_run_name": None, "host": None, "cells_before": 0,
+                             "cells_measured": len(self.rows),
+                             "versions": self.info.get("versions") or {}})
+        session = {"started_utc": now_utc(), "ended_utc": None,
+                   "link_run_name": link_run_name, "host": platform.node(),
+                   "cells_before": len(self.rows), "cells_measured": 0,
+                   "versions": versions if versions is not None else collect_versions()}
+        sessions.append(session)
+        self.save_info()
+        return session
+
+    def end_session(self, session: dict[str, Any]) -> None:
+        session["ended_utc"] = now_utc()
+        session["cells_measured"] = len(self.rows) - session["cells_before"]
         self.save_info()
 
     def done_ids(self) -> set[str]:

@@ -106,7 +106,7 @@ def datagram_wire(rtps_bytes: int, mtu: int = 1500) -> tuple[int, int]:
     return packets, udp + packets * (IPV4_HEADER + ETHERNET_HEADER)
 
 
-def _datagram_rtps_bytes(profile: Profile, fragments: int, sample_bytes: int) -> int:
+def datagram_rtps_bytes(profile: Profile, fragments: int, sample_bytes: int) -> int:
     """RTPS bytes of a datagram carrying ``fragments`` fragments, ``sample_bytes`` in all."""
     if profile.middleware == "fastdds":
         return sample_bytes + fragments * FASTDDS_DATAGRAM_OVERHEAD
@@ -181,11 +181,11 @@ def predict(profile: Profile, payload_bytes: int, rate_hz: float, per: float,
     data = 0.0
     lost_fragments = 0.0
     for count, frags, sample_bytes in _datagrams(profile, size):
-        packets, wire = datagram_wire(_datagram_rtps_bytes(profile, frags, sample_bytes), mtu)
+        packets, wire = datagram_wire(datagram_rtps_bytes(profile, frags, sample_bytes), mtu)
         data += count * wire
         lost_fragments += count * frags * (1.0 - p ** packets)
     per_repair = profile.repair_fragments_per_datagram
-    repair_packets, repair_wire = datagram_wire(_datagram_rtps_bytes(
+    repair_packets, repair_wire = datagram_wire(datagram_rtps_bytes(
         profile, per_repair, per_repair * min(profile.fragment_bytes, size)), mtu)
     repair = lost_fragments / per_repair * repair_wire / p ** repair_packets
     repeats = in_flight_repeats(data, link_bits_per_s / 8.0, profile)

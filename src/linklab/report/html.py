@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperCommand
 
+from linklab.bench.store import measured_with
 from linklab.errors import UsageError
 from linklab.report.html_cells import all_cells, errors_html, failed_html
 from linklab.report.html_parts import e, fmt
@@ -104,9 +105,7 @@ def _header(run: Run) -> str:
                f"data-failed={failed} data-errors={errors}>cells: {len(rows)}/{planned} "
                f"done, {failed} failed{error_text} ({state})</span>; Fast DDS "
                f"{e(versions.get('libfastrtps-dev') or '?')}, "
-               f"kernel {e(versions.get('kernel', '?'))}, commit "
-               f"{e(str(versions.get('git_commit') or '?')[:10])}"
-               f"{' (dirty)' if versions.get('git_dirty') else ''}")
+               f"kernel {e(versions.get('kernel', '?'))}, {e(measured_with(info))}")
     source = (f"<p class=meta>source: {e(scenario['source'])}</p>"
               if scenario.get("source") else "")
     return (f"<header><h1>{e(title)}</h1>{source}<p class=meta>{' · '.join(meta)}</p>"

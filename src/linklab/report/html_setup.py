@@ -25,6 +25,22 @@ def _scenario_value(key: str, value: Any) -> str:
     return e(", ".join(format_setting(column, v) for v in values))
 
 
+def _sessions_html(sessions: list[Any]) -> str:
+    """The bench sessions that measured the run (run.json ``sessions``), when more than one:
+    a study resumed on other days, machines or commits."""
+    sessions = [s for s in sessions if isinstance(s, dict)]
+    if len(sessions) < 2:
+        return ""
+    body = "".join(
+        f"<tr><td>{e(s.get('started_utc') or '?')}</td><td>{e(s.get('ended_utc') or '—')}"
+        f"</td><td>{e(s.get('host') or '?')}</td><td><code>"
+        f"{e(str((s.get('versions') or {}).get('git_commit') or '?')[:10])}</code></td>"
+        f"<td>{e(s.get('cells_measured', '?'))}</td></tr>" for s in sessions)
+    return ("<h3>Sessions</h3><table class=plain id=sessions><tr><th>started (UTC)</th>"
+            "<th>ended</th><th>machine</th><th>commit</th><th>cells measured</th></tr>"
+            f"{body}</table>")
+
+
 def setup_html(run: Run) -> str:
     info, rows = run.info, run.rows
     scenario = info.get("scenario", {})
@@ -58,6 +74,7 @@ def setup_html(run: Run) -> str:
     rows_html = "".join(f"<tr><th>{e(k)}</th><td>{value_html(v)}</td></tr>"
                         for k, v in versions.items())
     versions_html = f"<h3>Versions</h3><table class=plain id=versions>{rows_html}</table>"
+    versions_html += _sessions_html(info.get("sessions") or [])
 
     profiles_html = ["<h3>Profiles</h3>"]
     profiles: dict[str, dict[str, Any]] = {}

@@ -31,6 +31,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from linklab.bench.store import measured_with
 from linklab.errors import UsageError
 from linklab.report import outcome
 from linklab.report.paper_000 import CONDITION_TITLES, condition_of, paper_value
@@ -352,7 +353,7 @@ def header(info: dict[str, Any], rows: list[dict[str, Any]], planned: int,
     head.append(f"{'' if finished else ' (run not finished)'}; "
                 f"Fast DDS {versions.get('libfastrtps-dev') or '?'}, "
                 f"kernel {versions.get('kernel', '?')}, "
-                f"commit {str(versions.get('git_commit') or '?')[:10]}\n")
+                f"{measured_with(info)}\n")
     return head
 
 

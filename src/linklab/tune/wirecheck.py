@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 
 from linklab.model.fanout import interleaved_step, shared_link_completion
-from linklab.model.wire import datagram_wire
+from linklab.model.wire import datagram_rtps_bytes, datagram_wire
 from linklab.probes.types import sample_extra_bytes
 from linklab.tune import TuningInput, tune
 from linklab.tune.predict import default_profile, predict_wire, tuned_profile
@@ -141,8 +141,10 @@ def _fanout_model(middleware: str, profile: str, payload_bytes: int, rate_hz: fl
     model = _model(middleware, profile, payload_bytes, rate_hz, link, type_name=type_name)
     wire = predict_wire(model, profile, payload_bytes, rate_hz, 0.0, link.rate_bits_per_s,
                         link.mtu).wire
+    full = model.fragments_per_datagram  # a full datagram of first copies, as the
+    # middleware lays it out (model.wire: Fast DDS 144 B, Cyclone 48 + 36 B per fragment)
     datagram = min(wire.data_bytes, datagram_wire(
-        model.fragments_per_datagram * model.fragment_bytes + 144, link.mtu)[1])
+        datagram_rtps_bytes(model, full, full * model.fragment_bytes), link.mtu)[1])
     return interleaved_step(datagram, link.rate_bits_per_s), wire.data_bytes
 
 
