@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from report_checks import linklab
-from report_rundirs import table_run
+from report_rundirs import outage_run, table_run
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "keep_run.py"
@@ -53,6 +53,21 @@ def test_the_kept_copy_reports_the_same_table_and_keeps_failures(tmp_path):
     original, copy = linklab("report", run), linklab("report", kept)
     assert original.returncode == 0 and copy.returncode == 0, copy.stderr
     assert copy.stdout == original.stdout  # the tables come from the rows alone
+
+
+def test_a_kept_outage_run_reports_without_its_record_files(tmp_path):
+    """The recovery trace needs the per-sample records, which are not kept: the report
+    still gives every table, terminal and HTML."""
+    run = outage_run(tmp_path / "outage")
+    kept = tmp_path / "kept"
+    assert _keep(run, kept).returncode == 0
+    original, copy = linklab("report", run), linklab("report", kept)
+    assert copy.returncode == 0, copy.stderr
+    assert "Recovery after the outage" in original.stdout
+    page = tmp_path / "kept.html"
+    result = linklab("report", kept, "--html", page)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and page.stat().st_size > 0
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path):

@@ -148,6 +148,15 @@ def test_the_papers_conditions_only_for_the_exact_preset(tmp_path):
     assert "(b) Mild loss" not in out  # an inline link named like a preset is not it
 
 
+def test_the_calibrated_presets_are_the_papers_conditions_too():
+    for condition in ("ideal", "mild", "severe", "outage"):
+        link = f"wifi-ac-{condition}"
+        assert condition_of({"link": link, "link_preset": link,
+                             "link_overrides": None}) == condition
+    assert condition_of({"link": "wifi-ac-mild+delay=10ms", "link_preset": "wifi-ac-mild",
+                         "link_overrides": '{"delay": "10ms"}'}) is None
+
+
 def test_condition_of_reads_old_and_new_rows():
     assert condition_of({"link": "wifi-mild"}) == "mild"  # a run before link_preset
     assert condition_of({"link": "wifi-mild", "link_preset": "wifi-mild",

@@ -225,7 +225,7 @@ def estimate_s(cell: Cell, outage_s: float = 0.0, search_s: float = 0.0) -> floa
         return SETUP_S + search_s
     publishing = cell.publish_s if cell.rate_fraction is None else (cell.duration_s or 10.0)
     # The publisher goes on through an outage: it lengthens a cell only where it ends
-    # after publishing does (measured: the calibrated Table II's 20 s outage 5 s into
-    # 33 s of publishing added ~1.4 s, the backlog's delivery; docs/RESULTS.md).
+    # after publishing does (what the backlog's delivery adds is left to the run's pace:
+    # bench.runner.observed_pace).
     beyond = max(0.0, (cell.outage_start_s or 0.0) + outage_s - publishing)
     return SETUP_S + search_s + cell.warmup_s + publishing + beyond + 2.0
