@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import load_script
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "tcp_stalls.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("tcp_stalls", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _socket(local: str, peer: str, acked: int, unacked: int, rto: int, backoff: int) -> str:
@@ -56,7 +49,7 @@ def _run(tmp_path: Path) -> Path:
 
 
 def test_a_stall_on_the_data_connection_is_measured_with_its_backoff(tmp_path):
-    rows = _module().trial_rows(_run(tmp_path), _log(tmp_path))
+    rows = load_script("tcp_stalls").trial_rows(_run(tmp_path), _log(tmp_path))
     # cell, delivered, worst latency, connections, data: stall, RTO, backoff, others: ...
     assert rows == [["c-t1", "150/150", "2.4", "1", "2.0", "0.8", "2", "0.0", "0.2", "0"]]
 
