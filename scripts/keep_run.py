@@ -25,9 +25,9 @@ KEPT = ("run.json", "cells.jsonl", "streams.jsonl")
 FAILED_CELL_FILES = ("*.json", "*.log")
 
 
-def unsuccessful_cells(run: Path) -> list[str]:
-    """Cell ids of cells.jsonl rows whose status is not "ok" (the last row of a cell
-    counts: a cell run again after --resume)."""
+def cell_status(run: Path) -> dict[str, str]:
+    """Each cell id in cells.jsonl with its status (the last row of a cell counts: a
+    cell run again after --resume)."""
     status: dict[str, str] = {}
     for line in (run / "cells.jsonl").read_text(errors="replace").splitlines():
         try:
@@ -36,11 +36,12 @@ def unsuccessful_cells(run: Path) -> list[str]:
             continue  # a line cut by a kill: the store skips it too
         if isinstance(row, dict) and isinstance(row.get("cell_id"), str):
             status[row["cell_id"]] = str(row.get("status"))
-    return [cell for cell, state in status.items() if state != "ok"]
+    return status
 
 
-def keep(run: Path, dest: Path) -> list[Path]:
-    """Copy the kept parts of ``run`` into ``dest``; return the files written."""
+def keep(run: Path, dest: Path) -> tuple[list[Path], dict[str, str]]:
+    """Copy the kept parts of ``run`` into ``dest``; return the files written and each
+    cell's status."""
     if not (run / "run.json").is_file() or not (run / "cells.jsonl").is_file():
         raise ValueError(f"{run} is not a bench run directory (needs run.json and "
                          "cells.jsonl)")
@@ -56,7 +57,8 @@ def keep(run: Path, dest: Path) -> list[Path]:
         (dest / "profiles").mkdir(exist_ok=True)
         shutil.copy2(profile, dest / "profiles" / profile.name)
         written.append(dest / "profiles" / profile.name)
-    for cell in unsuccessful_cells(run):
+    status = cell_status(run)
+    for cell in (cell for cell, state in status.items() if state != "ok"):
         source = run / "records" / cell
         for pattern in FAILED_CELL_FILES:
             for path in sorted(source.glob(pattern)):
@@ -64,7 +66,7 @@ def keep(run: Path, dest: Path) -> list[Path]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
                 written.append(target)
-    return written
+    return written, status
 
 
 def main(argv: list[str]) -> int:
@@ -72,12 +74,13 @@ def main(argv: list[str]) -> int:
         print("usage: keep_run.py RUN_DIR DEST_DIR", file=sys.stderr)
         return 2
     try:
-        written = keep(Path(argv[0]), Path(argv[1]))
+        written, status = keep(Path(argv[0]), Path(argv[1]))
     except (ValueError, OSError) as error:
         print(f"keep_run.py: {error}", file=sys.stderr)
         return 2
-    rows = sum(1 for _ in (Path(argv[1]) / "cells.jsonl").open())
-    print(f"kept {len(written)} files, {rows} cell rows, in {argv[1]}")
+    not_ok = sum(1 for state in status.values() if state != "ok")
+    print(f"kept {len(written)} files: {len(status)} cells ({not_ok} not ok), "
+          f"in {argv[1]}")
     return 0
 
 

@@ -72,3 +72,37 @@ def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_p
     text = bench("--resume", store.root, "--dry-run").stdout
     assert "60 cells (56 left)" in text
     assert "its 4 finished cells took 0.50 of their estimate" in " ".join(text.split())
+
+
+def test_a_resumed_runs_progress_bar_is_paced_by_its_earlier_sessions_cells(tmp_path):
+    """The ETA of a resumed run starts paced like its dry-run, not at the raw estimate:
+    the cells of earlier sessions say how fast this run's cells go. Stopped (Ctrl-C) at
+    the first progress report, before any cell runs."""
+    from linklab.bench.environment import LinklabEnvironment
+    from linklab.bench.matrix import estimate_s, expand
+    from linklab.bench.runner import _cell_row_base, _complete_row, run_cells
+    from linklab.bench.spec import load_scenario
+    from linklab.bench.store import RunStore
+
+    scenario = load_scenario(REPO / "scenarios/paper-000-table2.yaml")
+    cells = expand(scenario)
+    store = RunStore.create(tmp_path / "run", scenario=scenario.to_dict(), options={},
+                            planned=[c.cell_id for c in cells], estimated_s=0.0,
+                            versions={})
+    for cell in cells[:4]:
+        row = _cell_row_base(cell)
+        row.update(status="ok", wall_s=estimate_s(cell) / 4)
+        store.append(_complete_row(row))
+    seen = []
+
+    def stop_at_first_report(progress):
+        seen.append(progress.remaining_s)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_cells(store, cells, LinklabEnvironment(scenario.presets), run_tag="pace",
+                  on_progress=stop_at_first_report, search_settings=scenario.search)
+    dry = json.loads(bench("--resume", store.root, "--dry-run", "--json").stdout)
+    assert dry["pace"] == pytest.approx(0.25)
+    assert seen == [pytest.approx(dry["estimated_s"])]
+    assert store.info["interrupted"] and store.info["sessions"][-1]["cells_measured"] == 0

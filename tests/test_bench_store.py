@@ -183,3 +183,23 @@ def test_resuming_a_run_made_before_sessions_credits_its_earlier_cells(store):
     assert earlier["started_utc"] == "2026-11-26T16:33:38+00:00"
     assert now["cells_before"] == 2 and now["link_run_name"] == "b9"
     assert measured_with(reopened.info) == "commits ?, new (2 sessions)"
+
+
+def test_the_first_session_of_a_new_run_reuses_its_versions_a_resumed_one_collects(
+        store, monkeypatch):
+    """collect_versions (git and a dozen dpkg-query calls) runs once for a new run:
+    create() has just collected what its first session measures with. A resumed run
+    may be at another commit, so its session collects anew."""
+    import linklab.bench.store as store_module
+    store, cells = store  # created with versions {"kernel": "test"}
+    calls = []
+    monkeypatch.setattr(store_module, "collect_versions",
+                        lambda repo=None: calls.append(1) or {"git_commit": "later"})
+    first = store.begin_session("b1")
+    assert first["versions"] == {"kernel": "test"} and calls == []
+    store.end_session(first)
+    again = store.begin_session("b2")  # a second session in the same process collects
+    assert again["versions"] == {"git_commit": "later"} and len(calls) == 1
+    reopened = RunStore.open(store.root)
+    assert reopened.begin_session("b3")["versions"] == {"git_commit": "later"}
+    assert len(calls) == 2

@@ -1,6 +1,7 @@
-"""No import cycle among linklab's modules, counting imports inside functions too (a
-function-level import that closes a circle is still a circle); imports under ``if
-TYPE_CHECKING:`` are annotations only and do not count."""
+"""No import cycle among linklab's modules, counting imports inside functions (a
+function-level import that closes a circle is still a circle) and imports under ``if
+TYPE_CHECKING:`` (an annotation that closes a circle says two modules lean on each
+other: the shared type belongs in a module of its own)."""
 
 from __future__ import annotations
 
@@ -19,14 +20,6 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip.update(id(n) for child in node.body for n in ast.walk(child))
-    return skip
-
-
 def import_graph() -> dict[str, set[str]]:
     """module -> the linklab modules it imports (``from pkg import submodule`` counts
     the submodule, not the package)."""
@@ -34,10 +27,7 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
-        skip = _type_checking_nodes(tree)
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 subs = [f"{node.module}.{a.name}" for a in node.names]

@@ -27,7 +27,9 @@ def test_the_kept_copy_reports_the_same_table_and_keeps_failures(tmp_path):
     result = _keep(run, kept)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in (run / "cells.jsonl").read_text().splitlines()]
-    assert f"{len(rows)} cell rows" in result.stdout
+    status = {r["cell_id"]: r["status"] for r in rows}
+    not_ok = sum(1 for state in status.values() if state != "ok")
+    assert f"{len(status)} cells ({not_ok} not ok)" in result.stdout
     expected = {"run.json", "cells.jsonl", "profiles", "records"}
     expected |= {"streams.jsonl"} if (run / "streams.jsonl").exists() else set()
     assert {p.name for p in kept.iterdir()} == expected
@@ -79,4 +81,4 @@ def test_a_cell_run_again_counts_by_its_last_row(tmp_path):
         + json.dumps({"cell_id": "b", "status": "ok"}) + "\n"
         + json.dumps({"cell_id": "a", "status": "ok"}) + "\n"
         + '{"cell_id": "c", "sta')  # cut by a kill
-    assert load_script("keep_run").unsuccessful_cells(run) == []
+    assert load_script("keep_run").cell_status(run) == {"a": "ok", "b": "ok"}

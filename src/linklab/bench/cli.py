@@ -169,7 +169,12 @@ def register(app: typer.Typer) -> None:
         cells = expand(scenario)
 
         from linklab.bench.environment import LinklabEnvironment
-        from linklab.bench.runner import cell_estimates_s, observed_pace, run_cells
+        from linklab.bench.runner import (
+            cell_estimates_s,
+            finished_timing,
+            observed_pace,
+            run_cells,
+        )
 
         if scenario.hosts:  # real machines (hosts: in the scenario): linklab.field
             from linklab.field.environment import FieldEnvironment
@@ -182,11 +187,8 @@ def register(app: typer.Typer) -> None:
         done = store.done_ids() if store is not None else set()
         todo = [c for c in cells if c.cell_id not in done]
         estimates = cell_estimates_s(cells, env, scenario.search)
-        # a resumed run's finished cells say how fast its cells go on this machine
-        walls = {r["cell_id"]: r.get("wall_s") for r in store.rows} if store else {}
-        finished = [(est, walls[c.cell_id]) for c, est in zip(cells, estimates, strict=True)
-                    if c.cell_id in walls]
-        pace = observed_pace([e for e, _ in finished], [w for _, w in finished])
+        finished = finished_timing(store.rows if store else [], cells, env, scenario.search)
+        pace = observed_pace(*finished)
         total = pace * sum(cell_estimates_s(todo, env, scenario.search, searched))
         most = pace * sum(cell_estimates_s(todo, env, scenario.search, searched, bound=True))
         if dry_run:
@@ -199,7 +201,7 @@ def register(app: typer.Typer) -> None:
                 bound = (f"; at most {_fmt_eta(most)} if every search takes its "
                          f"{scenario.search.max_trials} trials" if most > total else "")
                 left = f" ({len(todo)} left)" if len(todo) < len(cells) else ""
-                paced = (f"; its {len(finished)} finished cells took {pace:.2f} of their "
+                paced = (f"; its {len(finished[0])} finished cells took {pace:.2f} of their "
                          "estimate, and so will the rest" if pace != 1.0 else "")
                 console.print(f"{len(cells)} cells{left}, estimated {_fmt_eta(total)} "
                               f"(h:mm:ss{bound}{paced})")

@@ -109,6 +109,16 @@ def observed_pace(estimated_s: list[float], wall_s: list[float]) -> float:
     return sum(w for _, w in pairs) / sum(e for e, _ in pairs)
 
 
+def finished_timing(rows: list[dict[str, Any]], cells: list[Cell], env: Any,
+                    settings: Any) -> tuple[list[float], list[float]]:
+    """(estimate, wall time) of each of ``cells`` a run's ``rows`` hold, in run order: a
+    resumed run's finished cells say how fast its cells go on this machine
+    (observed_pace of the two lists)."""
+    walls = {r["cell_id"]: r.get("wall_s") for r in rows}
+    done = [c for c in cells if c.cell_id in walls]
+    return cell_estimates_s(done, env, settings), [walls[c.cell_id] for c in done]
+
+
 def _cell_row_base(cell: Cell) -> dict[str, Any]:
     row: dict[str, Any] = {"index": cell.index}
     row.update(cell.axes())
@@ -181,12 +191,13 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
         return costs[c.cell_id]
 
     remaining = sum(costs.values())
+    # the run's finished cells (earlier sessions', then this one's): estimate, wall time
+    estimated, took = finished_timing(store.rows, cells, env, settings)
     progress = Progress(total_cells=len(cells), done_cells=len(cells) - len(todo),
-                        skipped_cells=len(cells) - len(todo), remaining_s=remaining)
+                        skipped_cells=len(cells) - len(todo),
+                        remaining_s=remaining * observed_pace(estimated, took))
     keeper = LinkKeeper(env, run_tag)
     results = []
-    estimated: list[float] = []  # this session's finished cells: estimate, wall time
-    took: list[float] = []
     store.info.setdefault("link_run_names", [])
     if run_tag not in store.info["link_run_names"]:
         store.info["link_run_names"].append(run_tag)  # namespaces: linklab-<name>-<host>
@@ -385,7 +396,8 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
     if len(cell.topics) != 1:
         raise LinklabError("rate: max searches one topic; this cell has "
                            f"{len(cell.topics)}")
-    result = _run_search(store, cell, env, keeper, settings, out_dir, report)
+    model = _model_columns(cell, env)
+    result = _run_search(store, cell, env, keeper, settings, out_dir, report, model)
     store.record_search(search_key(cell), cell.cell_id, result.max_rate_hz, result.stop)
     row: dict[str, Any] = {}
     if result.best is not None:
@@ -411,16 +423,20 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
         "search_stop": result.stop,
         "search_next_failure": result.next_failure,
     })
-    row.update(_model_columns(cell, env))
+    row.update(model)
     return row
 
 
 def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
-                settings: Any, out_dir: Path, report: Callable[[str], None]) -> S.SearchResult:
+                settings: Any, out_dir: Path, report: Callable[[str], None],
+                model: dict[str, Any] | None = None) -> S.SearchResult:
+    """Search ``cell``'s maximum rate, starting below the model's capacity (``model``:
+    the cell's _model_columns, computed here when the caller has not)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     topic = cell.topics[0]
     reliable = S.reliable_qos(topic.qos)
-    model = _model_columns(cell, env)
+    if model is None:
+        model = _model_columns(cell, env)
     capacity = model.get("model_capacity_hz")
     capacity = None if capacity is None or math.isnan(capacity) else capacity
     log: list[dict[str, Any]] = []

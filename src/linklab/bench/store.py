@@ -257,6 +257,8 @@ class RunStore:
     info: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
     streams: list[dict[str, Any]] = field(default_factory=list)
+    # versions collected by create() in this process: the first session reuses them
+    created_versions: dict[str, Any] | None = field(default=None, repr=False)
 
     # --- creating and opening ---------------------------------------------------------
 
@@ -289,7 +291,7 @@ class RunStore:
             "planned": planned,
             "estimated_s": estimated_s,
         }
-        store = cls(root, info)
+        store = cls(root, info, created_versions=info["versions"])
         store.save_info()
         return store
 
@@ -385,10 +387,14 @@ class RunStore:
                              "link_run_name": None, "host": None, "cells_before": 0,
                              "cells_measured": len(self.rows),
                              "versions": self.info.get("versions") or {}})
+        if versions is None:  # a run created in this process was versioned just now
+            versions = (self.created_versions if self.created_versions is not None
+                        else collect_versions())
+        self.created_versions = None
         session = {"started_utc": now_utc(), "ended_utc": None,
                    "link_run_name": link_run_name, "host": platform.node(),
                    "cells_before": len(self.rows), "cells_measured": 0,
-                   "versions": versions if versions is not None else collect_versions()}
+                   "versions": versions}
         sessions.append(session)
         self.save_info()
         return session

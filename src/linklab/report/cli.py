@@ -101,9 +101,7 @@ def register(app: typer.Typer) -> None:
 
         if fail_on_regression and compare_dir is None:
             raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
-        pooled = table.check_pool(pool)
-        run = load_run(run_dir, list(with_dirs))
-        run.pool = pooled
+        run = load_run(run_dir, list(with_dirs), pool=table.check_pool(pool))
         made = build(run, gate)
         html_path = None if html_out is None else html.output_path(run_dir, html_out)
         comparison = None if compare_dir is None else compare.compare_runs(run_dir, run.rows,

@@ -63,8 +63,9 @@ class Run:
         return [r for r in self.rows if r.get("status") == "error"]
 
 
-def load(run_dir: Path, others: list[Path] = ()) -> Run:
-    """RUN_DIR, then each --with run over it; a bad --with directory names --with."""
+def load(run_dir: Path, others: list[Path] = (), pool: tuple[str, ...] = ()) -> Run:
+    """RUN_DIR, then each --with run over it; a bad --with directory names --with.
+    ``pool``: the settings its Table II blocks pool (report --pool, checked)."""
     stores = [RunStore.open(Path(run_dir))]
     for other in others:
         try:
@@ -90,4 +91,5 @@ def load(run_dir: Path, others: list[Path] = ()) -> Run:
     first = stores[0]
     ordered = list(rows.values())
     return Run(first.root, first.info, ordered,
-               [s for r in ordered for s in streams[r["cell_id"]]], stores, origin)
+               [s for r in ordered for s in streams[r["cell_id"]]], stores, origin,
+               tuple(pool))

@@ -23,41 +23,12 @@ from pathlib import Path
 
 from linklab.errors import UsageError
 from linklab.security import documents, pki, profiles
+from linklab.security.enclave import Enclave
 
 ENCLAVE_NAME = re.compile(r"^(/[A-Za-z0-9_]+)+$")
 DEFAULT_ENCLAVES = ("/linklab/robot", "/linklab/edge")
 CA_NAME = "linklab keystore CA"
 KEYSTORE_DIRS = ("public", "private", "enclaves")
-
-
-@dataclass(frozen=True)
-class Enclave:
-    name: str
-    directory: Path
-
-    @property
-    def fastdds_profile(self) -> Path:
-        return self.directory / "fastdds_security.xml"
-
-    @property
-    def mqtt_profile(self) -> Path:
-        return self.directory / "mqtt_tls.conf"
-
-    @property
-    def zenoh_profile(self) -> Path:
-        return self.directory / "zenoh_tls.json5"
-
-    @property
-    def tls_cert(self) -> Path:
-        return self.directory / "tls" / "cert.pem"
-
-    @property
-    def tls_key(self) -> Path:
-        return self.directory / "tls" / "key.pem"
-
-    @property
-    def tls_ca(self) -> Path:
-        return self.directory / "tls" / "ca.cert.pem"
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,11 @@ names the CA, certificate and key. Zenoh: the transport/link/tls section, mutual
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from linklab.brokers.mosquitto import MosquittoConfig
 from linklab.brokers.zenoh_router import ZenohRouterConfig
-
-if TYPE_CHECKING:
-    from linklab.security.keystore import Enclave
+from linklab.security.enclave import Enclave
 
 FASTDDS_PROFILE_NAME = "linklab_secure_participant"
 

@@ -30,8 +30,6 @@ T in bytes per second (omega used as Eq. 6 says).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from linklab.tune import cyclonedds, fastdds
 from linklab.tune.explain import (
     Condition,
@@ -45,28 +43,12 @@ from linklab.tune.explain import (
     wire_predictions,
 )
 from linklab.tune.inputs import TuningInput, validate
+from linklab.tune.result import TuningResult
 from linklab.tune.settings import TunedSettings, compute_settings
 from linklab.tune.writer import write_profiles
 
 __all__ = ["TuningInput", "TuningResult", "TunedSettings", "Explanation", "tune",
            "write_profiles", "render_text", "usage_lines"]
-
-
-@dataclass(frozen=True)
-class TuningResult:
-    inputs: TuningInput
-    settings: TunedSettings
-    explanation: Explanation
-    fastdds_xml: str
-    cyclonedds_xml: str
-
-    @property
-    def verdict(self) -> str:
-        return self.explanation.verdict
-
-    def to_dict(self) -> dict:
-        return {"inputs": self.inputs.to_dict(), "settings": self.settings.to_dict(),
-                "explanation": self.explanation.to_dict(), "verdict": self.verdict}
 
 
 def tune(t: TuningInput) -> TuningResult:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from linklab.errors import UsageError
-
-if TYPE_CHECKING:
-    from linklab.tune import TuningResult
+from linklab.tune.result import TuningResult
 
 FASTDDS_FILE = "fastdds.xml"
 CYCLONEDDS_FILE = "cyclonedds.xml"
