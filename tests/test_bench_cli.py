@@ -86,9 +86,10 @@ def test_a_resumed_runs_progress_bar_is_paced_by_its_earlier_sessions_cells(tmp_
 
     scenario = load_scenario(REPO / "scenarios/paper-000-table2.yaml")
     cells = expand(scenario)
-    store = RunStore.create(tmp_path / "run", scenario=scenario.to_dict(), options={},
-                            planned=[c.cell_id for c in cells], estimated_s=0.0,
-                            versions={})
+    store = RunStore.create(tmp_path / "run", scenario=dict(scenario.to_dict(),
+                                                              text=scenario.text),
+                            options={}, planned=[c.cell_id for c in cells],
+                            estimated_s=0.0, versions={})
     for cell in cells[:4]:
         row = _cell_row_base(cell)
         row.update(status="ok", wall_s=estimate_s(cell) / 4)
@@ -102,7 +103,9 @@ def test_a_resumed_runs_progress_bar_is_paced_by_its_earlier_sessions_cells(tmp_
     with pytest.raises(KeyboardInterrupt):
         run_cells(store, cells, LinklabEnvironment(scenario.presets), run_tag="pace",
                   on_progress=stop_at_first_report, search_settings=scenario.search)
-    dry = json.loads(bench("--resume", store.root, "--dry-run", "--json").stdout)
+    result = bench("--resume", store.root, "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    dry = json.loads(result.stdout)
     assert dry["pace"] == pytest.approx(0.25)
     assert seen == [pytest.approx(dry["estimated_s"])]
     assert store.info["interrupted"] and store.info["sessions"][-1]["cells_measured"] == 0
