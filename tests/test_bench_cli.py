@@ -45,10 +45,9 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert result.returncode == 2 and "not a run directory" in result.stderr
 
 
-def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_path):
-    """Cells that took half their estimate on this machine: the rest is estimated so."""
-    from linklab.bench.matrix import estimate_s, expand
-    from linklab.bench.runner import _cell_row_base, _complete_row
+def _table2_run(tmp_path):
+    """A run of paper-000-table2.yaml with no cell yet: (scenario, cells, store)."""
+    from linklab.bench.matrix import expand
     from linklab.bench.spec import load_scenario
     from linklab.bench.store import RunStore
 
@@ -58,12 +57,28 @@ def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_p
                                                               text=scenario.text),
                             options={}, planned=[c.cell_id for c in cells],
                             estimated_s=0.0, versions={})
+    return scenario, cells, store
+
+
+def _finish(store, cells, share):
+    """Rows for ``cells``, each taking ``share`` of its estimate."""
+    from linklab.bench.matrix import estimate_s
+    from linklab.bench.runner import _cell_row_base, _complete_row
+
+    for cell in cells:
+        row = _cell_row_base(cell)
+        row.update(status="ok", wall_s=estimate_s(cell) * share)
+        store.append(_complete_row(row))
+
+
+def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_path):
+    """Cells that took half their estimate on this machine: the rest is estimated so."""
+    from linklab.bench.matrix import estimate_s
+
+    _, cells, store = _table2_run(tmp_path)
     fresh = json.loads(bench("--resume", store.root, "--dry-run", "--json").stdout)
     assert fresh["pace"] == 1.0
-    for cell in cells[:4]:
-        row = _cell_row_base(cell)
-        row.update(status="ok", wall_s=estimate_s(cell) / 2)
-        store.append(_complete_row(row))
+    _finish(store, cells[:4], 0.5)
     doc = json.loads(bench("--resume", store.root, "--dry-run", "--json").stdout)
     assert doc["pace"] == pytest.approx(0.5)
     assert {c.link for c in cells[:4]} == {"wifi-ideal"}  # no outage: estimate_s alone
@@ -79,21 +94,10 @@ def test_a_resumed_runs_progress_bar_is_paced_by_its_earlier_sessions_cells(tmp_
     the cells of earlier sessions say how fast this run's cells go. Stopped (Ctrl-C) at
     the first progress report, before any cell runs."""
     from linklab.bench.environment import LinklabEnvironment
-    from linklab.bench.matrix import estimate_s, expand
-    from linklab.bench.runner import _cell_row_base, _complete_row, run_cells
-    from linklab.bench.spec import load_scenario
-    from linklab.bench.store import RunStore
+    from linklab.bench.runner import run_cells
 
-    scenario = load_scenario(REPO / "scenarios/paper-000-table2.yaml")
-    cells = expand(scenario)
-    store = RunStore.create(tmp_path / "run", scenario=dict(scenario.to_dict(),
-                                                              text=scenario.text),
-                            options={}, planned=[c.cell_id for c in cells],
-                            estimated_s=0.0, versions={})
-    for cell in cells[:4]:
-        row = _cell_row_base(cell)
-        row.update(status="ok", wall_s=estimate_s(cell) / 4)
-        store.append(_complete_row(row))
+    scenario, cells, store = _table2_run(tmp_path)
+    _finish(store, cells[:4], 0.25)
     seen = []
 
     def stop_at_first_report(progress):
