@@ -385,7 +385,8 @@ def _max_rate(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
     found = store.search_result(key)
     if found is not None:
         return float(found["max_rate_hz"])
-    result = _run_search(store, cell, env, keeper, settings, out_dir / "search", report)
+    result = _run_search(store, cell, env, keeper, settings, out_dir / "search", report,
+                         _model_columns(cell, env))
     store.record_search(key, cell.cell_id, result.max_rate_hz, result.stop)
     return result.max_rate_hz
 
@@ -429,14 +430,12 @@ def _search_cell(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeep
 
 def _run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
                 settings: Any, out_dir: Path, report: Callable[[str], None],
-                model: dict[str, Any] | None = None) -> S.SearchResult:
+                model: dict[str, Any]) -> S.SearchResult:
     """Search ``cell``'s maximum rate, starting below the model's capacity (``model``:
-    the cell's _model_columns, computed here when the caller has not)."""
+    the cell's _model_columns)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     topic = cell.topics[0]
     reliable = S.reliable_qos(topic.qos)
-    if model is None:
-        model = _model_columns(cell, env)
     capacity = model.get("model_capacity_hz")
     capacity = None if capacity is None or math.isnan(capacity) else capacity
     log: list[dict[str, Any]] = []
