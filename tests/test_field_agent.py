@@ -95,3 +95,31 @@ def test_the_keeper_ends_what_is_left_and_removes_the_work_directory(tmp_path):
     assert keeper.wait(timeout=10) == 0
     assert sleeper.wait(timeout=5) == -signal.SIGINT
     assert not work.exists()
+
+
+def test_the_discovery_gate_reaches_remote_probes_files_through_the_agents(tmp_path):
+    """field/gate_files.py: a probe on a host writes its ready file in its directory there
+    and looks for the start file there; the gate sees the one and creates the other only
+    through that host's agent, and keeps this machine's paths for probes run here."""
+    from linklab.bench import discovery_gate as G
+    from linklab.field.gate_files import HostFiles
+
+    cell, there_a, there_b = tmp_path / "cell", tmp_path / "on-a", tmp_path / "on-b"
+    for d in (cell, there_a, there_b):
+        d.mkdir()
+    with loopback_pair() as hosts:
+        files = HostFiles()
+        files.place(G.ready_path(cell, "sub-up"), hosts["a"], str(there_a / "sub-up.ready"))
+        files.place(G.start_path(cell), hosts["a"], str(there_a / "publishers.start"))
+        files.place(G.start_path(cell), hosts["b"], str(there_b / "publishers.start"))
+        names = ["sub-up", "pub-down"]                     # pub-down runs here
+        assert files.ready([G.ready_path(cell, n) for n in names]) == set()
+        (cell / "sub-up.ready").touch()                    # the runner's path means nothing
+        G.ready_path(cell, "pub-down").touch()             # for sub-up; pub-down's does
+        assert files.ready([G.ready_path(cell, n) for n in names]) == {
+            G.ready_path(cell, "pub-down")}
+        (there_a / "sub-up.ready").touch()
+        waiting = G.open_when_ready(cell, names, 5.0, gave_up=lambda: False, files=files)
+        assert waiting == []
+        assert (there_a / "publishers.start").exists() and (there_b / "publishers.start").exists()
+        assert G.start_path(cell).exists()                 # for the publishers run here

@@ -151,6 +151,13 @@ def test_a_scenario_runs_on_the_hosts_over_ssh(field_run):
         # the count ~2.7, so 80 is more than 5 sd below)
         assert all(s["published"] == 100 and s["received"] >= 80 for s in mine), mine
         cell = run_dir / "records" / row["cell_id"]
+        # the discovery gate held both publishers, on both hosts, until every reader had
+        # matched (without it a reader whose copy of the writer's announcement was lost
+        # matched seconds late and half the stream counted as loss: field/gate_files.py)
+        for name in ("pub-up", "pub-down"):
+            summary = json.loads((cell / f"{name}.json").read_text())["summary"]
+            assert "start_wait_s" in summary, (name, summary)
+        assert row["unmatched_subscribers"] == 0
         endpoints = json.loads((cell / "endpoints.json").read_text())
         remote = [e["name"] for e in endpoints if e["host"] == "robot"]
         for name in remote:   # the probe's own usage on its host, brought back

@@ -240,6 +240,41 @@ def test_signal_to_a_process_holding_a_testbed_tears_it_down(sig):
     assert root_snapshot() == before
 
 
+SIGNAL_IN_TEARDOWN = """
+import os, signal, sys, threading, time
+from linklab.link import testbed as open_testbed
+from linklab.link.journal import Journal
+# a second thread, as a bench has (its progress bar's): a process-directed signal may be
+# taken by it, whatever the main thread's mask (held_signals.py)
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+undo, sent = Journal._undo, []
+def undo_after_a_sigterm(self, step):
+    if not sent:
+        sent.append(step["what"])
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.3)
+    return undo(self, step)
+Journal._undo = undo_after_a_sigterm
+with open_testbed("wifi-mild", name=sys.argv[1], rate="50Mbit/s") as bed:
+    print("ready", bed.hosts["edge"].netns, flush=True)
+print("the SIGTERM was lost", flush=True)
+"""
+
+
+def test_a_sigterm_during_teardown_takes_effect_after_it():
+    """A SIGTERM that comes while the testbed is being taken down (``kill -TERM`` of a
+    bench between two cells) lets the teardown finish, then ends the process."""
+    before = root_snapshot()
+    name = run_name("tdsig")
+    proc = subprocess.run([PY, "-c", SIGNAL_IN_TEARDOWN, name], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.stdout.startswith("ready") and "lost" not in proc.stdout, proc.stdout
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr[-2000:]
+    assert residue(name) == []
+    assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}*"))
+    assert root_snapshot() == before
+
+
 def test_sigkill_then_clean_removes_what_was_left(tmp_path):
     before = root_snapshot()
     name = run_name("kill")

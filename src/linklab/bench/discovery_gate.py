@@ -25,8 +25,10 @@ which is not a data-plane loss. A publisher serves the readers it had matched at
 not end the cell (bench/cellrun.py): with several subscribers the matched ones are
 measured, as paper 002's runs measured whoever had discovered the publisher.
 
-Only beds whose probes share this machine's files take part (linklab.link hosts); the
-probes of Fast DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp).
+Beds whose probes share this machine's files take part (linklab.link hosts), and beds
+that say how to reach their probes' files (``gate_files``: field hosts over SSH, where the
+same asymmetry happens on a real lossy path -- field/gate_files.py); the probes of Fast
+DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from linklab.bench.middlewares import base_middleware
 
@@ -44,10 +47,39 @@ POLL_S = 0.01
 GO_LATENCY_S = 0.005
 
 
+class GateFiles(Protocol):
+    """Where the gate looks for ready files and creates the start file."""
+
+    def ready(self, paths: list[Path]) -> set[Path]: ...
+
+    def create(self, path: Path) -> None: ...
+
+
+class LocalFiles:
+    """This machine's file system: the probes write and read the paths they were given."""
+
+    def ready(self, paths: list[Path]) -> set[Path]:
+        return {path for path in paths if path.exists()}
+
+    def create(self, path: Path) -> None:
+        path.touch()
+
+
+LOCAL = LocalFiles()
+
+
+def files_of(bed) -> GateFiles | None:
+    """The gate's files on ``bed``: the bed's own ``gate_files``, this machine's when its
+    probes share them, or None (the bed takes no part)."""
+    own = getattr(bed, "gate_files", None)
+    if own is not None:
+        return own
+    return LOCAL if getattr(bed, "shares_local_files", False) else None
+
+
 def applies(middleware: str, bed) -> bool:
     """Whether a cell on ``bed`` with ``middleware`` uses the gate."""
-    return (base_middleware(middleware) in GATED_MIDDLEWARES
-            and bool(getattr(bed, "shares_local_files", False)))
+    return base_middleware(middleware) in GATED_MIDDLEWARES and files_of(bed) is not None
 
 
 def ready_path(out_dir: Path, endpoint: str) -> Path:
@@ -64,16 +96,17 @@ def clear(out_dir: Path) -> None:
 
 
 def open_when_ready(out_dir: Path, endpoints: list[str], timeout_s: float,
-                    gave_up: Callable[[], bool]) -> list[str]:
+                    gave_up: Callable[[], bool], files: GateFiles = LOCAL) -> list[str]:
     """Wait until every endpoint's ready file exists (or ``timeout_s``, or ``gave_up()``:
     a probe ended), then create the start file. Returns the endpoints not ready."""
     end = time.monotonic() + timeout_s
     waiting = list(endpoints)
     while waiting and time.monotonic() < end and not gave_up():
-        waiting = [name for name in waiting if not ready_path(out_dir, name).exists()]
+        ready = files.ready([ready_path(out_dir, name) for name in waiting])
+        waiting = [name for name in waiting if ready_path(out_dir, name) not in ready]
         if waiting:
             time.sleep(POLL_S)
-    start_path(out_dir).touch()
+    files.create(start_path(out_dir))
     return waiting
 
 

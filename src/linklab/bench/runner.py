@@ -36,6 +36,7 @@ from linklab.bench import search as S
 from linklab.bench.matrix import SETUP_S, Cell, estimate_s
 from linklab.bench.store import RunStore, now_utc
 from linklab.errors import LinklabError
+from linklab.held_signals import signals_held
 from linklab.model.overhead import WirePath
 from linklab.probes.types import sample_bytes
 
@@ -228,13 +229,11 @@ def run_cells(store: RunStore, cells: list[Cell], env: Environment, *,
         store.info["interrupted"] = True
         raise
     finally:
-        # Clean the link even on Ctrl-C; a second Ctrl-C during clean-up is ignored.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
+        # Clean the link and save run.json even on Ctrl-C; a Ctrl-C or SIGTERM during
+        # clean-up takes effect after it.
+        with signals_held():
             keeper.close()
             store.end_session(session)  # saves run.json
-        finally:
-            signal.signal(signal.SIGINT, previous)
     progress.current = None
     report("")
     return results

@@ -368,6 +368,17 @@ class Agent:
             udp = {k: int(v) for k, v in pairs if v.lstrip("-").isdigit()}
         return {"interfaces": devices, "udp": udp}
 
+    def op_exists(self, msg: dict) -> dict:
+        """Which of ``paths`` exist (the discovery gate's ready files, field/gate_files.py)."""
+        return {"exists": [path for path in msg["paths"] if os.path.exists(path)]}
+
+    def op_touch(self, msg: dict) -> dict:
+        """Create each of ``paths`` (the gate's start file for this host's publishers)."""
+        for path in msg["paths"]:
+            with open(path, "a"):
+                pass
+        return {"touched": len(msg["paths"])}
+
     def op_sysctl(self, msg: dict) -> dict:
         values = {}
         for name in msg["names"]:

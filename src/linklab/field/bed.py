@@ -5,6 +5,8 @@
   and ``--profile`` point into the host's work directory; the profile is copied there)
   and the runner gets a local relay (relay.py) that runs it through procwrap.py over the
   host's SSH connection: stopped with SIGINT, reaped with wait4, like a local probe.
+  The discovery gate's ready and start files move into that directory too, and the gate
+  reaches them through the host's agent (``gate_files``, gate_files.py).
 - ``begin`` (before the probes start) and the last ``snapshot`` (after every probe ended)
   measure the clock offsets between the reference host and the cell's hosts (clock.py).
   At that last snapshot the remote records (and each remote probe's own CPU and peak RSS,
@@ -33,6 +35,7 @@ import numpy as np
 
 from linklab.field import clock as C
 from linklab.field import records as R
+from linklab.field.gate_files import HostFiles
 
 RELAY = str(Path(__file__).with_name("relay.py"))
 
@@ -60,6 +63,7 @@ class Spawned:
     remote_records: str | None   # on the host (None: written locally)
     remote_usage: str | None
     popen: subprocess.Popen
+    workdir: str | None          # the probe's directory on its host (None: local)
 
 
 def _flag(argv: list[str], flag: str) -> str | None:
@@ -82,6 +86,7 @@ class FieldBed:
         self.finished = False
         self.counter = 0
         self.profiles: dict[tuple[str, str], str] = {}
+        self.gate_files = HostFiles()   # bench.discovery_gate: remote probes' ready/start
 
     # --- clocks ------------------------------------------------------------------------
 
@@ -147,7 +152,8 @@ class FieldBed:
         name = records.stem
         if not item.spec.remote:
             popen = item.host.popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
-            self.spawned.append(Spawned(host, role, topic, name, records, None, None, popen))
+            self.spawned.append(Spawned(host, role, topic, name, records, None, None, popen,
+                                        None))
             return popen
         self.counter += 1
         where = item.host.path("cells", f"{id(self):x}-{self.counter}")
@@ -155,6 +161,11 @@ class FieldBed:
         remote = list(argv)
         remote[0] = self.env.probes[(host, self.cell.middleware)]["path"]
         remote[remote.index("--records") + 1] = f"{where}/{records.name}"
+        for flag in ("--ready-file", "--start-file"):   # the discovery gate's files
+            if flag in remote:
+                local = Path(_flag(argv, flag) or "")
+                remote[remote.index(flag) + 1] = f"{where}/{local.name}"
+                self.gate_files.place(local, item, f"{where}/{local.name}")
         if "--profile" in remote:
             remote[remote.index("--profile") + 1] = self._profile(item, Path(
                 _flag(argv, "--profile") or ""))
@@ -167,7 +178,7 @@ class FieldBed:
                             env={**os.environ, "LINKLAB_RELAY_PARENT": str(os.getpid())})
         popen.usage_path = records.with_name(f"usage-{name}.json")
         self.spawned.append(Spawned(host, role, topic, name, records,
-                                    f"{where}/{records.name}", usage, popen))
+                                    f"{where}/{records.name}", usage, popen, where))
         return popen
 
     def _profile(self, item: Any, local: Path) -> str:
@@ -245,7 +256,8 @@ class FieldBed:
         self._write_clock(pub_host)
 
     def _fetch(self, s: Spawned) -> None:
-        """Bring a remote probe's records and usage here, then remove them there."""
+        """Bring a remote probe's records and usage here, then remove its directory there
+        (with the discovery gate's files)."""
         host = self.hosts[s.host].host
         for remote, local in ((s.remote_records, s.records),
                               (s.remote_usage, s.records.with_name(f"usage-{s.name}.json"))):
@@ -255,7 +267,8 @@ class FieldBed:
                            timeout=120)
             if got.stdout:
                 local.write_bytes(got.stdout)
-            host.run(["rm", "-f", remote], check=False)
+        if s.workdir is not None:
+            host.run(["rm", "-rf", s.workdir], check=False)
 
     def _write_clock(self, pub_host: dict[str, str]) -> None:
         """records/<cell>/clock.json: how each stream's latency was put on one clock."""

@@ -10,7 +10,6 @@ Pod and ConfigMap carrying its run id (and only those), and waits until they are
 from __future__ import annotations
 
 import secrets
-import signal
 from typing import Any
 
 from linklab.bench.matrix import Cell
@@ -18,6 +17,7 @@ from linklab.bench.runner import run_cells
 from linklab.bench.spec import Scenario
 from linklab.bench.store import RunStore, now_utc
 from linklab.errors import LinklabError
+from linklab.held_signals import signals_held
 from linklab.k8s import manifests as M
 from linklab.k8s.bed import K8sOptions, KubeEnvironment, cell_objects, check_cell
 from linklab.k8s.cluster import Cluster
@@ -30,12 +30,10 @@ def new_run_id() -> str:
 
 
 def cleanup_run(cluster: Cluster, run_id: str) -> list[str]:
-    """Delete the session's objects by label; a second Ctrl-C meanwhile is ignored."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
+    """Delete the session's objects by label; a Ctrl-C or SIGTERM meanwhile takes effect
+    after it."""
+    with signals_held():
         return cluster.delete_labelled(M.run_selector(run_id), wait_s=CLEANUP_WAIT_S)
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def record_session(store: RunStore, cluster: Cluster, options: K8sOptions,

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from linklab.errors import LinklabError, UsageError
+from linklab.held_signals import signals_held, unblock_in_child
 from linklab.link import cluster, userns
 from linklab.link.blueprint import Design
-from linklab.link.journal import Journal, _unblock_signals, signals_held
+from linklab.link.journal import Journal
 from linklab.link.netops import NetOps, Snapshot
 from linklab.link.runs import remove_state
 from linklab.link.spec import DIRECTIONS
@@ -77,9 +78,8 @@ class Testbed:
         this process was killed."""
         full = self.argv(host, argv)
         with signals_held():
-            # (the child must not inherit the signals held back here: SIGINT/SIGTERM
-            # would stay blocked in it, and a probe could not be stopped gracefully)
-            kwargs.setdefault("preexec_fn", _unblock_signals)
+            # (the child starts with SIGINT/SIGTERM deliverable: a probe must stop cleanly)
+            kwargs.setdefault("preexec_fn", unblock_in_child)
             child = subprocess.Popen(full, **kwargs)
             try:
                 self.journal.adopt(f"process in {host}: {' '.join(full[-len(argv):])}", child)
@@ -234,7 +234,12 @@ class Testbed:
     # -- teardown --
 
     def down(self) -> list[str]:
-        """Undo everything this run made (newest first); idempotent."""
+        """Undo everything this run made (newest first); idempotent. SIGINT/SIGTERM/SIGHUP
+        meanwhile take effect when it is done (held_signals.py)."""
+        with signals_held():
+            return self._down()
+
+    def _down(self) -> list[str]:
         if self._closed:
             return []
         self._closed = True

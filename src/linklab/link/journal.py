@@ -31,11 +31,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from linklab.errors import LinklabError, UsageError
+from linklab.held_signals import signals_held, unblock_in_child
 from linklab.link import made
 from linklab.link.statedir import StateDir, UnsafeStateDir, default_path
 from linklab.link.system import CommandFailed, Shell
@@ -99,26 +100,6 @@ def stop_process(pid: int, start: str | None, child: subprocess.Popen[Any] | Non
     if child is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=grace_s)
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM back (delivered afterwards) around a change and its record."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (ValueError, OSError):  # pragma: no cover - not on a POSIX main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _unblock_signals() -> None:
-    """In a spawned child: the signals held back around the spawn must reach it."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def parse_state(data: bytes, run: str, where: Path | str) -> dict[str, Any]:
@@ -311,7 +292,7 @@ class Journal:
                 child = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=out, start_new_session=True,
                                          env={**os.environ, **(env or {})},
-                                         preexec_fn=_unblock_signals)
+                                         preexec_fn=unblock_in_child)
             finally:
                 if log:
                     out.close()  # type: ignore[union-attr]
@@ -465,5 +446,5 @@ def _gone(error: CommandFailed) -> bool:
 
 
 __all__ = ["Journal", "StateFileError", "UnsafeStateDir", "end_processes_in_netns",
-           "parse_state", "process_alive", "process_start_time", "signals_held",
+           "parse_state", "process_alive", "process_start_time",
            "state_dir", "stop_process"]
