@@ -41,7 +41,7 @@ def test_a_signal_in_a_held_block_takes_effect_when_the_outermost_block_ends():
     assert got.returncode == 128 + signal.SIGTERM
 
 
-def test_two_signals_are_raised_in_the_order_they_came():
+def test_two_signals_are_raised_again_in_the_order_the_block_saw_them():
     got = run("two")
     assert got.stdout.splitlines() == ["inner done", "outer done"], got.stderr
     assert got.returncode == 128 + signal.SIGTERM   # the first one's handler ended it

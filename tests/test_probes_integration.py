@@ -90,6 +90,13 @@ def run(pair: Pair, tmp: Path, pub: dict, sub: dict, topic: str = "probe_test",
         sub = sub | {"extra": ("--ready-file", str(discovery_gate.ready_path(tmp, "sub")))}
         pub = pub | {"extra": ("--ready-file", str(discovery_gate.ready_path(tmp, "pub")),
                                "--start-file", str(discovery_gate.start_path(tmp)))}
+        # the subscriber's idle clock runs from its reader's match, and the gate may hold
+        # the first sample up to gate_s after it, until the writer has matched too: as the
+        # bench does (bench/cellrun.py), the idle time counts from the go. (A 4 s idle
+        # timeout once ended a subscriber whose writer had not matched yet under 20 % loss;
+        # its end opened the gate and the publisher, unmatched at the go, failed.)
+        if "idle_timeout_s" in sub:
+            sub = sub | {"idle_timeout_s": sub["idle_timeout_s"] + gate_s}
     sub_cmd = ProbeCommand(sub.pop("middleware"), "sub", topic, tmp / "sub.bin", **sub)
     pub_cmd = ProbeCommand(pub.pop("middleware"), "pub", topic, tmp / "pub.bin", **pub)
     with ProbeProcess(sub_cmd, prefix=pair.prefix(pair.edge)) as s:

@@ -8,8 +8,9 @@ thread. A bench has one (its progress bar's refresh thread), and a SIGTERM sent 
 teardown raised in the middle of it and left the link up: two namespaces and an emulator
 process of ``linklab bench --resume`` stopped with ``kill -TERM`` (2026-11-26). Here the
 main thread's Python handlers are replaced for the block by a recorder, and the signals
-that came are raised again, in order, once the previous handlers are back. Other threads
-need nothing: no Python handler runs in them.
+it saw are raised again, in the order it saw them, once the previous handlers are back.
+No mask is changed, so a child spawned meanwhile inherits none. Other threads need
+nothing: no Python handler runs in them.
 """
 
 from __future__ import annotations
@@ -48,8 +49,3 @@ def signals_held() -> Iterator[None]:
         for sig in came:
             signal.raise_signal(sig)   # to the handler now in place (ignored if SIG_IGN)
 
-
-def unblock_in_child() -> None:
-    """``preexec_fn`` of a spawned child: it starts with these signals deliverable, whatever
-    mask this process was started with (a probe must stop cleanly on SIGINT/SIGTERM)."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(HELD))

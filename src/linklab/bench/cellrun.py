@@ -37,9 +37,10 @@ SETTLE_S = 1.5
 # participant announcement is repeated once within it (bench/discovery_gate.py).
 MATCH_TIMEOUT_S = 35.0
 MATCH_ALLOWANCE_S = 3.0
-# Without the gate (Zenoh; beds that take no part: Kubernetes) a publisher starts its warm-up
-# after discovery (well under a second on these links) and a 1 s settle; an outage clock
-# is armed that far ahead of the first measured sample (bed.start_traffic).
+# Without the gate (Zenoh; a bed with neither this machine's files nor its own gate_files)
+# a publisher starts its warm-up after discovery (well under a second on these links) and
+# a 1 s settle; an outage clock is armed that far ahead of the first measured sample
+# (bed.start_traffic). Kubernetes cells run in linklab.k8s, ungated likewise.
 UNGATED_START_S = 1.3
 
 
@@ -58,7 +59,8 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     grace = deadline_s(cell, outage_s) - cell.publish_s
     for path in out_dir.glob("*.bin"):
         path.unlink()
-    gated = G.applies(cell.middleware, bed)
+    gate = G.applies(cell.middleware, bed)
+    gated = gate is not None
     G.clear(out_dir)
 
     broker = None
@@ -111,8 +113,7 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     if gated:
         unmatched = G.open_when_ready(
             out_dir, [ep.name for ep in plan], MATCH_TIMEOUT_S,
-            gave_up=lambda: any(p.poll() is not None for p in pubs + subs),
-            files=G.files_of(bed))
+            gave_up=lambda: any(p.poll() is not None for p in pubs + subs), files=gate)
     pub_started = time.monotonic()
     bed.start_traffic((G.GO_LATENCY_S if gated else UNGATED_START_S) + cell.warmup_s)
 

@@ -77,9 +77,9 @@ def files_of(bed) -> GateFiles | None:
     return LOCAL if getattr(bed, "shares_local_files", False) else None
 
 
-def applies(middleware: str, bed) -> bool:
-    """Whether a cell on ``bed`` with ``middleware`` uses the gate."""
-    return base_middleware(middleware) in GATED_MIDDLEWARES and files_of(bed) is not None
+def applies(middleware: str, bed) -> GateFiles | None:
+    """The gate's files for a cell on ``bed`` with ``middleware``; None: it has no gate."""
+    return files_of(bed) if base_middleware(middleware) in GATED_MIDDLEWARES else None
 
 
 def ready_path(out_dir: Path, endpoint: str) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from linklab.errors import LinklabError, UsageError
-from linklab.held_signals import signals_held, unblock_in_child
+from linklab.held_signals import signals_held
 from linklab.link import cluster, userns
 from linklab.link.blueprint import Design
 from linklab.link.journal import Journal
@@ -78,8 +78,6 @@ class Testbed:
         this process was killed."""
         full = self.argv(host, argv)
         with signals_held():
-            # (the child starts with SIGINT/SIGTERM deliverable: a probe must stop cleanly)
-            kwargs.setdefault("preexec_fn", unblock_in_child)
             child = subprocess.Popen(full, **kwargs)
             try:
                 self.journal.adopt(f"process in {host}: {' '.join(full[-len(argv):])}", child)

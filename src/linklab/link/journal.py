@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from linklab.errors import LinklabError, UsageError
-from linklab.held_signals import signals_held, unblock_in_child
+from linklab.held_signals import signals_held
 from linklab.link import made
 from linklab.link.statedir import StateDir, UnsafeStateDir, default_path
 from linklab.link.system import CommandFailed, Shell
@@ -291,8 +291,7 @@ class Journal:
             try:
                 child = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=out, start_new_session=True,
-                                         env={**os.environ, **(env or {})},
-                                         preexec_fn=unblock_in_child)
+                                         env={**os.environ, **(env or {})})
             finally:
                 if log:
                     out.close()  # type: ignore[union-attr]
