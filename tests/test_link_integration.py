@@ -275,6 +275,49 @@ def test_a_sigterm_during_teardown_takes_effect_after_it():
     assert root_snapshot() == before
 
 
+CTRL_C_IN_TEARDOWN = """
+import os, signal, sys, threading, time
+from linklab.link import testbed as open_testbed
+from linklab.link.journal import Journal
+from linklab.link.system import Shell
+run, undoing, sent = Shell.run, [], []
+def slow_run(self, argv, netns=None, **kw):
+    # the first command of the teardown runs for a second; a Ctrl-C at the terminal
+    # (SIGINT to the whole foreground process group) comes while it runs
+    if undoing and not sent:
+        sent.append(list(argv))
+        argv = ["sh", "-c", 'sleep 1; exec "$@"', "sh", *argv]
+        threading.Timer(0.3, os.killpg, (os.getpgrp(), signal.SIGINT)).start()
+    return run(self, argv, netns, **kw)
+Shell.run = slow_run
+undo = Journal._undo
+def undo_step(self, step):
+    if step["kind"] not in ("process", "files"):
+        undoing.append(step["what"])
+    return undo(self, step)
+Journal._undo = undo_step
+with open_testbed("wifi-mild", name=sys.argv[1], rate="50Mbit/s") as bed:
+    print("ready", flush=True)
+print("the Ctrl-C was lost", sent, flush=True)
+"""
+
+
+def test_a_ctrl_c_at_the_terminal_during_teardown_does_not_cut_its_commands():
+    """A Ctrl-C at the terminal reaches the whole foreground process group: the `ip`/`tc`
+    command a teardown is running must not die of it (it runs in its own session), and
+    the interrupt takes effect once the teardown is done."""
+    before = root_snapshot()
+    name = run_name("tdint")
+    proc = subprocess.run([PY, "-c", CTRL_C_IN_TEARDOWN, name], capture_output=True,
+                          text=True, timeout=60, start_new_session=True)
+    assert proc.stdout.startswith("ready") and "lost" not in proc.stdout, proc.stdout
+    assert proc.returncode in (-signal.SIGINT, 128 + signal.SIGINT), proc.stderr[-2000:]
+    assert "teardown incomplete" not in proc.stderr, proc.stderr[-2000:]
+    assert residue(name) == []
+    assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}*"))
+    assert root_snapshot() == before
+
+
 def test_sigkill_then_clean_removes_what_was_left(tmp_path):
     before = root_snapshot()
     name = run_name("kill")

@@ -138,6 +138,7 @@ RecordWriter::RecordWriter(const std::string& path, Role role, uint64_t expected
   uint32_t head[2] = {28u, uint32_t(role)};  // little-endian host (x86-64, aarch64)
   failed_ = std::fwrite(magic, 1, 8, file_) != 8 || std::fwrite(head, 4, 2, file_) != 2;
   std::fflush(file_);
+  flushed_at_ns_ = now_ns();
 }
 
 void RecordWriter::flush() {
@@ -146,6 +147,7 @@ void RecordWriter::flush() {
   total_ += n_;
   n_ = 0;
   std::fflush(file_);
+  flushed_at_ns_ = now_ns();
 }
 
 RecordWriter::~RecordWriter() {

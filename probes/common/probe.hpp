@@ -130,9 +130,14 @@ class RecordWriter {
  public:
   RecordWriter(const std::string& path, Role role, uint64_t expected);
   ~RecordWriter();
+  // Records reach the file when the buffer fills or FLUSH_EVERY_NS after the last
+  // flush, whichever comes first: a probe the runner has to SIGKILL (a writer blocked
+  // in a send at the deadline) keeps all but its last quarter second of records.
+  static constexpr int64_t FLUSH_EVERY_NS = 250000000;
   void add(uint64_t seq, int64_t t_send_ns, int64_t t_recv_ns, uint32_t bytes) {
     if (n_ == buf_.size()) flush();
     buf_[n_++] = Record{seq, t_send_ns, t_recv_ns, bytes};
+    if (now_ns() - flushed_at_ns_ >= FLUSH_EVERY_NS) flush();
   }
   void flush();
   bool ok() const { return file_ != nullptr && !failed_; }
@@ -152,6 +157,7 @@ class RecordWriter {
   std::vector<Record> buf_;
   size_t n_ = 0;
   uint64_t total_ = 0;
+  int64_t flushed_at_ns_ = 0;
   bool failed_ = false;
 };
 

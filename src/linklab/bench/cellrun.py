@@ -26,7 +26,7 @@ from linklab.bench import metrics as M
 from linklab.bench.matrix import Cell, deadline_s
 from linklab.bench.middlewares import base_middleware
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
-from linklab.bench.streams import StreamInput, aggregate, fanout
+from linklab.bench.streams import StreamInput, aggregate, completed_from_received, fanout
 from linklab.brokers.bench_adapter import adapter_for, edge_of
 from linklab.probes.upstream import recognise
 
@@ -222,8 +222,18 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
     wire = deltas.pop("wire_bytes")
 
     pub_records = {t: _read_or_empty(out_dir / f"{ep.name}.bin") for t, ep in pub_of.items()}
+    sub_records = {ep.name: _read_or_empty(out_dir / f"{ep.name}.bin")
+                   for ep in plan if ep.role == "sub"}
+    # a publisher with no summary (killed at the deadline, or crashed) flushed its records
+    # only up to a quarter second before it died: count what is known to be published
+    inexact = {t for t, ep in pub_of.items() if not reports[ep.name].get("summary")}
+    for t in inexact:
+        pub_records[t] = completed_from_received(
+            pub_records[t], [sub_records[ep.name] for ep in plan
+                             if ep.role == "sub" and ep.topic.name == t])
     inputs = [StreamInput(ep.topic.name, ep.topic.publisher, ep.host, ep.name,
-                          pub_records[ep.topic.name], _read_or_empty(out_dir / f"{ep.name}.bin"))
+                          pub_records[ep.topic.name], sub_records[ep.name],
+                          published_exact=ep.topic.name not in inexact)
               for ep in plan if ep.role == "sub"]
     starts = [int(r["t_send_ns"].min()) for r in pub_records.values() if len(r)]
     origin = min(starts) if starts else None
@@ -255,7 +265,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
             subscriber_signalled=sub.signalled_by_runner,
             publisher_completed=_completed(pub_report),
-            subscriber_completed=_completed(sub_report))
+            subscriber_completed=_completed(sub_report),
+            published_exact=stream.published_exact)
         reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
                                   ep_pub.topic.messages)
         if stream.endpoint in unmatched:

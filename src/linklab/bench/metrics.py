@@ -141,6 +141,7 @@ class CellMetrics:
     """What one cell measured. NaN where nothing was measured."""
 
     published: int = 0
+    published_exact: bool = True  # False: a lower bound (the publisher left no summary)
     received: int = 0
     duplicates: int = 0
     delivery_ratio: float = math.nan
@@ -225,6 +226,8 @@ class Outcome:
     # complete, the crash is noted but does not fail the cell
     publisher_completed: bool = False
     subscriber_completed: bool = False
+    # False: the publisher left no summary, its count is a lower bound (streams.py)
+    published_exact: bool = True
 
 
 def exit_note(outcome: Outcome) -> str | None:
@@ -236,6 +239,13 @@ def exit_note(outcome: Outcome) -> str | None:
         if completed and code is not None and code != 0:
             how = f"signal {-code}" if code < 0 else f"exit status {code}"
             notes.append(f"{role} ended with {how} after completing its run")
+    if not outcome.published_exact:
+        code = outcome.publisher_exit
+        how = ("killed by the runner" if outcome.publisher_signalled
+               else f"ended with signal {-code}" if code is not None and code < 0
+               else f"ended with exit status {code}")
+        notes.append(f"publisher {how} without its summary: published is a lower bound "
+                     "(its records to their last flush and every sample received)")
     return "; ".join(notes) or None
 
 
@@ -251,6 +261,10 @@ def failure_reason(metrics: CellMetrics, outcome: Outcome, interval_s: float,
             how = f"signal {-code}" if code < 0 else f"exit status {code}"
             return f"crashed: {role} ended with {how}"
     if not outcome.publisher_finished:
+        if not outcome.published_exact:
+            return (f"not completed: publisher wrote at least {metrics.published}/"
+                    f"{expected} (stopped without its summary: its records to their last "
+                    "flush and every sample received)")
         return (f"not completed: publisher wrote {metrics.published}/{expected} "
                 "(writes blocked or failed, or stopped at the deadline)")
     if metrics.received == 0:

@@ -71,8 +71,11 @@ HTML report, comparisons). Format version 1::
   samples taken by the Fast DDS poll fallback; noted, not a failure);
 - metrics, aggregated over the cell's subscribers (linklab.bench.streams: sums for
   counts, the mean over subscribers for reception rate, pooled samples for latency):
-  ``published`` (samples written, all publishers), ``expected`` (deliveries expected:
-  each topic's published x its subscribers), ``received``, ``duplicates``,
+  ``published`` (samples written, all publishers), ``published_exact`` (false when a
+  publisher left no summary -- killed at the deadline or crashed: its count is then its
+  records to their last flush plus every sample received, a lower bound; reports print
+  "≥N"), ``expected`` (deliveries expected: each topic's published x its subscribers),
+  ``received``, ``duplicates``,
   ``delivery_ratio`` (received / expected), ``reception_rate_hz``, ``latency_mean_ms``,
   ``latency_p50_ms``, ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``,
   ``jitter_ms``, ``latency_first_third_ms`` and ``latency_growth_ms`` (median latency of
@@ -426,7 +429,11 @@ def _append_jsonl(path: Path, rows) -> None:
 
 
 def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    table = pa.Table.from_pylist(rows)
+    """Write ``rows`` atomically, with every column any row has (a resumed run's older
+    rows lack columns added since: null there, not dropped from the newer rows as
+    pyarrow's schema from the first row alone would)."""
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    table = pa.Table.from_pylist([{key: row.get(key) for key in keys} for row in rows])
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     os.close(fd)
     try:

@@ -11,7 +11,11 @@ with the definitions of metrics.py. The cell's row carries the aggregate:
 - latency mean/p50/p95/p99/max and jitter: over every received sample of every stream
   (pooled); ``message_loss_rate``: paper 002's counter gaps, pooled;
 - ``publish_rate_hz``: the mean over the publishers; ``bytes_published``: their sum;
-  ``wire_amplification``: wire bytes / (bytes published + warm-up bytes).
+  ``wire_amplification``: wire bytes / (bytes published + warm-up bytes);
+- ``published_exact``: false when a publisher stopped without its summary (the runner
+  killed it at the deadline, or it crashed): its records then end at their last flush,
+  so they are completed with every sample a subscriber received
+  (``completed_from_received``) and its count is a lower bound.
 
 With one topic and one subscriber every aggregate equals that stream's value, as in runs
 made before cells had several endpoints.
@@ -35,10 +39,31 @@ class StreamInput:
     endpoint: str
     pub: np.ndarray        # the topic's publisher records
     sub: np.ndarray        # this subscriber's records
+    published_exact: bool = True  # False: ``pub`` is a lower bound (completed_from_received)
 
 
 def stream_metrics(stream: StreamInput) -> M.CellMetrics:
-    return M.compute(stream.pub, stream.sub)
+    m = M.compute(stream.pub, stream.sub)
+    m.published_exact = stream.published_exact
+    return m
+
+
+def completed_from_received(pub: np.ndarray, subs: list[np.ndarray]) -> np.ndarray:
+    """A publisher's records with every sample its subscribers received added.
+
+    For a publisher that stopped without its summary: its record file ends at its last
+    flush (up to a quarter second before it died), but every sample a subscriber received
+    was written, and the subscriber's record carries its seq, send time and size. The
+    result (sorted by seq, one record per seq) counts each sample known to be published:
+    a lower bound of what was.
+    """
+    merged = np.concatenate([np.asarray(r, dtype=M.RECORD_DTYPE) for r in [pub, *subs]])
+    if not len(merged):
+        return merged
+    _, first = np.unique(merged["seq"], return_index=True)  # pub's own records come first
+    out = merged[np.sort(first)].copy()
+    out["t_recv_ns"] = 0
+    return out[np.argsort(out["seq"], kind="stable")]
 
 
 def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
@@ -51,6 +76,7 @@ def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
         subscribers_of[s.topic] = subscribers_of.get(s.topic, 0) + 1
     m = M.CellMetrics()
     m.published = sum(int(len(p)) for p in publishers.values())
+    m.published_exact = all(s.published_exact for s in streams)
     expected = sum(int(len(publishers[t])) * k for t, k in subscribers_of.items())
     m.received = sum(x.received for x in per_stream)
     m.duplicates = sum(x.duplicates for x in per_stream)

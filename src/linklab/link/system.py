@@ -56,8 +56,12 @@ class Shell:
     def run(self, argv: Sequence[str], netns: str | None = None, *,
             input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         full = self.argv_in(netns, argv)
+        # its own session: a Ctrl-C at the terminal goes to the terminal's foreground
+        # process group, and would kill an `ip`/`tc`/`nft` of a teardown that holds that
+        # signal until it is done (held_signals.py); linklab alone decides when to stop
         result = subprocess.run(full, input=input, capture_output=True, text=True,
-                                env={**os.environ, "LC_ALL": "C"}, check=False)
+                                env={**os.environ, "LC_ALL": "C"}, check=False,
+                                start_new_session=True)
         if check and result.returncode != 0:
             raise CommandFailed(full, result.returncode, result.stderr)
         return result

@@ -66,6 +66,7 @@ PAYLOAD_HEADER = struct.Struct("<Qq")  # seq, t_send_ns at the start of every sa
 WARMUP_FLAG = 1 << 63
 END_OF_STREAM = (1 << 64) - 1
 PROG = "linklab-probe-zenoh"
+FLUSH_EVERY_NS = 250_000_000  # records unwritten at most this long (RecordWriter)
 
 
 def build_config(o: ProbeOptions):
@@ -120,16 +121,21 @@ class RecordWriter:
         self.file.write(HEADER.pack(MAGIC, RECORD.size, 1 if publisher else 0))
         self.file.flush()
         self.pending: list[bytes] = []
+        self.flushed_at = time.monotonic_ns()
 
     def add(self, seq: int, t_send: int, t_recv: int, nbytes: int) -> None:
         self.pending.append(RECORD.pack(seq, t_send, t_recv, nbytes))
-        if len(self.pending) >= 4096:
+        # as the native probes: at most a quarter second of records is unwritten, so a
+        # probe the runner has to SIGKILL keeps the rest
+        if (len(self.pending) >= 4096
+                or time.monotonic_ns() - self.flushed_at >= FLUSH_EVERY_NS):
             self.flush()
 
     def flush(self) -> None:
         self.file.write(b"".join(self.pending))
         self.file.flush()
         self.pending.clear()
+        self.flushed_at = time.monotonic_ns()
 
     def close(self) -> None:
         self.flush()

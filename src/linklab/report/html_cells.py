@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from linklab.report.html_parts import LOG_TAIL_LINES, e, fmt, read_json, tail
-from linklab.report.outcome import delivered_text, is_error
+from linklab.report.outcome import delivered_text, expected_is_lower_bound, is_error
 from linklab.report.run import Run
 from linklab.report.view import num
 
@@ -28,6 +28,14 @@ MEASURED = (("published", "published", 0), ("received", "received", 0),
             ("fanout_step_ms", "fan-out step ms", 3),
             ("model_fanout_step_ms", "model fan-out step ms", 3),
             ("search_max_rate_hz", "max rate Hz", 1))
+
+
+def _row_metric_text(row: dict[str, Any], key: str, digits: int) -> str:
+    """A row's metric; a published count that is a lower bound (outcome) reads "≥N"."""
+    text = _metric_text(key, row.get(key), digits)
+    if key in ("published", "expected") and text != "—" and expected_is_lower_bound(row):
+        return "≥" + text
+    return text
 
 
 def _metric_text(key: str, value: Any, digits: int) -> str:
@@ -114,7 +122,7 @@ def failed_html(run: Run) -> str:
              "the tables show these cells as —.</p>"]
     for row in failed:
         cell_id = row["cell_id"]
-        measured = [(label, _metric_text(k, row.get(k), d)) for k, label, d in MEASURED]
+        measured = [(label, _row_metric_text(row, k, d)) for k, label, d in MEASURED]
         measured = [(label, text) for label, text in measured if text != "—"]
         values = "".join(f"<dt>{e(label)}</dt><dd>{e(text)}</dd>" for label, text in measured)
         values = f"<dl class='kv measured'>{values}</dl>" if values else \
@@ -148,7 +156,7 @@ def all_cells(rows: list[dict[str, Any]]) -> str:
         status = "ok" if ok else f"<span title='{e(reason)}'>{e(status_name)}</span>"
         if row.get("exit_note"):
             status += f" <span class=note title='{e(row['exit_note'])}'>(note)</span>"
-        values = "".join(f"<td data-metric={k}>{_metric_text(k, row.get(k), d)}</td>"
+        values = "".join(f"<td data-metric={k}>{_row_metric_text(row, k, d)}</td>"
                          for k, _label, d in MEASURED)
         klass = "" if ok else ("error" if status_name == "error" else "failed")
         body.append(f"<tr class='{klass}' data-cell='{e(row['cell_id'])}'>"

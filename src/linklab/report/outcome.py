@@ -9,7 +9,10 @@
 
 Delivery is ``received/expected`` (each topic's published samples times its
 subscribers); rows of runs made before ``expected`` existed, and per-subscriber rows,
-use ``published``.
+use ``published``. When a publisher left no summary (``published_exact`` false:
+linklab.bench.streams) the count is a lower bound and prints as "≥N"; a row made before
+that column existed whose count is below what arrived (a publisher killed before it
+flushed its records) prints "≥received".
 """
 
 from __future__ import annotations
@@ -51,30 +54,48 @@ def metric_text(row: dict[str, Any], metric: str, digits: int = 2) -> str:
 
 
 def delivered(row: dict[str, Any]) -> tuple[int | None, int | None]:
-    """(received, expected): ``expected`` when the row has it, else ``published``."""
+    """(received, expected): ``expected`` when the row has it, else ``published``; a
+    lower bound when ``expected_is_lower_bound``, never below what was received."""
     received = num(row.get("received"))
     expected = num(row.get("expected"))
     if expected is None:
         expected = num(row.get("published"))
+    if received is not None and expected is not None and expected_is_lower_bound(row):
+        expected = max(expected, received)
     return (None if received is None else int(received),
             None if expected is None else int(expected))
+
+
+def expected_is_lower_bound(row: dict[str, Any]) -> bool:
+    """Whether the row's published count is only a lower bound: its publisher left no
+    summary (``published_exact`` false), or -- a row made before that column -- fewer
+    samples were counted published than arrived."""
+    exact = row.get("published_exact")
+    if exact is not None:
+        return not bool(exact)
+    received = num(row.get("received"))
+    expected = num(row.get("expected"))
+    if expected is None:
+        expected = num(row.get("published"))
+    return received is not None and expected is not None and received > expected
 
 
 def delivered_text(row: dict[str, Any]) -> str:
     if is_error(row):
         return ERROR
-    got, want = delivered(row)
-    return f"{'—' if got is None else got}/{'—' if want is None else want}"
+    return delivered_sum([row])
 
 
 def delivered_sum(rows: list[dict[str, Any]]) -> str:
-    """Several rows (trials, subscribers) as one "received/expected"; "error" if any is."""
+    """Several rows (trials, subscribers) as one "received/expected" ("≥expected" when a
+    row's count is a lower bound); "error" if any is."""
     if any(is_error(r) for r in rows):
         return ERROR
     pairs = [delivered(r) for r in rows]
     got = [g for g, _ in pairs if g is not None]
     want = [w for _, w in pairs if w is not None]
-    return f"{sum(got) if got else '—'}/{sum(want) if want else '—'}"
+    bound = "≥" if any(expected_is_lower_bound(r) for r in rows) else ""
+    return f"{sum(got) if got else '—'}/{bound + str(sum(want)) if want else '—'}"
 
 
 def status_cell(row: dict[str, Any]) -> Cell:

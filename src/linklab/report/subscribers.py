@@ -23,11 +23,16 @@ from collections import OrderedDict
 from typing import Any
 
 from linklab.model.fanout import TABLE_III_NS, fit_fanout_step
-from linklab.report.outcome import delivered_sum, delivered_text, status_cell
+from linklab.report.outcome import (
+    delivered_sum,
+    delivered_text,
+    expected_is_lower_bound,
+    status_cell,
+)
 from linklab.report.view import Cell, Section, count, fmt, num, pct
 
 STREAM_KEYS = ("cell_id", "topic", "publisher", "subscriber", "endpoint", "published",
-               "received", "duplicates", "delivery_ratio", "reception_rate_hz",
+               "published_exact", "received", "duplicates", "delivery_ratio", "reception_rate_hz",
                "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
                "latency_max_ms", "jitter_ms", "message_loss_rate", "goodput_bit_s",
                "status", "failure_reason", "completion_rule", "fanout_rank",
@@ -108,6 +113,7 @@ def topic_aggregate(topic_streams: list[dict[str, Any]]) -> dict[str, Any]:
         "subscribers": len(topic_streams),
         "received": sum(int(num(s.get("received")) or 0) for s in topic_streams),
         "expected": sum(int(num(s.get("published")) or 0) for s in topic_streams),
+        "expected_is_lower_bound": any(expected_is_lower_bound(s) for s in topic_streams),
         "reception_rate_mean_hz": sum(rates) / len(rates) if rates else None,
         "reception_rate_min_hz": min(rates) if rates else None,
         "latency_mean_ms": _weighted([(num(s.get("latency_mean_ms")), num(s.get("received")))

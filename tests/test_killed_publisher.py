@@ -1,0 +1,192 @@
+"""A publisher the runner had to SIGKILL (a writer blocked in a send at the deadline).
+
+Seen in the calibrated Table II study (docs/RESULTS.md): the probe died before it flushed
+a record or printed its summary, and its row said "published 0" while the subscriber had
+349 samples. Now:
+
+- the probes flush their records at least every quarter second (a real Fast DDS and a real
+  Zenoh pair, SIGKILLed mid-stream, keep records to within a second of the kill);
+- a publisher with no summary has its records completed with every sample a subscriber
+  received (each carries its seq, send time and size), its count is marked a lower bound
+  (``published_exact`` false), its failure reason and note say so;
+- reports print such a count as "≥N" (and a row made before the column existed whose
+  count is below what arrived as "≥received");
+- cells.parquet keeps a column that only the rows of a resumed run's newer sessions have.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import require_root
+from linklab.bench import metrics as M
+from linklab.bench.store import write_parquet
+from linklab.bench.streams import StreamInput, aggregate, completed_from_received
+from linklab.report.outcome import delivered, delivered_sum, delivered_text
+
+PAYLOAD = 512 * 1024
+
+
+def records(seqs, t0=1_000_000_000, received=False):
+    return M.make_records([(s, t0 + s * 33_000_000, t0 + s * 33_000_000 + 5_000_000
+                            if received else 0, PAYLOAD) for s in seqs])
+
+
+def test_a_killed_publishers_records_are_completed_from_what_arrived():
+    flushed = records(range(0, 300))                      # its last flush: seq 0..299
+    sub_a = records([*range(0, 340, 2), 5, 5], received=True)   # duplicates too
+    sub_b = records([301, 349], received=True)
+    done = completed_from_received(flushed, [sub_a, sub_b, M.empty_records()])
+    assert done["seq"].tolist() == sorted({*range(300), *range(300, 340, 2), 301, 349})
+    assert (done["t_recv_ns"] == 0).all() and (done["bytes"] == PAYLOAD).all()
+    # a received sample's send time is the publisher's (it is in the sample)
+    assert int(done["t_send_ns"][done["seq"] == 349][0]) == 1_000_000_000 + 349 * 33_000_000
+    # nothing flushed at all (the study's case): what arrived is what is known
+    only = completed_from_received(M.empty_records(), [sub_b])
+    assert only["seq"].tolist() == [301, 349]
+    assert len(completed_from_received(M.empty_records(), [])) == 0
+
+
+def test_the_aggregate_marks_a_lower_bound_and_keeps_an_exact_count_exact():
+    pub = records(range(100))
+    sub = records(range(90), received=True)
+    exact = StreamInput("t", "robot", "edge", "sub", pub, sub)
+    m, per_stream, expected = aggregate({"t": pub}, [exact], wire_bytes=None,
+                                        warmup_bytes=0, bins_origin_ns=None, n_bins=None)
+    assert m.published == 100 and m.published_exact and per_stream[0].published_exact
+    bound = StreamInput("t", "robot", "edge", "sub", pub, sub, published_exact=False)
+    m, per_stream, expected = aggregate({"t": pub}, [bound], wire_bytes=None,
+                                        warmup_bytes=0, bins_origin_ns=None, n_bins=None)
+    assert m.published == 100 and expected == 100
+    assert not m.published_exact and not per_stream[0].published_exact
+    assert m.to_dict()["published_exact"] is False
+
+
+def test_the_reason_and_the_note_say_the_count_is_a_lower_bound():
+    outcome = M.Outcome(publisher_finished=False, publisher_exit=-9, subscriber_exit=0,
+                        expects_all=True, publisher_signalled=True, published_exact=False)
+    m = M.CellMetrics(published=349, received=349)
+    reason = M.failure_reason(m, outcome, 1 / 30, 1000)
+    assert reason.startswith("not completed: publisher wrote at least 349/1000 (stopped "
+                             "without its summary")
+    assert M.exit_note(outcome).startswith("publisher killed by the runner without its "
+                                           "summary: published is a lower bound")
+    crashed = M.Outcome(publisher_finished=True, publisher_exit=-11, subscriber_exit=0,
+                        expects_all=False, published_exact=False)
+    assert "publisher ended with signal 11 without its summary" in M.exit_note(crashed)
+    # an exact count reads as before
+    exact = M.Outcome(publisher_finished=False, publisher_exit=None, subscriber_exit=0,
+                      expects_all=True, publisher_signalled=True)
+    assert M.failure_reason(m, exact, 1 / 30, 1000).startswith(
+        "not completed: publisher wrote 349/1000 (writes")
+    assert M.exit_note(exact) is None
+
+
+def test_reports_print_a_lower_bound_as_such():
+    ok = {"status": "ok", "received": 1000, "expected": 1000, "published": 1000,
+          "published_exact": True}
+    bound = {"status": "failed", "received": 349, "expected": 360, "published": 360,
+             "published_exact": False}
+    # the study's row, made before published_exact existed: published 0, 349 arrived
+    legacy = {"status": "failed", "received": 349, "expected": 0, "published": 0}
+    assert delivered_text(ok) == "1000/1000"
+    assert delivered_text(bound) == "349/≥360"
+    assert delivered(legacy) == (349, 349) and delivered_text(legacy) == "349/≥349"
+    assert delivered_sum([ok, ok, legacy]) == "2349/≥2349"
+    assert delivered_sum([ok, ok]) == "2000/2000"
+    # a legacy row that received less than it published is exact
+    assert delivered_text({"status": "failed", "received": 5, "expected": 9}) == "5/9"
+
+
+def test_parquet_keeps_a_column_only_newer_rows_have(tmp_path):
+    rows = [{"cell_id": "old", "published": 10},
+            {"cell_id": "new", "published": 0, "published_exact": False}]
+    write_parquet(tmp_path / "cells.parquet", rows)
+    back = pq.read_table(tmp_path / "cells.parquet").to_pylist()
+    assert back == [{"cell_id": "old", "published": 10, "published_exact": None},
+                    {"cell_id": "new", "published": 0, "published_exact": False}]
+
+
+# --- the probes: records survive a SIGKILL ---------------------------------------------
+
+def _kill_mid_stream(pair, tmp_path, pub_argv, sub_argv, start, wait_sub):
+    sub = start(pair.edge, sub_argv)
+    pub = None
+    try:
+        wait_sub(sub)
+        pub = start(pair.robot, pub_argv)
+        sub_file = tmp_path / "sub.bin"
+        deadline = time.monotonic() + 30
+        # the subscriber's records grow once samples flow (nothing before a flush)
+        while time.monotonic() < deadline and (not sub_file.exists()
+                                               or sub_file.stat().st_size < 16 + 28 * 50):
+            assert pub.poll() is None and sub.poll() is None, "a probe ended early"
+            time.sleep(0.1)
+        time.sleep(1.0)
+        killed_ns = time.monotonic_ns()
+        for process in (pub, sub):
+            process.send_signal(signal.SIGKILL)
+        for process in (pub, sub):
+            process.wait(timeout=10)
+    finally:
+        for process in (pub, sub):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+    return killed_ns
+
+
+def _check_records(tmp_path, killed_ns):
+    for name in ("pub.bin", "sub.bin"):
+        _, got = M.read_records(tmp_path / name)
+        assert len(got) >= 50, f"{name}: {len(got)} records"
+        # flushed at least every 0.25 s (the probe's FLUSH_EVERY_NS): the last record on
+        # disk is well within a second of the kill, not the run's start
+        last = int(got["t_send_ns" if name == "pub.bin" else "t_recv_ns"].max())
+        assert 0 <= killed_ns - last < 1_000_000_000, (name, (killed_ns - last) / 1e9)
+        if name == "pub.bin":  # whole records, in the order written
+            assert np.all(np.diff(got["seq"].astype(np.int64)) == 1)
+
+
+@pytest.mark.integration
+def test_a_native_probe_killed_mid_stream_keeps_its_records(tmp_path):
+    require_root()
+    from linklab.bench.probe_driver import ProbeArgs, probe_binary
+    from middleware_pair import namespace_pair, start
+
+    binary = probe_binary("fastdds")
+    common = dict(topic=f"killed{os.getpid()}", type="Bytes", size=1024, rate_hz=100,
+                  count=6000, duration_s=None, warmup_s=0, qos_flags=("--qos", "reliable"),
+                  profile=None)
+    with namespace_pair("kf") as pair:
+        sub_argv = ProbeArgs(role="sub", records=tmp_path / "sub.bin",
+                             peers=(pair.robot_addr,), idle_timeout_s=60,
+                             **common).argv(binary)
+        pub_argv = ProbeArgs(role="pub", records=tmp_path / "pub.bin",
+                             peers=(pair.edge_addr,), **common).argv(binary)
+        killed_ns = _kill_mid_stream(pair, tmp_path, pub_argv, sub_argv, start,
+                                     lambda sub: time.sleep(0.3))
+    _check_records(tmp_path, killed_ns)
+
+
+@pytest.mark.integration
+def test_the_zenoh_probe_killed_mid_stream_keeps_its_records(tmp_path):
+    require_root()
+    from middleware_pair import ZENOH_PROBE, namespace_pair, start, wait_for_line
+
+    with namespace_pair("kz") as pair:
+        endpoint = f"tcp/{pair.edge_addr}:7447"
+        common = ["--topic", f"killed{os.getpid()}", "--type", "Array1k", "--mode", "peer"]
+        sub_argv = [*ZENOH_PROBE, "sub", *common, "--listen", endpoint, "--count", 6000,
+                    "--duration", 120, "--records", tmp_path / "sub.bin"]
+        pub_argv = [*ZENOH_PROBE, "pub", *common, "--peer", endpoint, "--count", 6000,
+                    "--rate", 100, "--records", tmp_path / "pub.bin"]
+        killed_ns = _kill_mid_stream(pair, tmp_path, pub_argv, sub_argv, start,
+                                     lambda sub: wait_for_line(sub, "subscribed"))
+    _check_records(tmp_path, killed_ns)
