@@ -132,12 +132,14 @@ class RecordWriter {
   ~RecordWriter();
   // Records reach the file when the buffer fills or FLUSH_EVERY_NS after the last
   // flush, whichever comes first: a probe the runner has to SIGKILL (a writer blocked
-  // in a send at the deadline) keeps all but its last quarter second of records.
+  // in a send at the deadline) keeps all but its last quarter second of records. The
+  // clock is the record's own local time (a subscriber's receive time, a publisher's send
+  // time): no clock is read per record.
   static constexpr int64_t FLUSH_EVERY_NS = 250000000;
   void add(uint64_t seq, int64_t t_send_ns, int64_t t_recv_ns, uint32_t bytes) {
     if (n_ == buf_.size()) flush();
     buf_[n_++] = Record{seq, t_send_ns, t_recv_ns, bytes};
-    if (now_ns() - flushed_at_ns_ >= FLUSH_EVERY_NS) flush();
+    if ((t_recv_ns ? t_recv_ns : t_send_ns) - flushed_at_ns_ >= FLUSH_EVERY_NS) flush();
   }
   void flush();
   bool ok() const { return file_ != nullptr && !failed_; }

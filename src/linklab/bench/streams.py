@@ -60,10 +60,11 @@ def completed_from_received(pub: np.ndarray, subs: list[np.ndarray]) -> np.ndarr
     merged = np.concatenate([np.asarray(r, dtype=M.RECORD_DTYPE) for r in [pub, *subs]])
     if not len(merged):
         return merged
-    _, first = np.unique(merged["seq"], return_index=True)  # pub's own records come first
-    out = merged[np.sort(first)].copy()
+    # the first record of each seq, in seq order (pub's own records come first)
+    _, first = np.unique(merged["seq"], return_index=True)
+    out = merged[first].copy()
     out["t_recv_ns"] = 0
-    return out[np.argsort(out["seq"], kind="stable")]
+    return out
 
 
 def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,

@@ -126,9 +126,9 @@ class RecordWriter:
     def add(self, seq: int, t_send: int, t_recv: int, nbytes: int) -> None:
         self.pending.append(RECORD.pack(seq, t_send, t_recv, nbytes))
         # as the native probes: at most a quarter second of records is unwritten, so a
-        # probe the runner has to SIGKILL keeps the rest
-        if (len(self.pending) >= 4096
-                or time.monotonic_ns() - self.flushed_at >= FLUSH_EVERY_NS):
+        # probe the runner has to SIGKILL keeps the rest (timed by the record's own local
+        # time: the receive time in a subscriber, the send time in a publisher)
+        if len(self.pending) >= 4096 or (t_recv or t_send) - self.flushed_at >= FLUSH_EVERY_NS:
             self.flush()
 
     def flush(self) -> None:

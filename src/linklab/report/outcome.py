@@ -53,13 +53,17 @@ def metric_text(row: dict[str, Any], metric: str, digits: int = 2) -> str:
     return "—" if value is None or dashed([row], metric) else f"{value:.{digits}f}"
 
 
+def _counts(row: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(received, expected) as the row has them: ``expected``, else ``published``."""
+    expected = num(row.get("expected"))
+    return num(row.get("received")), expected if expected is not None else num(
+        row.get("published"))
+
+
 def delivered(row: dict[str, Any]) -> tuple[int | None, int | None]:
     """(received, expected): ``expected`` when the row has it, else ``published``; a
     lower bound when ``expected_is_lower_bound``, never below what was received."""
-    received = num(row.get("received"))
-    expected = num(row.get("expected"))
-    if expected is None:
-        expected = num(row.get("published"))
+    received, expected = _counts(row)
     if received is not None and expected is not None and expected_is_lower_bound(row):
         expected = max(expected, received)
     return (None if received is None else int(received),
@@ -73,10 +77,7 @@ def expected_is_lower_bound(row: dict[str, Any]) -> bool:
     exact = row.get("published_exact")
     if exact is not None:
         return not bool(exact)
-    received = num(row.get("received"))
-    expected = num(row.get("expected"))
-    if expected is None:
-        expected = num(row.get("published"))
+    received, expected = _counts(row)
     return received is not None and expected is not None and received > expected
 
 
