@@ -27,7 +27,12 @@ import pytest
 from conftest import require_root
 from linklab.bench import metrics as M
 from linklab.bench.store import write_parquet
-from linklab.bench.streams import StreamInput, aggregate, completed_from_received
+from linklab.bench.streams import (
+    StreamInput,
+    aggregate,
+    completed_from_received,
+    holds_every_seq,
+)
 from linklab.report.outcome import delivered, delivered_sum, delivered_text
 
 PAYLOAD = 512 * 1024
@@ -51,6 +56,31 @@ def test_a_killed_publishers_records_are_completed_from_what_arrived():
     only = completed_from_received(M.empty_records(), [sub_b])
     assert only["seq"].tolist() == [301, 349]
     assert len(completed_from_received(M.empty_records(), [])) == 0
+
+
+def test_a_publisher_killed_after_writing_every_seq_keeps_an_exact_count():
+    # seen in the calibrated study: a publisher killed while it lingered for
+    # acknowledgements after its last sample read "1000/>=1000"; a probe writes seq
+    # 0..N-1 and no more, so records (completed) holding all N are its exact count
+    flushed = records(range(0, 990))
+    sub = records(range(0, 1000), received=True)
+    assert holds_every_seq(completed_from_received(flushed, [sub]), 1000)
+    assert not holds_every_seq(completed_from_received(flushed, []), 1000)
+    assert not holds_every_seq(records([*range(999), 1500]), 1000)   # 999 of 0..999
+    assert not holds_every_seq(records(range(10)), 0)                # nothing asked
+    assert not holds_every_seq(M.empty_records(), 1000)
+
+
+def test_a_row_killed_while_lingering_after_its_whole_count_prints_exact():
+    # a row made before the runner applied holds_every_seq
+    row = {"status": "ok", "published": 1000, "published_exact": False, "received": 1000,
+           "expected": 1000, "count": 1000, "topics": 1}
+    assert delivered_text(row) == "1000/1000"
+    assert delivered_text({**row, "published": 990, "expected": 990,
+                           "received": 990}) == "990/≥990"
+    # several topics: the row's count is the first topic's, so it stays a lower bound
+    assert delivered_text({**row, "topics": 2, "published": 2000, "expected": 2000,
+                           "received": 2000}) == "2000/≥2000"
 
 
 def test_the_aggregate_marks_a_lower_bound_and_keeps_an_exact_count_exact():

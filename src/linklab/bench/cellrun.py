@@ -26,7 +26,13 @@ from linklab.bench import metrics as M
 from linklab.bench.matrix import Cell, deadline_s
 from linklab.bench.middlewares import base_middleware
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
-from linklab.bench.streams import StreamInput, aggregate, completed_from_received, fanout
+from linklab.bench.streams import (
+    StreamInput,
+    aggregate,
+    completed_from_received,
+    fanout,
+    holds_every_seq,
+)
 from linklab.brokers.bench_adapter import adapter_for, edge_of
 from linklab.probes.upstream import recognise
 
@@ -231,6 +237,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         pub_records[t] = completed_from_received(
             pub_records[t], [sub_records[ep.name] for ep in plan
                              if ep.role == "sub" and ep.topic.name == t])
+    inexact = {t for t in inexact
+               if not holds_every_seq(pub_records[t], pub_of[t].topic.messages)}
     inputs = [StreamInput(ep.topic.name, ep.topic.publisher, ep.host, ep.name,
                           pub_records[ep.topic.name], sub_records[ep.name],
                           published_exact=ep.topic.name not in inexact)

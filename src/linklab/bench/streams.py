@@ -15,7 +15,8 @@ with the definitions of metrics.py. The cell's row carries the aggregate:
 - ``published_exact``: false when a publisher stopped without its summary (the runner
   killed it at the deadline, or it crashed): its records then end at their last flush,
   so they are completed with every sample a subscriber received
-  (``completed_from_received``) and its count is a lower bound.
+  (``completed_from_received``) and its count is a lower bound -- unless they hold every
+  seq it was told to write (``holds_every_seq``): a probe writes no more.
 
 With one topic and one subscriber every aggregate equals that stream's value, as in runs
 made before cells had several endpoints.
@@ -65,6 +66,19 @@ def completed_from_received(pub: np.ndarray, subs: list[np.ndarray]) -> np.ndarr
     out = merged[first].copy()
     out["t_recv_ns"] = 0
     return out
+
+
+def holds_every_seq(pub: np.ndarray, messages: int) -> bool:
+    """Whether a publisher's (completed) records hold every seq it was told to write.
+
+    A probe publishes seq 0..N-1 for ``--count N`` and never more (probes/__init__.py), so
+    records holding all N are its exact count even when it left no summary (killed while
+    it lingered for acknowledgements after its last sample).
+    """
+    if messages <= 0 or not len(pub):
+        return False
+    seqs = np.unique(np.asarray(pub, dtype=M.RECORD_DTYPE)["seq"])
+    return int(np.count_nonzero(seqs < messages)) >= messages
 
 
 def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
