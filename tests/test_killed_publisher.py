@@ -116,6 +116,14 @@ def test_the_reason_and_the_note_say_the_count_is_a_lower_bound():
     assert M.failure_reason(m, exact, 1 / 30, 1000).startswith(
         "not completed: publisher wrote 349/1000 (writes")
     assert M.exit_note(exact) is None
+    # killed while it lingered after its last sample: exact, and the note still says so
+    lingered = M.Outcome(publisher_finished=True, publisher_exit=None, subscriber_exit=0,
+                         expects_all=True, publisher_signalled=True, publisher_summary=False)
+    assert M.exit_note(lingered).startswith(
+        "publisher killed by the runner without its summary: its records and every sample "
+        "received hold every sample it was told to write (published is exact)")
+    assert M.failure_reason(M.CellMetrics(published=1000, received=1000), lingered,
+                            1 / 30, 1000) is None
 
 
 def test_reports_print_a_lower_bound_as_such():

@@ -274,7 +274,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             subscriber_signalled=sub.signalled_by_runner,
             publisher_completed=_completed(pub_report),
             subscriber_completed=_completed(sub_report),
-            published_exact=stream.published_exact)
+            published_exact=stream.published_exact,
+            publisher_summary=bool(pub_report.get("summary")))
         reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
                                   ep_pub.topic.messages)
         if stream.endpoint in unmatched:

@@ -228,6 +228,9 @@ class Outcome:
     subscriber_completed: bool = False
     # False: the publisher left no summary, its count is a lower bound (streams.py)
     published_exact: bool = True
+    # False: the publisher printed no summary (killed or crashed); with published_exact
+    # its records and what arrived hold every seq it was told to write
+    publisher_summary: bool = True
 
 
 def exit_note(outcome: Outcome) -> str | None:
@@ -239,13 +242,16 @@ def exit_note(outcome: Outcome) -> str | None:
         if completed and code is not None and code != 0:
             how = f"signal {-code}" if code < 0 else f"exit status {code}"
             notes.append(f"{role} ended with {how} after completing its run")
-    if not outcome.published_exact:
+    if not outcome.published_exact or not outcome.publisher_summary:
         code = outcome.publisher_exit
         how = ("killed by the runner" if outcome.publisher_signalled
                else f"ended with signal {-code}" if code is not None and code < 0
                else f"ended with exit status {code}")
-        notes.append(f"publisher {how} without its summary: published is a lower bound "
-                     "(its records to their last flush and every sample received)")
+        count = ("published is a lower bound (its records to their last flush and every "
+                 "sample received)" if not outcome.published_exact else
+                 "its records and every sample received hold every sample it was told to "
+                 "write (published is exact)")
+        notes.append(f"publisher {how} without its summary: {count}")
     return "; ".join(notes) or None
 
 
