@@ -141,6 +141,10 @@ def test_a_publisher_still_running_at_the_deadline_did_not_complete():
 def test_reliable_keep_all_must_deliver_every_sample():
     reason = M.failure_reason(metrics_with(300, 15, 40.0), finished(), INTERVAL, 300)
     assert reason == "not completed: received 15/300 before the deadline"
+    # the subscriber ended on the publisher's end-of-stream marker, long before the deadline
+    reason = M.failure_reason(metrics_with(300, 15, 40.0), finished(stream_ended=True),
+                              INTERVAL, 300)
+    assert reason == "not completed: received 15/300 by the end of the stream"
     # KEEP_LAST may drop samples by design (history overwritten during an outage)
     assert M.failure_reason(metrics_with(300, 250, 40.0), finished(expects_all=False),
                             INTERVAL, 300) is None
@@ -186,3 +190,15 @@ def test_counter_deltas_from_two_snapshots():
     assert deltas["link_dropped_packets"] == 20 and deltas["link_passed_packets"] == 80
     assert deltas["rate_dropped_packets"] == 4
     assert deltas["sub_udp_rcvbuf_errors"] == 7 and deltas["pub_udp_sndbuf_errors"] == 0
+
+
+def test_a_reader_lost_while_publishing_is_named_in_the_reason():
+    """Seed 000's outage with the default 20 s lease: the writer unmatched its reader and
+    matched it again; what it wrote in between never arrived (the probe's summary field
+    readers_unmatched_while_publishing)."""
+    outcome = finished(stream_ended=True, readers_unmatched=1)
+    reason = M.failure_reason(metrics_with(1000, 396, 7.0), outcome, INTERVAL, 1000)
+    assert reason.startswith("not completed: received 396/1000 by the end of the stream; "
+                             "the writer lost a matched reader 1 time(s) while publishing")
+    # every sample arrived: a lost and regained match is no failure
+    assert M.failure_reason(metrics_with(1000, 1000, 7.0), outcome, INTERVAL, 1000) is None

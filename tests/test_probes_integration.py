@@ -478,11 +478,7 @@ def test_sigint_ends_a_probe_with_its_summary_and_records(pair: Pair, tmp_path: 
                        rate_hz=100, count=100000)
     with ProbeProcess(sub, prefix=pair.prefix(pair.edge)) as s, \
             ProbeProcess(pub, prefix=pair.prefix(pair.robot)) as p:
-        deadline = time.monotonic() + 60  # discovery is slow on a loaded 2-core machine
-        records = tmp_path / "sub.bin"
-        while time.monotonic() < deadline and (
-                not records.exists() or records.stat().st_size < 16 + 28 * 50):
-            time.sleep(0.1)
+        _wait_for_records(tmp_path / "sub.bin", 50)
         p.popen.send_signal(signal.SIGINT)
         rp = p.wait(60)
         time.sleep(0.3)
@@ -494,3 +490,41 @@ def test_sigint_ends_a_probe_with_its_summary_and_records(pair: Pair, tmp_path: 
         assert summary.end_reason == "signal" and summary.raw["signal"] in (2, 15)
         assert summary.samples >= 50
         assert len(read_records(tmp_path / f"{role}.bin")) == summary.samples
+
+
+def _wait_for_records(path: Path, samples: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s  # discovery is slow on a loaded 2-core machine
+    while time.monotonic() < deadline and (
+            not path.exists() or path.stat().st_size < 16 + 28 * samples):
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
+def test_the_writer_counts_readers_lost_and_matched_while_it_publishes(
+        pair: Pair, tmp_path: Path, middleware: str) -> None:
+    """A reader that leaves and one that joins mid-run: the publisher's summary says so
+    (DDS total_count against current_count at the go and at the last sample). A cell's
+    row names a lost reader in its failure reason (bench.metrics.failure_reason): under
+    seed 000's 20 s outage the default 20 s discovery lease expires and the writer drops
+    its reader with every sample it had not acknowledged."""
+    first = ProbeCommand(middleware, "sub", "leave", tmp_path / "first.bin", type="Array1k",
+                         count=20)
+    later = ProbeCommand(middleware, "sub", "leave", tmp_path / "later.bin", type="Array1k")
+    pub = ProbeCommand(middleware, "pub", "leave", tmp_path / "pub.bin", type="Array1k",
+                       rate_hz=100, count=100000)
+    with ProbeProcess(first, prefix=pair.prefix(pair.edge)) as s1, \
+            ProbeProcess(pub, prefix=pair.prefix(pair.robot)) as p:
+        r1 = s1.wait(60)  # leaves after its 20 samples: its participant says goodbye
+        with ProbeProcess(later, prefix=pair.prefix(pair.edge)) as s2:
+            _wait_for_records(tmp_path / "later.bin", 20)
+            p.popen.send_signal(signal.SIGINT)
+            rp = p.wait(60)
+            time.sleep(0.3)
+            s2.popen.send_signal(signal.SIGTERM)
+            r2 = s2.wait(60)
+    assert r1.returncode == 0 and r1.summary.end_reason == "count", r1.stderr[-1000:]
+    assert r2.returncode == 0 and r2.summary.samples >= 20, r2.stderr[-1000:]
+    assert rp.returncode == 0 and rp.summary.end_reason == "signal", rp.stderr[-1000:]
+    assert rp.summary.raw["matched_readers"] == 1
+    assert rp.summary.raw["readers_unmatched_while_publishing"] == 1, rp.summary.raw
+    assert rp.summary.raw["readers_matched_while_publishing"] == 1, rp.summary.raw

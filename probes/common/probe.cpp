@@ -355,6 +355,9 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
     out.summary.set("start_wait_s", double(now_ns() - t1) / 1e9);
   }
 
+  // Readers that unmatch while the writer publishes (a discovery lease expired in an
+  // outage, a reader that left): the writer drops each with what it had not acknowledged.
+  const int ever_at_go = pub.matched_ever(), now_at_go = pub.matched();
   Pacer pacer(o.rate_hz);
   uint64_t warm = 0, sent = 0, failures = 0;
   int64_t warm_end = now_ns() + int64_t(o.warmup_s * 1e9);
@@ -381,6 +384,11 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
   }
   if (stop_requested()) out.end_reason = "signal";
   if (rec) rec->flush();
+  if (ever_at_go >= 0) {  // at the last sample, before the end-of-stream marker and linger
+    const int ever = pub.matched_ever(), now = pub.matched();
+    out.summary.set("readers_unmatched_while_publishing", (ever - now) - (ever_at_go - now_at_go));
+    out.summary.set("readers_matched_while_publishing", ever - ever_at_go);
+  }
   // Tell the subscribers we are done, then give reliable delivery time to finish.
   bool acked = true;
   if (!stop_requested()) {

@@ -221,6 +221,9 @@ class Publisher {
  public:
   virtual ~Publisher() = default;
   virtual int matched() = 0;                                   // matched readers now
+  // readers matched since the writer was created, unmatched ones included (DDS
+  // PublicationMatchedStatus.total_count); -1: the middleware does not say
+  virtual int matched_ever() { return -1; }
   virtual bool write(uint64_t seq, int64_t t_send_ns) = 0;     // false: write failed
   virtual bool wait_acknowledged(double timeout_s) = 0;         // reliable: all acked
   virtual Json applied() = 0;                                   // read back from entities

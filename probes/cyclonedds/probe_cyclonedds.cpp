@@ -288,6 +288,10 @@ class CyclonePublisher final : public linklab::Publisher {
     dds_publication_matched_status_t s;
     return dds_get_publication_matched_status(writer_, &s) == DDS_RETCODE_OK ? int(s.current_count) : 0;
   }
+  int matched_ever() override {
+    dds_publication_matched_status_t s;
+    return dds_get_publication_matched_status(writer_, &s) == DDS_RETCODE_OK ? int(s.total_count) : -1;
+  }
   bool write(uint64_t seq, int64_t t_send_ns) override {
     ep_.codec_.stamp(ep_.sample_, seq, t_send_ns);
     return dds_write(writer_, ep_.sample_) == DDS_RETCODE_OK;

@@ -212,6 +212,11 @@ class FastPublisher final : public linklab::Publisher {
     writer_->get_publication_matched_status(s);
     return s.current_count;
   }
+  int matched_ever() override {
+    fdds::PublicationMatchedStatus s;
+    writer_->get_publication_matched_status(s);
+    return s.total_count;
+  }
   bool write(uint64_t seq, int64_t t_send_ns) override {
     ep_.codec_.stamp(ep_.sample_, seq, t_send_ns);
     return writer_->write(ep_.sample_);

@@ -275,7 +275,10 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             publisher_completed=_completed(pub_report),
             subscriber_completed=_completed(sub_report),
             published_exact=stream.published_exact,
-            publisher_summary=bool(pub_report.get("summary")))
+            publisher_summary=bool(pub_report.get("summary")),
+            readers_unmatched=int((pub_report.get("summary") or {}).get(
+                "readers_unmatched_while_publishing") or 0),
+            stream_ended=(sub_report.get("summary") or {}).get("end_reason") == "end_of_stream")
         reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
                                   ep_pub.topic.messages)
         if stream.endpoint in unmatched:

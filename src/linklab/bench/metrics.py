@@ -231,6 +231,11 @@ class Outcome:
     # False: the publisher printed no summary (killed or crashed); with published_exact
     # its records and what arrived hold every seq it was told to write
     publisher_summary: bool = True
+    # matched readers that unmatched while the publisher wrote its samples (its summary's
+    # readers_unmatched_while_publishing; 0 when the middleware does not say)
+    readers_unmatched: int = 0
+    # the subscriber ended on the publisher's end-of-stream marker (not at the deadline)
+    stream_ended: bool = False
 
 
 def exit_note(outcome: Outcome) -> str | None:
@@ -276,8 +281,12 @@ def failure_reason(metrics: CellMetrics, outcome: Outcome, interval_s: float,
     if metrics.received == 0:
         return "not completed: nothing received"
     if outcome.expects_all and metrics.received < metrics.published:
-        return (f"not completed: received {metrics.received}/{metrics.published} "
-                "before the deadline")
+        when = "by the end of the stream" if outcome.stream_ended else "before the deadline"
+        lost = ("" if not outcome.readers_unmatched else
+                f"; the writer lost a matched reader {outcome.readers_unmatched} time(s) "
+                "while publishing (a writer drops an unmatched reader with what it had "
+                "not acknowledged)")
+        return f"not completed: received {metrics.received}/{metrics.published} {when}{lost}"
     limit_ms = LATENCY_LIMIT_INTERVALS * interval_s * 1000
     if metrics.latency_mean_ms > limit_ms:
         return (f"latency: mean {metrics.latency_mean_ms:.0f} ms > {limit_ms:.0f} ms "

@@ -98,7 +98,11 @@ null) and volatile. Every subscriber reports ``malformed_samples``: samples that
 carried no linklab seq/send time (not recorded; an error when not 0). The Fast DDS
 subscriber also reports ``polled_samples``: samples its
 50 ms poll took that the data-available listener had not (their receive time is the
-poll's, up to 50 ms late; with a ``notes`` entry when there are any). Logs go to stderr.
+poll's, up to 50 ms late; with a ``notes`` entry when there are any). The DDS
+publishers report ``readers_unmatched_while_publishing`` and
+``readers_matched_while_publishing``: matches lost and made between the go and the last
+sample (DDS total_count against current_count; a lost discovery lease in an outage
+shows here, and the runner names it in the cell's failure reason). Logs go to stderr.
 Exit status: 0 run completed (or stopped by a signal), 1 the run failed (``errors`` says
 why), 2 bad arguments (one line ``linklab-probe-<mw>: error: ...`` on stderr).
 """
