@@ -479,17 +479,23 @@ def test_sigint_ends_a_probe_with_its_summary_and_records(pair: Pair, tmp_path: 
     with ProbeProcess(sub, prefix=pair.prefix(pair.edge)) as s, \
             ProbeProcess(pub, prefix=pair.prefix(pair.robot)) as p:
         _wait_for_records(tmp_path / "sub.bin", 50)
-        p.popen.send_signal(signal.SIGINT)
-        rp = p.wait(60)
-        time.sleep(0.3)
-        s.popen.send_signal(signal.SIGTERM)
-        rs = s.wait(60)
+        rp, rs = _interrupt(p, s)
     for result, role in ((rp, "pub"), (rs, "sub")):
         assert result.returncode == 0, result.stderr[-1000:]
         summary = result.summary
         assert summary.end_reason == "signal" and summary.raw["signal"] in (2, 15)
         assert summary.samples >= 50
         assert len(read_records(tmp_path / f"{role}.bin")) == summary.samples
+
+
+def _interrupt(pub: ProbeProcess, sub: ProbeProcess):
+    """SIGINT to the publisher, then (after its exit) SIGTERM to the subscriber: both
+    results."""
+    pub.popen.send_signal(signal.SIGINT)
+    rp = pub.wait(60)
+    time.sleep(0.3)
+    sub.popen.send_signal(signal.SIGTERM)
+    return rp, sub.wait(60)
 
 
 def _wait_for_records(path: Path, samples: int, timeout_s: float = 60) -> None:
@@ -517,11 +523,7 @@ def test_the_writer_counts_readers_lost_and_matched_while_it_publishes(
         r1 = s1.wait(60)  # leaves after its 20 samples: its participant says goodbye
         with ProbeProcess(later, prefix=pair.prefix(pair.edge)) as s2:
             _wait_for_records(tmp_path / "later.bin", 20)
-            p.popen.send_signal(signal.SIGINT)
-            rp = p.wait(60)
-            time.sleep(0.3)
-            s2.popen.send_signal(signal.SIGTERM)
-            r2 = s2.wait(60)
+            rp, r2 = _interrupt(p, s2)
     assert r1.returncode == 0 and r1.summary.end_reason == "count", r1.stderr[-1000:]
     assert r2.returncode == 0 and r2.summary.samples >= 20, r2.stderr[-1000:]
     assert rp.returncode == 0 and rp.summary.end_reason == "signal", rp.stderr[-1000:]
