@@ -41,9 +41,14 @@ def load_script(name: str):
     """scripts/<name>.py as a module (the scripts are not a package)."""
     import importlib.util
     path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
+    import sys
+    # a fresh module on every call, registered under its own name as an import would be
+    # (dataclasses look their module up in sys.modules)
+    module_name = f"linklab_scripts_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
 
