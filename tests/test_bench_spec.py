@@ -167,6 +167,7 @@ def test_missing_file_is_a_usage_error():
 
 @pytest.mark.parametrize("name", [
     "paper-000-table2", "paper-000-outage", "paper-000-512k-severe", "paper-000-512k-paced",
+    "paper-000-tuned-severe",
     "diagnosis-tcp-severe", "demo"])
 def test_shipped_scenarios_validate(name):
     scenario = load_scenario(REPO / "scenarios" / f"{name}.yaml")
