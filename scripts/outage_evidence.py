@@ -21,18 +21,18 @@ from pathlib import Path
 
 import numpy as np
 
+from linklab.emu.models import loss_runs
 from linklab.probes import read_records
+from linklab.probes.records import RecordFile
 
 
 def seq_runs(seqs: np.ndarray) -> list[tuple[int, int]]:
-    """Contiguous runs of the sorted unique seqs: [(first, last), ...]."""
-    s = np.unique(seqs)
-    if not len(s):
+    """Contiguous runs of the seqs received (duplicates once): [(first, last), ...]."""
+    if not len(seqs):
         return []
-    cuts = np.flatnonzero(np.diff(s) > 1)
-    starts = np.concatenate(([0], cuts + 1))
-    ends = np.concatenate((cuts, [len(s) - 1]))
-    return [(int(s[a]), int(s[b])) for a, b in zip(starts, ends, strict=True)]
+    got = np.zeros(int(seqs.max()) + 1, dtype=bool)
+    got[seqs.astype(np.int64)] = True
+    return loss_runs(got)  # runs of True, whatever they mark
 
 
 HELD_NS = 1_000_000_000  # a sample more than 1 s late was held by the outage (20 s)
@@ -48,11 +48,11 @@ class Backlog:
     others_median_ms: float
 
 
-def backlog(records: np.ndarray) -> Backlog:
+def backlog(received: RecordFile) -> Backlog:
     """Split one subscriber's records into the samples the outage held and the others."""
-    if not len(records):
+    if not len(received):
         return Backlog(0, -1, -1, (math.nan, math.nan), math.nan, math.nan)
-    latency = records["t_recv_ns"] - records["t_send_ns"]
+    records, latency = received.records, received.latency_ns
     held = latency > HELD_NS
     others = latency[~held] / 1e6
     t0 = records["t_send_ns"].min()
@@ -77,12 +77,11 @@ def _span(values: list[float], fmt: str) -> str:
     return lo if lo == hi else f"{lo}-{hi}"
 
 
-def print_backlogs(run: Path, cells: list[dict]) -> None:
+def print_backlogs(cells: list[dict], backlogs: dict[str, Backlog]) -> None:
     """One line per payload over the profile's cells: what arrived, what the outage held."""
     for payload in sorted({r["payload_bytes"] for r in cells}):
         these = [r for r in cells if r["payload_bytes"] == payload]
-        got = [backlog(read_records(run / "records" / r["cell_id"] / "sub.bin").records)
-               for r in these]
+        got = [backlogs[r["cell_id"]] for r in these]
         held = [b for b in got if b.held]
         line = (f"  {payload // 1024} KiB, {len(these)} cells: received "
                 f"{_span([r['received'] for r in these], '{}')}, "
@@ -102,20 +101,22 @@ def main(run: Path, link: str) -> None:
     for profile in dict.fromkeys(r["profile"] for r in rows if r["link"] == link):
         cells = [r for r in rows if r["link"] == link and r["profile"] == profile]
         readers, runs = collections.Counter(), collections.Counter()
+        backlogs = {}
         for r in cells:
             cell = run / "records" / r["cell_id"]
             summary = json.loads((cell / "pub.json").read_text()).get("summary") or {}
             readers[(summary.get("readers_unmatched_while_publishing"),
                      summary.get("readers_matched_while_publishing"))] += 1
-            got = read_records(cell / "sub.bin").records["seq"]
-            runs[" ".join(f"{a}-{b}" for a, b in seq_runs(got))] += 1
+            received = read_records(cell / "sub.bin")  # read once: seq runs and backlog
+            runs[" ".join(f"{a}-{b}" for a, b in seq_runs(received.records["seq"]))] += 1
+            backlogs[r["cell_id"]] = backlog(received)
         late = [r["latency_max_ms"] / 1e3 for r in cells if r["status"] == "ok"]
         print(f"{link} {profile}: {len(cells)} cells")
         print("  (readers unmatched, matched) while publishing:", dict(readers))
         print("  seq runs received:", dict(runs.most_common(6)), f"({len(runs)} kinds)")
         if late:
             print(f"  ok cells' latest sample: {min(late):.1f}-{max(late):.1f} s")
-        print_backlogs(run, cells)
+        print_backlogs(cells, backlogs)
 
 
 if __name__ == "__main__":

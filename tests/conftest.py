@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,6 @@ def load_script(name: str):
     """scripts/<name>.py as a module (the scripts are not a package)."""
     import importlib.util
     path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
-    import sys
     # a fresh module on every call, registered under its own name as an import would be
     # (dataclasses look their module up in sys.modules)
     module_name = f"linklab_scripts_{name}"

@@ -17,11 +17,11 @@ def test_seq_runs_splits_at_every_gap_and_ignores_duplicates():
 
 
 def _records(seq, send_s, recv_s):
-    from linklab.probes.records import RECORD_DTYPE
+    from linklab.probes.records import RECORD_DTYPE, RecordFile
     r = np.zeros(len(seq), dtype=RECORD_DTYPE)
     r["seq"] = seq
     r["t_send_ns"], r["t_recv_ns"] = np.multiply(send_s, 1e9), np.multiply(recv_s, 1e9)
-    return r
+    return RecordFile(role="sub", records=r)
 
 
 def test_backlog_splits_the_samples_the_outage_held_from_the_others():
