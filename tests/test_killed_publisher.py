@@ -11,11 +11,15 @@ a record or printed its summary, and its row said "published 0" while the subscr
   (``published_exact`` false), its failure reason and note say so;
 - reports print such a count as "≥N" (and a row made before the column existed whose
   count is below what arrived as "≥received");
+- with no summary its warm-up samples are unknown, so the cell has wire bytes but no wire
+  amplification (never the wire bytes over the measured payload alone);
 - cells.parquet keeps a column that only the rows of a resumed run's newer sessions have.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import signal
 import time
@@ -96,6 +100,21 @@ def test_the_aggregate_marks_a_lower_bound_and_keeps_an_exact_count_exact():
     assert m.published == 100 and expected == 100
     assert not m.published_exact and not per_stream[0].published_exact
     assert m.to_dict()["published_exact"] is False
+
+
+def test_a_publisher_without_its_summary_leaves_the_wire_amplification_unknown():
+    # its warm-up samples are counted in its summary only: dividing the wire bytes by the
+    # measured payload alone overstated the amplification (1.39 for 1.15: 61 warm-up
+    # samples of 300 in the model-wire grid, docs/RESULTS.md)
+    pub = records(range(100))
+    sub = records(range(100), received=True)
+    stream = StreamInput("t", "robot", "edge", "sub", pub, sub)
+    known, _, _ = aggregate({"t": pub}, [stream], wire_bytes=5000, warmup_bytes=0,
+                            bins_origin_ns=None, n_bins=None)
+    unknown, _, _ = aggregate({"t": pub}, [stream], wire_bytes=5000, warmup_bytes=None,
+                              bins_origin_ns=None, n_bins=None)
+    assert known.wire_amplification == 5000 / known.bytes_published
+    assert unknown.wire_bytes == 5000 and math.isnan(unknown.wire_amplification)
 
 
 def test_the_reason_and_the_note_say_the_count_is_a_lower_bound():
@@ -228,3 +247,53 @@ def test_the_zenoh_probe_killed_mid_stream_keeps_its_records(tmp_path):
         killed_ns = _kill_mid_stream(pair, tmp_path, pub_argv, sub_argv, start,
                                      lambda sub: wait_for_line(sub, "subscribed"))
     _check_records(tmp_path, killed_ns)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds"])
+def test_a_publisher_stopped_while_it_waits_for_a_vanished_reader_prints_its_summary(
+        tmp_path, middleware):
+    """Seen in the model-wire grid and the ten-trial check (docs/RESULTS.md): a reader
+    that left without its goodbye reaching the writer (lost on a lossy link) is matched
+    until its lease ends, so the writer's wait for acknowledgements after the last sample
+    ran the whole linger; the runner's SIGINT was not seen inside that one blocking wait,
+    and its SIGKILL 5 s later lost the summary (and with it the warm-up count). The
+    probe now waits in slices and answers SIGINT with its summary."""
+    require_root()
+    from linklab.bench.probe_driver import ProbeArgs, probe_binary
+    from middleware_pair import namespace_pair, start
+
+    binary = probe_binary(middleware)
+    common = dict(topic=f"vanished{os.getpid()}", type="Bytes", size=1024, rate_hz=100,
+                  count=200, duration_s=None, qos_flags=("--qos", "reliable"), profile=None)
+    with namespace_pair("kv") as pair:
+        sub = start(pair.edge, ProbeArgs(role="sub", records=tmp_path / "sub.bin",
+                                         peers=(pair.robot_addr,), idle_timeout_s=60,
+                                         warmup_s=0, **common).argv(binary))
+        pub = None
+        try:
+            time.sleep(0.3)
+            pub = start(pair.robot, ProbeArgs(role="pub", records=tmp_path / "pub.bin",
+                                              peers=(pair.edge_addr,), warmup_s=0.5,
+                                              linger_s=60, **common).argv(binary))
+            time.sleep(2.0)  # matched, warm-up over, about half the count written
+            sub.send_signal(signal.SIGKILL)  # no goodbye: the writer still counts it
+            sub.wait(timeout=10)
+            time.sleep(2.5)  # the publisher has written its count and is lingering
+            assert pub.poll() is None, "the publisher ended before it lingered"
+            stopped = time.monotonic()
+            pub.send_signal(signal.SIGINT)
+            out, _ = pub.communicate(timeout=30)
+            took = time.monotonic() - stopped
+        finally:
+            for process in (pub, sub):
+                if process is not None and process.poll() is None:
+                    process.kill()
+                    process.wait()
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    assert lines, f"no summary ({took:.1f} s after SIGINT, exit {pub.returncode})"
+    summary = json.loads(lines[-1])
+    # the runner's SIGINT grace is 5 s (probe_driver.ProbeProcess.stop)
+    assert took < 4.0, f"{took:.1f} s after SIGINT"
+    assert summary["samples"] == 200 and summary["warmup_samples"] > 0, summary
+    assert summary["acknowledged"] is False

@@ -77,3 +77,22 @@ def test_the_prediction_counts_the_serialized_sample_of_the_rows_type():
             row("b", "fastdds", "default", 1.0, payload_bytes=1024)]
     out = {c.cell_id: c for c in compare(rows, {"wifi-severe": link})}
     assert out["a"].predicted == small["PointCloud2"] and out["b"].predicted == small["Bytes"]
+
+
+def test_a_completed_cell_without_a_measured_wire_ratio_is_listed_not_failed():
+    """A cell whose publisher left no summary has no wire / payload (its warm-up is
+    unknown): model-check names it and neither counts it as within nor as off."""
+    from linklab.tune.wirecheck import render
+    links = {"wifi-severe": LinkInfo(300e6, 0.2)}
+    good = predicted_for("cyclonedds", "optimized", 512 * KIB, 30.0, links["wifi-severe"])
+    rows = [row("a", "cyclonedds", "optimized", good),
+            row("b", "cyclonedds", "optimized", None),
+            row("c", "fastdds", "default", None, status="failed")]
+    out = {c.cell_id: c for c in compare(rows, links)}
+    assert out["a"].checked and not out["a"].missed
+    assert out["b"].completed and not out["b"].checked and not out["b"].missed
+    assert not out["c"].checked and not out["c"].missed
+    lines = render(list(out.values()))
+    assert lines[2].rstrip().endswith("no wire / payload")
+    assert lines[-1] == ("1/1 completed cells within 15% (largest error 0.0%); 1 not "
+                         "completed; 1 completed without a measured wire / payload")

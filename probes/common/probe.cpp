@@ -406,8 +406,15 @@ void run_pub(const Options& o, Publisher& pub, Outcome& out) {
       else sleep_ns(10000000);
       if (sent_marks && !o.reliable.value_or(true)) sleep_ns(20000000);
     }
-    double left = double(linger_end - now_ns()) / 1e9;
-    acked = pub.wait_acknowledged(left > 0 ? left : 0.0);
+    // Wait in slices: a runner that stops the probe (SIGINT) while a reader is gone but
+    // not yet unmatched (its goodbye lost on a lossy link, a long lease) must still get
+    // the summary. One blocking wait of the whole linger ran past the runner's SIGINT
+    // grace and was killed, losing warmup_samples (and with it the wire bytes' divisor).
+    acked = false;
+    do {
+      const double left = double(linger_end - now_ns()) / 1e9;
+      acked = pub.wait_acknowledged(left > 0 ? std::min(left, 0.1) : 0.0);
+    } while (!acked && now_ns() < linger_end && !stop_requested());
   }
   out.summary.set("warmup_samples", warm);
   out.summary.set("write_failures", failures);

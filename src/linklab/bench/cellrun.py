@@ -245,10 +245,13 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
               for ep in plan if ep.role == "sub"]
     starts = [int(r["t_send_ns"].min()) for r in pub_records.values() if len(r)]
     origin = min(starts) if starts else None
-    warmup_bytes = 0
-    for ep in pub_of.values():
-        summary = reports[ep.name].get("summary") or {}
-        warmup_bytes += int(summary.get("warmup_samples") or 0) * ep.topic.payload_bytes
+    # the warm-up samples are counted by the publisher alone (its summary): without it
+    # the wire bytes have no known divisor, so the cell gets no wire amplification
+    unknown_warmup = [ep.name for ep in pub_of.values()
+                      if cell.warmup_s > 0 and not reports[ep.name].get("summary")]
+    warmup_bytes = None if unknown_warmup else sum(
+        int((reports[ep.name].get("summary") or {}).get("warmup_samples") or 0)
+        * ep.topic.payload_bytes for ep in pub_of.values())
     n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
     measured, per_stream, expected = aggregate(
         pub_records, inputs, wire_bytes=wire, warmup_bytes=warmup_bytes,
@@ -259,6 +262,9 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
     partly_served: set[str] = set()
     reasons: list[str] = []
     notes: list[str] = []
+    if unknown_warmup and wire is not None:
+        notes.append(f"no wire / payload: {', '.join(unknown_warmup)} left no summary, so "
+                     "its warm-up samples are unknown")
     expects = []
     by_topic_latency: dict[str, dict[str, float]] = {}
     for stream, metrics in zip(inputs, per_stream, strict=True):

@@ -82,9 +82,10 @@ def holds_every_seq(pub: np.ndarray, messages: int) -> bool:
 
 
 def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
-              wire_bytes: int | None, warmup_bytes: int, bins_origin_ns: int | None,
+              wire_bytes: int | None, warmup_bytes: int | None, bins_origin_ns: int | None,
               n_bins: int | None) -> tuple[M.CellMetrics, list[M.CellMetrics], int]:
-    """(the cell's metrics, each stream's, deliveries expected)."""
+    """(the cell's metrics, each stream's, deliveries expected). ``warmup_bytes`` None:
+    the warm-up is not known, so neither is the wire bytes' divisor (no amplification)."""
     per_stream = [stream_metrics(s) for s in streams]
     subscribers_of: dict[str, int] = {}
     for s in streams:
@@ -127,7 +128,7 @@ def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
             m.latency_first_third_ms = worst.latency_first_third_ms
             m.latency_growth_ms = worst.latency_growth_ms
     m.wire_bytes = wire_bytes
-    if wire_bytes is not None and m.bytes_published:
+    if wire_bytes is not None and warmup_bytes is not None and m.bytes_published:
         m.wire_amplification = wire_bytes / (m.bytes_published + warmup_bytes)
     if bins_origin_ns is not None:
         m.rate_bins_hz = M.rate_bins_hz(pooled, bins_origin_ns, n_bins)

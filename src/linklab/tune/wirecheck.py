@@ -54,6 +54,16 @@ class Comparison:
     def within(self) -> bool:
         return abs(self.error) <= TARGET
 
+    @property
+    def checked(self) -> bool:
+        """Completed with a measured wire / payload (a cell whose publisher left no
+        summary has wire bytes but no known divisor: bench/cellrun.py)."""
+        return self.completed and not math.isnan(self.error)
+
+    @property
+    def missed(self) -> bool:
+        return self.checked and not self.within
+
     def to_dict(self) -> dict:
         return {"cell_id": self.cell_id, "middleware": self.middleware, "profile": self.profile,
                 "payload_bytes": self.payload_bytes, "per": self.per,
@@ -194,12 +204,18 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[Comparison]:
 def render(comparisons: list[Comparison]) -> list[str]:
     lines = [f"{'cell':<44} {'done':<5} {'measured':>9} {'model':>7} {'error':>7}  "]
     for c in comparisons:
-        mark = "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %")
+        mark = "" if not c.completed else (
+            "no wire / payload" if not c.checked else ("ok" if c.within else "OUTSIDE 15 %"))
         lines.append(f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
                      f"{c.measured:>9.3f} {c.predicted:>7.3f} {c.error:>+7.1%}  {mark}")
-    done = [c for c in comparisons if c.completed and not math.isnan(c.error)]
+    done = [c for c in comparisons if c.checked]
     inside = [c for c in done if c.within]
     worst = max((abs(c.error) for c in done), default=math.nan)
-    lines.append(f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} "
-                 f"(largest error {worst:.1%}); {len(comparisons) - len(done)} not completed")
+    unmeasured = sum(c.completed and not c.checked for c in comparisons)
+    line = (f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} "
+            f"(largest error {worst:.1%}); "
+            f"{sum(not c.completed for c in comparisons)} not completed")
+    if unmeasured:
+        line += f"; {unmeasured} completed without a measured wire / payload"
+    lines.append(line)
     return lines

@@ -1,0 +1,57 @@
+"""scripts/trial_table.py: the per-trial rows and target tallies in docs/RESULTS.md."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from conftest import load_script
+
+table = load_script("trial_table")
+
+
+def _row(trial, hz, received=1000, status="ok", mw="cyclonedds", size=524288):
+    return {"middleware": mw, "profile": "optimized", "link_preset": "wifi-severe",
+            "payload_bytes": size, "trial": trial, "status": status, "received": received,
+            "published": 1000, "reception_rate_hz": hz, "latency_mean_ms": 180.0,
+            "latency_p99_ms": 400.0, "wire_amplification": 1.4, "model_amplification": 1.43,
+            "rate_dropped_packets": 0, "sub_udp_rcvbuf_errors": 0,
+            "history_applied": "keep_last:47", "failure_reason": None}
+
+
+def test_a_trial_meets_the_rate_and_completeness_targets_separately():
+    assert table.meets(_row(1, 30.0), 29) == (True, True)
+    assert table.meets(_row(1, 28.9), 29) == (False, True)
+    assert table.meets(_row(1, 30.0, received=999), 29) == (True, False)
+    # a failed cell meets nothing, whatever its raw rate
+    assert table.meets(_row(1, 30.0, status="failed"), 29) == (False, False)
+    assert table.meets(_row(1, None), 29) == (False, True)
+
+
+def test_tally_counts_per_cell():
+    rows = [_row(t, 30.0) for t in range(1, 9)] + [_row(9, 25.0), _row(10, 30.0, received=998)]
+    rows += [_row(1, 30.0, mw="fastdds")]
+    lines = table.tally(rows, 29)
+    assert lines[2] == ("| cyclonedds | optimized | wifi-severe | 512 KiB | 9/10 | 9/10 "
+                        "| 8/10 |")
+    assert lines[3].startswith("| fastdds | optimized | wifi-severe | 512 KiB | 1/1 ")
+
+
+def test_trial_rows_name_the_failure_and_show_missing_values_as_dashes():
+    bad = _row(3, None, received=0, status="failed")
+    bad["failure_reason"] = "nothing received"
+    bad["latency_mean_ms"] = None
+    (line,) = table.trial_rows([bad])[2:]
+    assert "| 0 / 1000 | — | — (400.0) |" in line
+    assert line.endswith("| failed: nothing received |")
+
+
+def test_main_reads_a_run_directory_and_refuses_one_without_cells(tmp_path, capsys):
+    pq.write_table(pa.Table.from_pylist([_row(2, 30.0), _row(1, 29.5)]),
+                   tmp_path / "cells.parquet")
+    assert table.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("| 512 KiB | 1 |") < out.index("| 512 KiB | 2 |")
+    assert "| 2/2 | 2/2 | 2/2 |" in out
+    assert table.main([str(tmp_path / "nope")]) == 2
+    assert "run_dir:" in capsys.readouterr().err
