@@ -20,8 +20,9 @@ add_AckNack_makebitmaps: "cutting it off at the first missing sample that the
 defragmenter knows about ... add a NACKFRAG for that sample"), so its repair loop must
 turn r * E[rounds] times a second to keep up with r samples a second (R3). Measured
 (docs/RESULTS.md, "Cyclone's repair loop"): 512 KiB at 30 Hz over PER 20 % reached
-8.0-8.9 Hz with a 16.7 ms loop (1/(2r)) and 30 Hz with R3's 3.0 ms (a factor 2 margin). Fast DDS 2.9 NACKs every incomplete sample in one
-response (StatefulReader::send_acknack), so n = 2r serves it (000 IV-D).
+8.0-8.9 Hz with a 16.7 ms loop (1/(2r)) and 30 Hz with R3's 3.0 ms (a factor 2
+margin). Fast DDS 2.9 NACKs every incomplete sample in one response
+(StatefulReader::send_acknack), so n = 2r serves it (000 IV-D).
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ Nearest equivalents of the paper's three steps (000 IV-F):
 * Step 2: Internal/HeartbeatInterval = 1/(2r), or shorter: Cyclone NACKs the fragments
   of one sample per AckNack (ddsi_acknack.c), so the loop must turn r*E[rounds] times a
   second (model/repair.py R3; 512 KiB at 30 Hz over PER 20 %: 3.0 ms; measured,
-  docs/RESULTS.md "Cyclone's repair loop": 8.0-8.9 Hz with 16.7 ms, 30 Hz with 3 ms). minsched is lowered to the same value to allow it. The
-  reader side of the same loop, Internal/NackDelay (default 100 ms between a heartbeat
-  that shows a gap and the NACK, and between two NACKs of the same fragments), is the
-  same loop or a repair's round trip (2 x delay + sending one round's fragments).
+  docs/RESULTS.md "Cyclone's repair loop": 8.0-8.9 Hz with 16.7 ms, 30 Hz with 3 ms).
+  minsched is lowered to the same value to allow it. The reader side of the same loop,
+  Internal/NackDelay (default 100 ms between a heartbeat that shows a gap and the NACK,
+  and between two NACKs of the same fragments), is the same loop or a repair's round
+  trip (2 x delay + sending one round's fragments).
   Measured (docs/RESULTS.md): 256 KiB at 30 Hz over PER 20 % went from 10.6 Hz to 30 Hz
   with NackDelay alone (ddsperf).
 * Internal/DefragReliableMaxSamples (default 16), MaxQueuedRexmitBytes (512 kB: less than
