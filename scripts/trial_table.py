@@ -10,35 +10,29 @@ A trial meets the target when its cell completed ("ok"), every published sample 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
+from linklab.bench.store import RunStore
+from linklab.errors import UsageError
+from linklab.report.view import count, fmt, num
+from linklab.units import format_size
 
 CELL_KEYS = ("middleware", "profile", "link_preset", "payload_bytes")
 
 
-def _num(value: Any, digits: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 def _payload(size: Any) -> str:
-    if not isinstance(size, int):
-        return "—"
-    return f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
+    return "—" if num(size) is None else format_size(size)
 
 
 def meets(row: Mapping[str, Any], min_hz: float) -> tuple[bool, bool]:
     """(rate target met, every sample arrived) for one trial."""
     ok = row.get("status") == "ok"
-    hz = row.get("reception_rate_hz")
-    rate = ok and isinstance(hz, float) and hz >= min_hz
+    hz = num(row.get("reception_rate_hz"))
+    rate = ok and hz is not None and hz >= min_hz
     complete = ok and (row.get("received") or 0) >= (row.get("published") or 1)
     return bool(rate), bool(complete)
 
@@ -54,11 +48,11 @@ def trial_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         lines.append(
             f"| {r.get('middleware')} | {_payload(r.get('payload_bytes'))} | {r.get('trial')} "
             f"| {r.get('received')} / {r.get('published')} "
-            f"| {_num(r.get('reception_rate_hz'), 2)} "
-            f"| {_num(r.get('latency_mean_ms'), 1)} ({_num(r.get('latency_p99_ms'), 1)}) "
-            f"| {_num(r.get('wire_amplification'), 2)} ({_num(r.get('model_amplification'), 2)}) "
-            f"| {_num(r.get('rate_dropped_packets'), 0)} "
-            f"| {_num(r.get('sub_udp_rcvbuf_errors'), 0)} | {r.get('history_applied') or '—'} "
+            f"| {fmt(r.get('reception_rate_hz'))} "
+            f"| {fmt(r.get('latency_mean_ms'), 1)} ({fmt(r.get('latency_p99_ms'), 1)}) "
+            f"| {fmt(r.get('wire_amplification'))} ({fmt(r.get('model_amplification'))}) "
+            f"| {count(r.get('rate_dropped_packets'))} "
+            f"| {count(r.get('sub_udp_rcvbuf_errors'))} | {r.get('history_applied') or '—'} "
             f"| {outcome} |")
     return lines
 
@@ -85,12 +79,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--min-hz", type=float, default=29.0)
     args = parser.parse_args(argv)
-    cells = args.run_dir / "cells.parquet"
-    if not cells.is_file():
-        print(f"run_dir: {args.run_dir} has no cells.parquet (a linklab bench run directory "
-              "is expected)", file=sys.stderr)
+    try:
+        stored = RunStore.open(args.run_dir).rows
+    except UsageError as error:
+        print(f"run_dir: {error}", file=sys.stderr)
         return 2
-    rows = sorted(pq.read_table(cells).to_pylist(),
+    rows = sorted(stored,
                   key=lambda r: (tuple(str(r.get(k)) for k in CELL_KEYS[:3]),
                                  r.get("payload_bytes") or 0, r.get("trial") or 0))
     print("\n".join(trial_rows(rows)))

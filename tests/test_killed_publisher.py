@@ -172,19 +172,23 @@ def test_parquet_keeps_a_column_only_newer_rows_have(tmp_path):
 
 # --- the probes: records survive a SIGKILL ---------------------------------------------
 
+def _wait_for_records(path, n, running, timeout_s=30.0):
+    """Until the records file holds ``n`` records (header 16 B, 28 B each)."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() or path.stat().st_size < 16 + 28 * n:
+        assert all(p.poll() is None for p in running), "a probe ended early"
+        assert time.monotonic() < deadline, f"{path.name}: fewer than {n} records"
+        time.sleep(0.05)
+
+
 def _kill_mid_stream(pair, tmp_path, pub_argv, sub_argv, start, wait_sub):
     sub = start(pair.edge, sub_argv)
     pub = None
     try:
         wait_sub(sub)
         pub = start(pair.robot, pub_argv)
-        sub_file = tmp_path / "sub.bin"
-        deadline = time.monotonic() + 30
         # the subscriber's records grow once samples flow (nothing before a flush)
-        while time.monotonic() < deadline and (not sub_file.exists()
-                                               or sub_file.stat().st_size < 16 + 28 * 50):
-            assert pub.poll() is None and sub.poll() is None, "a probe ended early"
-            time.sleep(0.1)
+        _wait_for_records(tmp_path / "sub.bin", 50, (pub, sub))
         time.sleep(1.0)
         killed_ns = time.monotonic_ns()
         for process in (pub, sub):
@@ -276,10 +280,14 @@ def test_a_publisher_stopped_while_it_waits_for_a_vanished_reader_prints_its_sum
             pub = start(pair.robot, ProbeArgs(role="pub", records=tmp_path / "pub.bin",
                                               peers=(pair.edge_addr,), warmup_s=0.5,
                                               linger_s=60, **common).argv(binary))
-            time.sleep(2.0)  # matched, warm-up over, about half the count written
+            # matched and past the warm-up: counted samples reach the subscriber
+            _wait_for_records(tmp_path / "sub.bin", 20, (pub, sub))
             sub.send_signal(signal.SIGKILL)  # no goodbye: the writer still counts it
             sub.wait(timeout=10)
-            time.sleep(2.5)  # the publisher has written its count and is lingering
+            # the publisher has written its whole count (records flushed every 0.25 s)
+            # and lingers for the acknowledgements the dead reader never sends
+            _wait_for_records(tmp_path / "pub.bin", 200, (pub,))
+            time.sleep(0.5)
             assert pub.poll() is None, "the publisher ended before it lingered"
             stopped = time.monotonic()
             pub.send_signal(signal.SIGINT)

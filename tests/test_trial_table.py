@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conftest import load_script
+from linklab.bench.store import RunStore
 
 table = load_script("trial_table")
 
@@ -47,9 +45,12 @@ def test_trial_rows_name_the_failure_and_show_missing_values_as_dashes():
 
 
 def test_main_reads_a_run_directory_and_refuses_one_without_cells(tmp_path, capsys):
-    pq.write_table(pa.Table.from_pylist([_row(2, 30.0), _row(1, 29.5)]),
-                   tmp_path / "cells.parquet")
-    assert table.main([str(tmp_path)]) == 0
+    run = tmp_path / "run"
+    store = RunStore.create(run, scenario={"name": "x"}, options={},
+                            planned=["a", "b"], estimated_s=1.0, versions={})
+    for i, row in enumerate([_row(2, 30.0), _row(1, 29.5)]):
+        store.append({"index": i, "cell_id": f"c{i}", "link": "wifi-severe", **row})
+    assert table.main([str(run)]) == 0
     out = capsys.readouterr().out
     assert out.index("| 512 KiB | 1 |") < out.index("| 512 KiB | 2 |")
     assert "| 2/2 | 2/2 | 2/2 |" in out
