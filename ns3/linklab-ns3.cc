@@ -23,6 +23,12 @@
 //     up must never pass as a slow link. A single late moment (this machine is a VM whose
 //     CPU can be taken away for some milliseconds, which delays every link, simulated or
 //     not) is caught up within a few events and only recorded (lag_max_ms, behind_ms).
+//     For the largest lag within any stretch of time (a bench cell: linklab.bench.simlag)
+//     the file also keeps lag_peaks, [[end_s, max_ms], ...]: the per-period (100 ms)
+//     maxima that no later period reached, oldest first, so their values fall; the
+//     largest lag after simulated time T is the first peak whose period ends after T
+//     (suffix maxima: a few dozen entries even after hours, as noise has few records;
+//     capped at LAG_PEAKS_CAP, lag_peaks_from_s says from when the kept ones are complete).
 //     SIGTERM/SIGINT: state "stopped", exit status 0.
 //
 //   linklab-ns3 curve --distances D1,D2,... --packets N --size BYTES --tx-power DBM
@@ -44,10 +50,12 @@
 #include "ns3/network-module.h"
 #include "ns3/wifi-module.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <fstream>
 #include <linux/if.h>
@@ -157,11 +165,18 @@ struct Air
     double lagMs = 0.0;
     double lagMaxMs = 0.0;
     double lagMaxAtS = 0.0;
+    // lag_peaks (see the header comment): (end of period s, largest lag in it ms), each
+    // larger than every later one; periodMaxMs is the open period's largest lag so far.
+    std::deque<std::pair<double, double>> lagPeaks;
+    double lagPeaksFromS = 0.0; // the kept peaks cover every window starting at or after
+    double periodMaxMs = 0.0;
+    uint64_t periodTicks = 0;
     uint64_t ticks = 0;
     bool lagging = false;
     Ptr<RealtimeSimulatorImpl> impl;
 
     void WriteStats(const char* state);
+    void ClosePeriod();
     void Tick();
     PairCounters& Pair(size_t src, size_t dst)
     {
@@ -355,8 +370,14 @@ void Air::WriteStats(const char* state)
         << ", \"lag_max_ms\": " << lagMaxMs << ", \"lag_max_at_s\": " << lagMaxAtS
         << ", \"lag_limit_ms\": " << lagLimitMs << ", \"lag_hold_ms\": " << lagHoldMs
         << ", \"behind_since_s\": " << behindSinceS << ", \"behind_ms\": " << behindMs
-        << ", \"ticks\": " << ticks
-        << ", \"stations\": [";
+        << ", \"ticks\": " << ticks << ", \"lag_peaks_from_s\": " << lagPeaksFromS
+        << ", \"lag_peaks\": [";
+    for (size_t i = 0; i < lagPeaks.size(); i++)
+    {
+        out << (i ? ", " : "") << "[" << lagPeaks[i].first << ", " << lagPeaks[i].second
+            << "]";
+    }
+    out << "], \"stations\": [";
     for (size_t i = 0; i < stations.size(); i++)
     {
         const Station* s = stations[i];
@@ -389,6 +410,30 @@ void Air::WriteStats(const char* state)
 
 const Time TICK = MilliSeconds(1);
 const uint64_t TICKS_PER_STATS = 100;
+const size_t LAG_PEAKS_CAP = 256;
+
+// Ends the open period: its maximum joins lag_peaks, and every earlier peak it reaches or
+// exceeds leaves (that one no longer is the largest lag after its time). Beyond the cap
+// the oldest (largest) peak leaves too, and windows that start before its period's end
+// are no longer covered (lag_peaks_from_s; the reader then falls back to lag_max_ms).
+void Air::ClosePeriod()
+{
+    if (periodTicks == 0)
+    {
+        return;
+    }
+    while (!lagPeaks.empty() && lagPeaks.back().second <= periodMaxMs)
+    {
+        lagPeaks.pop_back();
+    }
+    lagPeaks.emplace_back(Simulator::Now().GetSeconds(), periodMaxMs);
+    if (lagPeaks.size() > LAG_PEAKS_CAP)
+    {
+        lagPeaksFromS = lagPeaks.front().first;
+        lagPeaks.pop_front();
+    }
+    periodTicks = 0;
+}
 
 // The realtime scheduler runs each event when the wall clock reaches its time; when the
 // simulation cannot keep up, events run late. A tick every millisecond of simulated time
@@ -402,6 +447,8 @@ void Air::Tick()
         lagMaxMs = lagMs;
         lagMaxAtS = Simulator::Now().GetSeconds();
     }
+    periodMaxMs = periodTicks == 0 ? lagMs : std::max(periodMaxMs, lagMs);
+    periodTicks++;
     double now = Simulator::Now().GetSeconds();
     if (lagMs > lagLimitMs)
     {
@@ -418,6 +465,7 @@ void Air::Tick()
     if (behindSinceS >= 0 && (now - behindSinceS) * 1e3 >= lagHoldMs)
     {
         lagging = true;
+        ClosePeriod();
         WriteStats("lagging");
         std::fprintf(stderr,
                      "linklab-ns3: the simulation stayed more than %.1f ms behind real time "
@@ -432,6 +480,7 @@ void Air::Tick()
     }
     if (ticks % TICKS_PER_STATS == 0)
     {
+        ClosePeriod();
         WriteStats("running");
     }
     Simulator::Schedule(TICK, &Air::Tick, this);
@@ -561,6 +610,7 @@ int RunAir(const std::vector<std::string>& args)
     {
         s->reader->Stop();
     }
+    air.ClosePeriod();
     air.WriteStats(air.lagging ? "lagging" : "stopped");
     for (auto& s : owned)
     {

@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from linklab.bench import metrics as M
+from linklab.bench import verdict as V
+from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import Cell, expand
-from linklab.bench.runner import _cell_row_base, _complete_row
+from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
 from linklab.bench.store import RunStore
 
@@ -132,11 +134,11 @@ def make_run(root: Path, scenario_text: str, behaviour: Callable[[Cell], Behavio
                       model_amplification=b.model_amplification)
         pub_exit = -11 if b.crash == "publisher" else 0
         sub_exit = -11 if b.crash == "subscriber" else 0
-        outcome = M.Outcome(publisher_finished=b.stop_after is None and not b.crash,
+        outcome = V.Outcome(publisher_finished=b.stop_after is None and not b.crash,
                             publisher_exit=pub_exit, subscriber_exit=sub_exit,
                             expects_all=cell.qos == "reliable" and cell.history in (
                                 "keep_all", "profile") and cell.profile != "optimized")
-        reason = M.failure_reason(m, outcome, cell.interval_s, cell.messages)
+        reason = V.failure_reason(m, outcome, cell.interval_s, cell.messages)
         for role, code, cpu in (("pub", pub_exit, b.cpu_s[0]), ("sub", sub_exit, b.cpu_s[1])):
             (out / f"{role}.json").write_text(json.dumps({
                 "role": role, "exit_code": code, "signalled_by_runner": False, "cpu_s": cpu,

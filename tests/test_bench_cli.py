@@ -62,8 +62,9 @@ def _table2_run(tmp_path):
 
 def _finish(store, cells, share):
     """Rows for ``cells``, each taking ``share`` of its estimate."""
+    from linklab.bench.columns import complete_row as _complete_row
     from linklab.bench.matrix import estimate_s
-    from linklab.bench.runner import _cell_row_base, _complete_row
+    from linklab.bench.measure import cell_row_base as _cell_row_base
 
     for cell in cells:
         row = _cell_row_base(cell)

@@ -226,10 +226,20 @@ search: {trial: 1.5s, precision: 3%, max_trials: 12}
     assert abs(found - capacity_hz) / capacity_hz < 0.10, (found, capacity_hz)
     assert search["status"] == "ok" and search["delivery_ratio"] >= 0.999
     assert search["search_trials"] <= 12 and search["search_stop"]
+    # what the best trial achieved (issue 37): the rate its publisher wrote and the
+    # payload that arrived -- less than the link carries -- the rate asked beside them
+    asked = search["search_asked_rate_hz"]
+    assert found == search["publish_rate_hz"] == search["rate_hz"]
+    assert 0.97 * asked <= found
+    assert search["search_max_throughput_bit_s"] == search["goodput_bit_s"] < 20e6
     # the model counts the same bytes: the serialized sample, not only its payload
     assert search["model_capacity_hz"] == pytest.approx(capacity_hz, rel=1e-9)
     trials = json.loads((run_dir / "records" / "ratemax" / "search.json").read_text())
-    assert any(not t["sustained"] and t["rate_hz"] > found for t in trials["trials"])
+    assert any(not t["sustained"] and t["rate_hz"] > asked for t in trials["trials"])
+    best = trials["trials"][trials["best_trial"] - 1]
+    assert best["sustained"] and best["rate_hz"] == pytest.approx(asked)
+    assert best["goodput_bit_s"] == pytest.approx(search["search_max_throughput_bit_s"])
+    assert all(t["goodput_bit_s"] is not None for t in trials["trials"] if t["sustained"])
     assert share["rate_hz"] == pytest.approx(0.75 * found)
     assert share["search_max_rate_hz"] == pytest.approx(found)
     assert share["status"] == "ok" and share["delivery_ratio"] >= 0.999

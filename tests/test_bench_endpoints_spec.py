@@ -301,17 +301,19 @@ def test_the_search_brackets_then_bisects_to_the_precision():
         return S.Trial(rate, rate <= capacity, None if rate <= capacity else "lost")
 
     result = S.search(trial, S.start_rate(16384, capacity), precision=0.03, max_trials=12)
-    assert 0.97 * capacity <= result.max_rate_hz <= capacity
+    assert 0.97 * capacity <= result.bracket_hz <= capacity
+    assert result.asked_rate_hz == result.bracket_hz
     assert result.stop == "bracket within 3%"
     assert len(result.trials) <= 8 and result.next_failure == "lost"
     nothing = S.search(lambda r: S.Trial(r, False, "no"), 10.0, precision=0.03,
                        max_trials=20)
     assert nothing.max_rate_hz == 0.0 and nothing.best is None
+    assert nothing.max_throughput_bit_s == 0.0 and nothing.asked_rate_hz == 0.0
 
 
 def test_a_trial_is_judged_by_rate_kept_delivery_and_latency_growth():
     ok = {"status": "ok", "publish_rate_hz": 100.0, "delivery_ratio": 1.0,
-          "latency_growth_ms": 0.5, "latency_first_third_ms": 1.0}
+          "goodput_bit_s": 819200.0, "latency_growth_ms": 0.5, "latency_first_third_ms": 1.0}
     assert S.judge(ok, [], 100.0, reliable=True) is None
     assert "publisher wrote 90.0 Hz" in S.judge(dict(ok, publish_rate_hz=90.0), [], 100.0,
                                                 reliable=True)
@@ -330,27 +332,29 @@ def test_a_trial_is_judged_by_rate_kept_delivery_and_latency_growth():
 
 
 def test_a_search_that_sustains_nothing_keeps_what_its_lowest_trial_measured(monkeypatch):
-    from linklab.bench import runner
+    from linklab.bench import search_cells
 
     cell = cells_of(BASE.replace("50Hz", "max") + "  qos: best_effort\n")[0]
     lowest = {"status": "ok", "received": 10, "expected": 20, "delivery_ratio": 0.5,
               "sub_udp_rcvbuf_errors": 26}
     trials = [S.Trial(40.0, False, "best effort: 60.0000% ...", {"received": 48}),
               S.Trial(0.5, False, "best effort: 50.0000% ...", lowest, [{"topic": "t"}])]
-    monkeypatch.setattr(runner, "_run_search", lambda *a, **k: S.SearchResult(
-        0.0, None, trials, "nothing sustained down to 0.5 Hz"))
-    monkeypatch.setattr(runner, "_model_columns", lambda cell, env: {})
+    monkeypatch.setattr(search_cells, "run_search", lambda *a, **k: S.SearchResult(
+        None, trials, "nothing sustained down to 0.5 Hz"))
+    monkeypatch.setattr(search_cells, "model_columns", lambda cell, env: {})
 
     class Store:
         def record_search(self, *args):
             pass
 
     streams: list = []
-    row = runner._search_cell(Store(), cell, None, None, None, Path("."), print, streams)
+    row = search_cells.search_cell(Store(), cell, None, None, None, Path("."), print, streams)
     assert row["status"] == "failed" and row["rate_hz"] == 0.0
+    assert row["search_max_rate_hz"] == row["search_max_throughput_bit_s"] == 0.0
+    assert row["search_asked_rate_hz"] == 0.0
     assert row["received"] == 10 and row["sub_udp_rcvbuf_errors"] == 26
     assert row["failure_reason"] == ("search: nothing sustained down to 0.5 Hz; lowest "
-                                     "trial (0.5 Hz): best effort: 50.0000% ...")
+                                     "trial (0.5 Hz asked): best effort: 50.0000% ...")
     assert row["completion_rule"].startswith("rate: max")
     assert "99.9%" in row["completion_rule"] and streams == [{"topic": "t"}]
 
@@ -371,7 +375,7 @@ def test_the_models_capacity_counts_headers_and_ethernet_frames():
 def test_the_search_model_counts_the_serialized_sample_of_the_cells_type():
     """The bench's model columns take the serialized sample of the topic's type (a
     PointCloud2 sample carries 153 B besides its points, a Bytes sample 24 B)."""
-    from linklab.bench import runner
+    from linklab.bench import search_cells
 
     class Env:
         def link_rate_bits(self, cell):
@@ -384,7 +388,7 @@ def test_the_search_model_counts_the_serialized_sample_of_the_cells_type():
         (cell,) = cells_of(BASE.replace("1KiB", "256B").replace("50Hz", "max")
                            + f"  type: {type_name}\n  middleware: fastdds\n  qos: best_effort\n")
         assert cell.topics[0].type == type_name
-        return runner._model_columns(cell, Env())["model_wire_bytes_per_sample"]
+        return search_cells.model_columns(cell, Env())["model_wire_bytes_per_sample"]
     assert wire("PointCloud2") - wire("Bytes") == 153 - 24
     assert wire("Bytes") == 256 + 24 + 56 + 8 + 20  # + RTPS, UDP, IPv4
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from linklab.bench import metrics as M
+from linklab.bench import verdict as V
 
 MS = 1_000_000  # ns
 
@@ -45,7 +46,7 @@ def test_metrics_of_a_hand_made_cell(cell_files):
     assert m.latency_max_ms == pytest.approx(40.0)
     assert m.latency_p99_ms == pytest.approx(39.7)  # 30 + 0.97 * (40 - 30), linear
     assert m.goodput_bit_s == pytest.approx(4000 * 8 / 0.430)
-    assert m.publish_rate_hz == pytest.approx(5 / 0.4)
+    assert m.publish_rate_hz == pytest.approx(4 / 0.4)  # 4 intervals of 100 ms
     assert m.bytes_published == 5000
     assert m.wire_amplification == pytest.approx(1.2)
     # warm-up samples crossed the link too: 6000 wire bytes / (5000 + 1000) published
@@ -62,11 +63,13 @@ def test_one_second_bins_count_receptions_after_the_origin():
     assert M.rate_bins_hz(sub, origin_ns=0, n_bins=2) == [1, 2]
 
 
-def test_nothing_received_leaves_nan_not_zero():
+def test_nothing_received_is_0_hz_over_the_publishing_span_and_no_latency():
+    """Nothing arrived in the 2 ms the publisher wrote for: 0 Hz was measured (docs/
+    metrics.md); a latency was not, so it stays NaN."""
     pub = M.make_records([(s, s * MS, 0, 10) for s in range(3)])
     m = M.compute(pub, M.empty_records())
-    assert m.received == 0 and m.delivery_ratio == 0.0
-    assert math.isnan(m.reception_rate_hz) and math.isnan(m.latency_mean_ms)
+    assert m.received == 0 and m.delivery_ratio == 0.0 and m.message_loss_rate == 1.0
+    assert m.reception_rate_hz == 0.0 and math.isnan(m.latency_mean_ms)
 
 
 def test_a_file_cut_mid_record_keeps_whole_records(cell_files, tmp_path):
@@ -94,7 +97,7 @@ def finished(**kw):
     base = dict(publisher_finished=True, publisher_exit=0, subscriber_exit=0,
                 expects_all=True)
     base.update(kw)
-    return M.Outcome(**base)
+    return V.Outcome(**base)
 
 
 def metrics_with(published, received, latency_ms):
@@ -108,54 +111,54 @@ INTERVAL = 1 / 30
 
 
 def test_a_complete_cell_is_ok():
-    assert M.failure_reason(metrics_with(1000, 1000, 12.0), finished(), INTERVAL, 1000) is None
+    assert V.failure_reason(metrics_with(1000, 1000, 12.0), finished(), INTERVAL, 1000) is None
 
 
 def test_a_crashed_probe_fails_the_cell():
-    reason = M.failure_reason(metrics_with(1000, 1000, 12.0),
+    reason = V.failure_reason(metrics_with(1000, 1000, 12.0),
                               finished(publisher_exit=-11), INTERVAL, 1000)
     assert reason == "crashed: publisher ended with signal 11"
-    reason = M.failure_reason(metrics_with(1000, 1000, 12.0),
+    reason = V.failure_reason(metrics_with(1000, 1000, 12.0),
                               finished(subscriber_exit=3), INTERVAL, 1000)
     assert reason == "crashed: subscriber ended with exit status 3"
 
 
 def test_a_probe_that_dies_after_completing_its_run_is_noted_not_failed():
     outcome = finished(subscriber_exit=-6, subscriber_completed=True)
-    assert M.failure_reason(metrics_with(1000, 1000, 12.0), outcome, INTERVAL, 1000) is None
-    assert M.exit_note(outcome) == "subscriber ended with signal 6 after completing its run"
+    assert V.failure_reason(metrics_with(1000, 1000, 12.0), outcome, INTERVAL, 1000) is None
+    assert V.exit_note(outcome) == "subscriber ended with signal 6 after completing its run"
 
 
 def test_a_probe_the_runner_stopped_is_not_a_crash():
     outcome = finished(subscriber_exit=-2, subscriber_signalled=True)
-    assert M.failure_reason(metrics_with(1000, 1000, 12.0), outcome, INTERVAL, 1000) is None
+    assert V.failure_reason(metrics_with(1000, 1000, 12.0), outcome, INTERVAL, 1000) is None
 
 
 def test_a_publisher_still_running_at_the_deadline_did_not_complete():
     outcome = finished(publisher_finished=False, publisher_exit=None,
                        publisher_signalled=True)
-    reason = M.failure_reason(metrics_with(420, 15, 900.0), outcome, INTERVAL, 1000)
+    reason = V.failure_reason(metrics_with(420, 15, 900.0), outcome, INTERVAL, 1000)
     assert reason.startswith("not completed: publisher wrote 420/1000")
 
 
 def test_reliable_keep_all_must_deliver_every_sample():
-    reason = M.failure_reason(metrics_with(300, 15, 40.0), finished(), INTERVAL, 300)
+    reason = V.failure_reason(metrics_with(300, 15, 40.0), finished(), INTERVAL, 300)
     assert reason == "not completed: received 15/300 before the deadline"
     # the subscriber ended on the publisher's end-of-stream marker, long before the deadline
-    reason = M.failure_reason(metrics_with(300, 15, 40.0), finished(stream_ended=True),
+    reason = V.failure_reason(metrics_with(300, 15, 40.0), finished(stream_ended=True),
                               INTERVAL, 300)
     assert reason == "not completed: received 15/300 by the end of the stream"
     # KEEP_LAST may drop samples by design (history overwritten during an outage)
-    assert M.failure_reason(metrics_with(300, 250, 40.0), finished(expects_all=False),
+    assert V.failure_reason(metrics_with(300, 250, 40.0), finished(expects_all=False),
                             INTERVAL, 300) is None
 
 
 def test_mean_latency_above_100_intervals_fails_but_keeps_the_numbers():
     m = metrics_with(1000, 1000, 3400.0)
-    reason = M.failure_reason(m, finished(), INTERVAL, 1000)
+    reason = V.failure_reason(m, finished(), INTERVAL, 1000)
     assert reason == "latency: mean 3400 ms > 3333 ms (100 publish intervals)"
     assert m.reception_rate_hz == 29.9 and m.latency_mean_ms == 3400.0
-    assert M.failure_reason(metrics_with(1000, 1000, 3300.0), finished(), INTERVAL,
+    assert V.failure_reason(metrics_with(1000, 1000, 3300.0), finished(), INTERVAL,
                             1000) is None
 
 
@@ -197,8 +200,8 @@ def test_a_reader_lost_while_publishing_is_named_in_the_reason():
     matched it again; what it wrote in between never arrived (the probe's summary field
     readers_unmatched_while_publishing)."""
     outcome = finished(stream_ended=True, readers_unmatched=1)
-    reason = M.failure_reason(metrics_with(1000, 396, 7.0), outcome, INTERVAL, 1000)
+    reason = V.failure_reason(metrics_with(1000, 396, 7.0), outcome, INTERVAL, 1000)
     assert reason.startswith("not completed: received 396/1000 by the end of the stream; "
                              "the writer lost a matched reader 1 time(s) while publishing")
     # every sample arrived: a lost and regained match is no failure
-    assert M.failure_reason(metrics_with(1000, 1000, 7.0), outcome, INTERVAL, 1000) is None
+    assert V.failure_reason(metrics_with(1000, 1000, 7.0), outcome, INTERVAL, 1000) is None

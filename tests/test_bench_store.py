@@ -8,8 +8,9 @@ import math
 import pyarrow.parquet as pq
 import pytest
 
+from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import expand
-from linklab.bench.runner import _cell_row_base, _complete_row
+from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
 from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore, measured_with
 from linklab.errors import UsageError
@@ -45,7 +46,7 @@ def test_each_append_is_on_disk_at_once(store):
     assert [r["cell_id"] for r in table] == [cells[0].cell_id]
     assert table[0]["reception_rate_hz"] == pytest.approx(30.1)
     info = json.loads((store.root / "run.json").read_text())
-    assert info["format_version"] == 1 and info["finished"] is False
+    assert info["format_version"] == 2 and info["finished"] is False
     assert info["planned"] == [c.cell_id for c in cells]
 
     store.append(make_row(cells[1], status="failed", failure_reason="not completed: x"))
@@ -203,3 +204,36 @@ def test_the_first_session_of_a_new_run_reuses_its_versions_a_resumed_one_collec
     reopened = RunStore.open(store.root)
     assert reopened.begin_session("b3")["versions"] == {"git_commit": "later"}
     assert len(calls) == 2
+
+
+def test_a_row_cut_by_a_kill_is_said_and_the_next_row_gets_a_line_of_its_own(store):
+    """Issue 41 item 8: a kill cut the first cell's jsonl line (its parquet write never
+    came); the second cell, appended after a --resume, must not join the cut line, and
+    reading says which cell has no row instead of dropping it silently."""
+    store, cells = store
+    store.append(make_row(cells[0], received=30, published=30))
+    line = (store.root / CELLS_JSONL).read_bytes()
+    (store.root / CELLS_JSONL).write_bytes(line[:len(line) // 2])  # cut mid-line
+    (store.root / CELLS_PARQUET).unlink()
+    store.rows = []
+    store.append(make_row(cells[1], received=30, published=30))
+    (store.root / CELLS_PARQUET).unlink()  # only the jsonl file to read from
+    reopened = RunStore.open(store.root)
+    assert [r["cell_id"] for r in reopened.rows] == [cells[1].cell_id]
+    (warning,) = reopened.warnings
+    assert f"cell {cells[0].cell_id}" in warning and "line 1" in warning
+    assert "--resume runs it again" in warning and "\n" not in warning
+    # measured again: nothing to say any more
+    store.append(make_row(cells[0], received=30, published=30))
+    assert RunStore.open(store.root).warnings == []
+
+
+def test_a_killed_session_still_counts_the_cells_it_measured(store):
+    """Issue 41 item 8: after a SIGKILL (no end_session), run.json says how many cells
+    the session measured, as of its last finished cell."""
+    store, cells = store
+    store.begin_session("killed")
+    store.append(make_row(cells[0], received=30, published=30))
+    info = json.loads((store.root / "run.json").read_text())
+    assert info["sessions"][-1]["cells_measured"] == 1
+    assert info["sessions"][-1]["ended_utc"] is None

@@ -123,3 +123,120 @@ def test_the_discovery_gate_reaches_remote_probes_files_through_the_agents(tmp_p
         assert waiting == []
         assert (there_a / "publishers.start").exists() and (there_b / "publishers.start").exists()
         assert G.start_path(cell).exists()                 # for the publishers run here
+
+
+AGENT = str(HERE / "agent.py")
+
+
+class Sink:
+    """A UDP socket on loopback that counts what an agent streams to it."""
+
+    def __init__(self):
+        import socket
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.peer = list(self.sock.getsockname())
+
+    def count(self, seconds: float) -> int:
+        got, end = 0, time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                self.sock.recv(2048)
+                got += 1
+            except OSError:
+                pass
+        return got
+
+
+def start_stream(send, sink: Sink) -> None:
+    """bind, then a 30 s stream towards ``sink`` (its reply never comes: the agent ends)."""
+    send({"op": "bind", "session": 7, "address": "127.0.0.1"})
+    send({"op": "stream", "peer": sink.peer, "rate_hz": 1000, "duration_s": 30})
+    assert sink.count(0.5) > 100, "the agent does not stream"
+
+
+def gone(pid: int, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":        # ended, not yet reaped by its parent
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_streaming_agent_ends_at_once_on_eof_on_quit_and_on_the_loss_of_its_parent():
+    sink = Sink()
+    for stop in ("eof", "quit"):
+        agent = subprocess.Popen([PY, "-u", AGENT], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE)
+
+        def send(msg, agent=agent):
+            agent.stdin.write((json.dumps(msg) + "\n").encode())
+            agent.stdin.flush()
+
+        start_stream(send, sink)
+        if stop == "quit":
+            send({"op": "quit"})
+        else:
+            agent.stdin.close()
+        assert agent.wait(timeout=1.0) == 0, stop
+        sink.count(0.1)                                     # what was in flight
+        assert sink.count(0.5) == 0, stop
+    # the parent (an SSH session, or linklab) killed while stdin stays open
+    read_end, write_end = os.pipe()
+    parent = subprocess.Popen(
+        [PY, "-c", "import subprocess, sys\np = subprocess.Popen(sys.argv[1:])\n"
+         "print(p.pid, flush=True)\np.wait()", PY, "-u", AGENT],
+        stdin=read_end, stdout=subprocess.PIPE)
+    os.close(read_end)
+    pid = int(parent.stdout.readline())
+
+    def send_piped(msg):
+        os.write(write_end, (json.dumps(msg) + "\n").encode())
+
+    try:
+        start_stream(send_piped, sink)
+        parent.kill()
+        parent.wait()
+        assert gone(pid, 1.0), "the agent outlived its parent"
+        sink.count(0.1)
+        assert sink.count(0.5) == 0
+    finally:
+        os.close(write_end)
+        parent.stdout.close()
+
+
+def test_the_keeper_makes_the_work_directory_and_stops_a_registered_agent():
+    """keep --make (run from procwrap.py's text, as over SSH): the directory exists only
+    while the keeper does; an agent started with --pids is ended by it (here its stdin
+    stays open and its parent alive, so only the keeper can end it)."""
+    keeper = subprocess.Popen(shell.keeper_command(), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    ready, _, work = keeper.stdout.readline().decode().partition(" ")
+    work = work.strip()
+    assert ready == "ready" and work.startswith("/tmp/linklab-field.")
+    assert sorted(os.listdir(work)) == ["pids"] and (os.stat(work).st_mode & 0o777) == 0o700
+    sink = Sink()
+    agent = subprocess.Popen([PY, "-u", AGENT, "--pids", f"{work}/pids"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def send(msg):
+        agent.stdin.write((json.dumps(msg) + "\n").encode())
+        agent.stdin.flush()
+
+    try:
+        start_stream(send, sink)
+        assert os.listdir(f"{work}/pids") == [str(agent.pid)]
+        keeper.stdin.close()
+        assert agent.wait(timeout=1) == -signal.SIGINT
+        assert keeper.wait(timeout=5) == 0
+        assert not Path(work).exists()
+    finally:
+        agent.kill()
+        agent.wait()

@@ -82,15 +82,29 @@ def test_each_flow_places_pods_as_paper_001_fig3():
     assert [c["name"] for c in two[0]["spec"]["containers"]] == ["broker", "sub", "pub"]
     host = by_cell["intra-host-fastdds"]
     assert [p["metadata"]["labels"][MF.HOST_LABEL] for p in host] == ["edge", "robot"]
-    for pod in host:
-        term = pod["spec"]["affinity"]["podAffinity"][
-            "requiredDuringSchedulingIgnoredDuringExecution"][0]
-        assert term["topologyKey"] == "kubernetes.io/hostname"
-        assert term["labelSelector"]["matchLabels"] == {MF.RUN_LABEL: "rtest01",
-                                                        MF.CELL_LABEL: "4"}
     cross = by_cell["cross-host-fastdds"]
-    for pod in cross:
-        assert "podAntiAffinity" in pod["spec"]["affinity"]
+    assert [p["metadata"]["labels"][MF.HOST_LABEL] for p in cross] == ["edge", "robot"]
+    # the whole affinity, nothing more: one required term (a preferred one would let the
+    # scheduler decide otherwise) selecting exactly this cell's pods of this run (labels
+    # each of them carries, and no other cell's pod) per node; no affinity for one pod
+    kinds = {"intra-host": "podAffinity", "cross-host": "podAntiAffinity"}
+    for name, cell_pods in by_cell.items():
+        flow = cell_pods[0]["metadata"]["annotations"][MF.FLOW_ANNOTATION]
+        index = cell_pods[0]["metadata"]["labels"][MF.CELL_LABEL]
+        selected = {MF.RUN_LABEL: "rtest01", MF.CELL_LABEL: index}
+        for pod in cell_pods:
+            assert selected.items() <= pod["metadata"]["labels"].items()
+            if flow not in kinds:
+                assert "affinity" not in pod["spec"], name
+                continue
+            assert len(cell_pods) == 2 and pod["spec"]["affinity"] == {kinds[flow]: {
+                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "labelSelector": {"matchLabels": selected},
+                    "topologyKey": "kubernetes.io/hostname"}]}}, name
+        others = [p for n, ps in by_cell.items() if n != name for p in ps]
+        assert not any(selected.items() <= p["metadata"]["labels"].items() for p in others)
+    assert {n for n, ps in by_cell.items() if "affinity" in ps[0]["spec"]} == {
+        "intra-host-fastdds", "intra-host-mqtt", "cross-host-fastdds", "cross-host-mqtt"}
     # the later pod is told the earlier one's address; the earlier one none
     edge, robot = (json.loads(p["spec"]["containers"][0]["env"][0]["value"]) for p in cross)
     argv = edge["processes"][0]["argv"]  # unicast discovery, answering the robot's

@@ -30,6 +30,7 @@ import pytest
 
 from conftest import require_root
 from linklab.bench import metrics as M
+from linklab.bench import verdict as V
 from linklab.bench.store import write_parquet
 from linklab.bench.streams import (
     StreamInput,
@@ -118,30 +119,30 @@ def test_a_publisher_without_its_summary_leaves_the_wire_amplification_unknown()
 
 
 def test_the_reason_and_the_note_say_the_count_is_a_lower_bound():
-    outcome = M.Outcome(publisher_finished=False, publisher_exit=-9, subscriber_exit=0,
+    outcome = V.Outcome(publisher_finished=False, publisher_exit=-9, subscriber_exit=0,
                         expects_all=True, publisher_signalled=True, published_exact=False)
     m = M.CellMetrics(published=349, received=349)
-    reason = M.failure_reason(m, outcome, 1 / 30, 1000)
+    reason = V.failure_reason(m, outcome, 1 / 30, 1000)
     assert reason.startswith("not completed: publisher wrote at least 349/1000 (stopped "
                              "without its summary")
-    assert M.exit_note(outcome).startswith("publisher killed by the runner without its "
+    assert V.exit_note(outcome).startswith("publisher killed by the runner without its "
                                            "summary: published is a lower bound")
-    crashed = M.Outcome(publisher_finished=True, publisher_exit=-11, subscriber_exit=0,
+    crashed = V.Outcome(publisher_finished=True, publisher_exit=-11, subscriber_exit=0,
                         expects_all=False, published_exact=False)
-    assert "publisher ended with signal 11 without its summary" in M.exit_note(crashed)
+    assert "publisher ended with signal 11 without its summary" in V.exit_note(crashed)
     # an exact count reads as before
-    exact = M.Outcome(publisher_finished=False, publisher_exit=None, subscriber_exit=0,
+    exact = V.Outcome(publisher_finished=False, publisher_exit=None, subscriber_exit=0,
                       expects_all=True, publisher_signalled=True)
-    assert M.failure_reason(m, exact, 1 / 30, 1000).startswith(
+    assert V.failure_reason(m, exact, 1 / 30, 1000).startswith(
         "not completed: publisher wrote 349/1000 (writes")
-    assert M.exit_note(exact) is None
+    assert V.exit_note(exact) is None
     # killed while it lingered after its last sample: exact, and the note still says so
-    lingered = M.Outcome(publisher_finished=True, publisher_exit=None, subscriber_exit=0,
+    lingered = V.Outcome(publisher_finished=True, publisher_exit=None, subscriber_exit=0,
                          expects_all=True, publisher_signalled=True, publisher_summary=False)
-    assert M.exit_note(lingered).startswith(
+    assert V.exit_note(lingered).startswith(
         "publisher killed by the runner without its summary: its records and every sample "
         "received hold every sample it was told to write (published is exact)")
-    assert M.failure_reason(M.CellMetrics(published=1000, received=1000), lingered,
+    assert V.failure_reason(M.CellMetrics(published=1000, received=1000), lingered,
                             1 / 30, 1000) is None
 
 

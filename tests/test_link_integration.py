@@ -564,8 +564,9 @@ def nobody_state():
     os.chmod(state, 0o700)
     yield state
     for leftover in state.glob("*.json"):  # only if a test failed half-way
-        subprocess.run([*_as_nobody(state), *LINKLAB, "link", "clean", "--name",
-                        leftover.stem], capture_output=True, timeout=60)
+        for command in ("down", "clean"):   # (clean leaves a `link up` run alone)
+            subprocess.run([*_as_nobody(state), *LINKLAB, "link", command, "--name",
+                            leftover.stem], capture_output=True, timeout=60)
     subprocess.run(["rm", "-rf", str(state)], check=False)
 
 

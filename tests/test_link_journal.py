@@ -267,3 +267,34 @@ def test_linklab_loads_no_kernel_module_and_says_how_to_load_ifb(tmp_path):
     source = (Path(__file__).parents[1] / "src/linklab/link").rglob("*.py")
     assert not any("modprobe\"" in p.read_text() or "'modprobe'" in p.read_text()
                    for p in source)
+
+
+def test_a_run_is_kept_by_a_live_owner_or_by_being_detached_and_nothing_else():
+    from linklab.link.runs import kept_by
+
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    me = {"pid": os.getpid(), "start": process_start_time(os.getpid())}
+    gone = {"pid": ended.pid, "start": "1"}
+    assert kept_by("r", {"owner": me}) == f"r: owned by live process {os.getpid()}"
+    assert kept_by("r", {"owner": gone}) is None             # its owner was killed
+    assert kept_by("r", {"owner": {**me, "start": "1"}}) is None   # (a recycled pid)
+    detached = "r: made by linklab link up, it stays until linklab link down --name r"
+    assert kept_by("r", {"owner": None, "detached": True}) == detached
+    assert kept_by("r", {}) == detached          # an older linklab's `link up` run
+    # a normal user's link up: kept while its holder (the user namespace) lives
+    assert kept_by("r", {"owner": None, "detached": True, "holder": me}) == detached
+    assert kept_by("r", {"owner": None, "detached": True, "holder": gone}) is None
+
+
+def test_the_detached_mark_is_true_or_false_or_refused(tmp_path):
+    directory = _state(tmp_path)
+    with StateDir.open(directory) as store:
+        for value, accepted in ((True, True), (False, True), ("yes", False), (1, False)):
+            store.write("j11.json", json.dumps({"version": 2, "name": "j11", "steps": [],
+                                                "detached": value}).encode())
+            if accepted:
+                assert Journal.load(store, "j11").state["detached"] is value
+            else:
+                with pytest.raises(StateFileError, match="detached is not true or false"):
+                    Journal.load(store, "j11")

@@ -147,8 +147,9 @@ def nobody_dir():
     yield path
     as_nobody = _as_nobody(path)
     for leftover in path.glob("*.json"):  # only if the test failed half-way
-        subprocess.run([*as_nobody, *LINKLAB, "link", "clean", "--name", leftover.stem],
-                       capture_output=True, timeout=60)
+        for command in ("down", "clean"):   # (clean leaves a `link up` run alone)
+            subprocess.run([*as_nobody, *LINKLAB, "link", command, "--name", leftover.stem],
+                           capture_output=True, timeout=60)
     subprocess.run(["rm", "-rf", str(path)], check=False)
 
 

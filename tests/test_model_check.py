@@ -95,4 +95,5 @@ def test_a_completed_cell_without_a_measured_wire_ratio_is_listed_not_failed():
     lines = render(list(out.values()))
     assert lines[2].rstrip().endswith("no wire / payload")
     assert lines[-1] == ("1/1 completed cells within 15% (largest error 0.0%); 1 not "
-                         "completed; 1 completed without a measured wire / payload")
+                         "completed; 1 completed without a measured wire / payload; 1 the "
+                         "model says cannot complete (not compared)")

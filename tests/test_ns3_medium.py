@@ -115,6 +115,12 @@ axes:
         assert near["message_loss_rate"] <= 0.05, near["message_loss_rate"]
         assert far["message_loss_rate"] >= 0.2, far["message_loss_rate"]
         assert far["received"] > 0   # discovered: a lossy link, not a dead one
+        # the simulation's lag behind real time is stored per cell (latencies include it);
+        # a note says so above 1 ms
+        for row in (near, far):
+            lag = row["simulator_lag_max_ms"]
+            assert lag is not None and 0 <= lag < 600, row
+            assert (lag > 1) == ("behind real time" in str(row.get("exit_note") or "")), row
     run_dir = next((tmp_path / "runs").iterdir())
     link = json.loads((run_dir / "run.json").read_text())
     assert "wifi-80211a" in json.dumps(link)
@@ -151,6 +157,70 @@ def test_fast_mode_drops_by_the_curve(tmp_path):
         stage = next(s for s in bed.counters()["stages"]
                      if s["direction"] == "up" and s["kind"] == "loss")
         assert stage["dropped_packets"] >= 30   # the curve: ~99 % at 27 m
+
+
+@pytest.mark.parametrize("distance", ["30m", "27.3999m"])
+def test_fast_mode_beyond_its_range_comes_up_dead_and_leaves_nothing(distance):
+    """Beyond the curve's range (30 m: 100 %; 27.3999 m: 99.99995 %, rounded to every
+    packet) ``link up`` succeeds -- it failed with nft's "Value 1000000 exceeds valid
+    range 0-999999" -- the link drops every packet and counts them, the stage says "out
+    of range", and ``down`` leaves nothing."""
+    require_root()
+    name = f"ns3dead{os.getpid()}"
+    up = linklab("link", "up", "wifi-80211a-curve", "--distance", distance, "--name", name,
+                 "--json", timeout=60)
+    try:
+        assert up.returncode == 0, up.stderr
+        loss = [s for s in json.loads(up.stdout)["counters"]["stages"] if s["kind"] == "loss"]
+        assert len(loss) == 2 and all("out of range" in s["params"]["text"] for s in loss)
+        ping = linklab("link", "exec", "robot", "--name", name, "--", "ping", "-c", "5",
+                       "-i", "0.05", "-W", "0.3", "10.77.0.100", timeout=30)
+        assert " 100% packet loss" in ping.stdout, ping.stdout + ping.stderr
+        status = linklab("link", "status", "--name", name, "--json", timeout=30)
+        up_stage = next(s for s in json.loads(status.stdout)["counters"]["stages"]
+                        if s["kind"] == "loss" and s["direction"] == "up")
+        assert up_stage["passed_packets"] == 0 and up_stage["dropped_packets"] >= 5
+    finally:
+        down = linklab("link", "down", "--name", name, timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert netns_of(name) == []
+    assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}.*"))
+
+
+def test_ns3_mode_beyond_the_range_and_the_simulations_lag_per_window():
+    """The ns-3 mode at 30 m: the medium comes up and loses every frame. Its lag is read
+    per window from two snapshots (simlag): the simulation stopped for 200 ms (SIGSTOP,
+    as a VM's stolen CPU) lags by about that much in the window that holds the stop, and
+    the next window -- after the simulation caught up -- does not inherit it, though the
+    largest lag since the start (lag_max_ms) still does."""
+    require_root()
+    from linklab.bench.simlag import simulator_lag_ms
+    from linklab.link import testbed
+
+    with testbed("wifi-80211a", name=f"ns3lag{os.getpid()}", distance="30m") as bed:
+        pid = bed.journal.state["ns3"]["pid"]
+        time.sleep(0.3)
+        first = {"link": bed.counters(), "udp": {}}
+        lost = bed.run("robot", ["ping", "-c", "3", "-i", "0.05", "-W", "0.3",
+                                 bed.hosts["edge"].address], check=False)
+        assert "100% packet loss" in lost.stdout
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(0.2)
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.5)     # caught up, and the stop's period is written and closed
+        second = {"link": bed.counters(), "udp": {}}
+        time.sleep(1.0)
+        third = {"link": bed.counters(), "udp": {}}
+        assert bed.faults() == {}    # behind for 200 ms < LAG_HOLD_MS: recorded, still up
+    stopped = simulator_lag_ms(first, second)
+    # the first tick after SIGCONT runs as late as the stop lasted (less its last tick)
+    assert stopped is not None and stopped >= 190, stopped
+    after = simulator_lag_ms(second, third)
+    assert after is not None and after < 50, after   # an idle medium lags ~1 ms
+    sim = next(s["simulator"] for s in third["link"]["stages"] if s["kind"] == "air")
+    assert sim["lag_max_ms"] >= stopped       # the run's largest still holds the stop
+    values = [v for _, v in sim["lag_peaks"]]
+    assert values == sorted(values, reverse=True) and values[0] == sim["lag_max_ms"]
 
 
 def _medium_child(name: str) -> subprocess.Popen:

@@ -270,7 +270,7 @@ def _summary_dict(result) -> dict | None:
 
 
 def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
-        pair: Pair, tmp_path: Path) -> None:
+        pair: Pair, tmp_path: Path, artifacts_dir: Path) -> None:
     (tmp_path / "default").mkdir()
     rp, rs = run(pair, tmp_path / "default",
                  pub={"middleware": "fastdds", "type": "Bytes", "size": 100000, "rate_hz": 50,
@@ -309,8 +309,16 @@ def test_profiles_are_applied_and_large_data_carries_user_data_over_tcp(
         if rs.returncode == 0 and rs.stdout and rs.summary.samples == 20:
             break
         known = recognise([rp.stderr, rs.stderr])
-        assert known is FASTDDS_TCP_NEGOTIATION, ("came up short without the known TCP "
-                                                  "negotiation signature", attempts)
+        if known is not FASTDDS_TCP_NEGOTIATION:
+            # an unknown way to come up short (seen once in ~95 runs, 2026-11-28, cause not
+            # named): keep everything both probes said, whole, for the next one to read
+            evidence = artifacts_dir / "large_data_tcp_short.json"
+            evidence.write_text(json.dumps({"pub_stderr": rp.stderr, "sub_stderr": rs.stderr,
+                                            "said": said, "pub_stdout": rp.stdout,
+                                            "sub_stdout": rs.stdout}, indent=1, default=str))
+        assert known is FASTDDS_TCP_NEGOTIATION, (
+            f"came up short without the known TCP negotiation signature: sub said "
+            f"{said['sub']}; pub said {said['pub']}; everything in {evidence}", attempts)
     assert rs.returncode == 0 and rs.summary.samples == 20, attempts
     assert_all_delivered(tmp_path / "large", rp, rs, 20, 100000)
     part = rp.summary.applied["participant"]

@@ -1,6 +1,6 @@
 """A probe type's serialized sample size (linklab.probes.types.sample_bytes) is what Fast
 DDS 2.9 serializes for it (linklab-check-cdr --size), for every type the probes carry: the
-bench's wire model (bench.runner._model_columns) and model-check count these bytes."""
+bench's wire model (bench.search_cells.model_columns) and model-check count these bytes."""
 
 from __future__ import annotations
 

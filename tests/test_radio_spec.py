@@ -184,3 +184,49 @@ def test_link_up_radio_flags_refuse_bad_values_in_one_line(flags, named):
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("linklab: error:") and named in line, line
+
+
+@pytest.mark.parametrize("distance", ["27.4m", "30m", "50m", "120m"])
+def test_fast_mode_beyond_the_curves_range_is_applied_as_a_dead_link(distance):
+    """Where the curve gives 100 % (27.4 m and on) the fast mode is applied, not refused:
+    every packet dropped by a rule nft accepts (``numgen ... < 1000000`` is outside
+    ``mod 1000000``'s range 0-999999 and was refused by nft at ``link up``), counted, and
+    labelled "out of range". design() is what link up, the bench's pre-run checks and
+    --dry-run all run."""
+    bed = design(name="radiounit", radio="curve", distance=distance)
+    for direction in ("up", "down"):
+        (stage,) = bed.stages["robot-edge"][direction]
+        assert stage.loss == 1.0 and stage.drops_all
+        assert stage.rule("drop_x") == 'counter name "drop_x" drop'   # no numgen draw
+        params = stage.params()
+        assert params["out_of_range"] is True
+        assert params["text"] == (f"100 % (out of range: ns3-80211a-60B curve at "
+                                  f"{distance[:-1]} m)")
+
+
+def test_fast_mode_just_inside_the_range_rounds_honestly():
+    """27.3999 m: the curve gives 99.99995 %, which the stage's 0.0001 % steps round to
+    100 %: applied as every packet dropped, and the label says what the curve gave.
+    27.3998 m: 99.9999 %, the last step that still draws -- labelled 99.9999 %, not
+    "100 %"."""
+    (edge,) = design(name="radiounit", radio="curve", distance="27.3999m"
+                     ).stages["robot-edge"]["up"]
+    assert edge.loss == pytest.approx(0.9999995) and edge.drops_all
+    assert "numgen" not in edge.rule("d")
+    assert edge.params()["text"] == ("100 % (out of range: ns3-80211a-60B curve at 27.3999 m "
+                                     "gives 99.99995 %, the nearest 0.0001 % step)")
+    (inside,) = design(name="radiounit", radio="curve", distance="27.3998m"
+                       ).stages["robot-edge"]["up"]
+    assert inside.threshold == 999_999 and not inside.drops_all
+    assert inside.rule("d") == 'numgen random mod 1000000 < 999999 counter name "d" drop'
+    assert inside.params()["text"] == "99.9999 % (ns3-80211a-60B curve at 27.3998 m)"
+    assert inside.params()["out_of_range"] is False
+
+
+def test_ns3_mode_beyond_the_range_is_the_medium_as_usual():
+    """The ns-3 mode has no curve to run out of: at 30 m the medium is simulated and loses
+    every frame itself (tests/test_ns3_medium.py brings one up there)."""
+    bed = design(name="radiounit", distance="30m")
+    (air,) = bed.stages["robot-edge"]["up"]
+    assert (air.kind, air.distance_m) == ("air", 30.0)
+    assert {w.name for w in bed.wires.values()} == {"ns3"}

@@ -138,19 +138,19 @@ fixed: {middleware: fastdds, link: wifi-outage, profile: optimized, rate: 10Hz,
     assert "rate: 30 Hz vs 10 Hz" in lines[0]
 
 
-@pytest.mark.parametrize("problem", ["missing", "older format"])
+@pytest.mark.parametrize("problem", ["missing", "unknown format"])
 def test_a_bad_reference_run_is_a_one_line_error(runs, tmp_path, problem):
     ref = tmp_path / "ref"
-    if problem == "older format":
+    if problem == "unknown format":
         ref = table_run(ref, skip=lambda c: c.index > 0)
         info = json.loads((ref / "run.json").read_text())
-        info["format_version"] = 2
+        info["format_version"] = 3
         (ref / "run.json").write_text(json.dumps(info))
     result = linklab("report", runs["base"], "--compare", ref, "--fail-on-regression")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("linklab: error: --compare:")
-    assert ("not a run directory" if problem == "missing" else "format version 2") in lines[0]
+    assert ("not a run directory" if problem == "missing" else "format version 3") in lines[0]
 
 
 def test_html_with_compare_has_the_comparison(runs, tmp_path):

@@ -156,7 +156,7 @@ def test_html_alone_writes_run_dir_report_html(outage_dir):
     target.unlink(missing_ok=True)
     result = linklab("report", outage_dir, "--html", "--json")
     assert result.returncode == 0, result.stderr
-    assert target.is_file() and json.loads(result.stdout)["run"]["format_version"] == 1
+    assert target.is_file() and json.loads(result.stdout)["run"]["format_version"] == 2
 
 
 def test_chromium_loads_the_page_without_errors_and_every_figure_decodes(

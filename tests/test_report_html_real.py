@@ -201,6 +201,10 @@ def test_report_of_a_real_throughput_search(tmp_path, artifacts_dir):
     out = report.stdout
     assert "Maximum throughput per payload (paper 001 Fig. 5 layout)" in out
     assert f"{row['search_max_rate_hz']:.1f}" in out and row["search_stop"] in out
+    # achieved, with the rate asked beside it (issue 37)
+    assert row["search_max_rate_hz"] == row["publish_rate_hz"]
+    assert f"{row['search_asked_rate_hz']:.1f}" in out
+    assert f"{row['search_max_throughput_bit_s'] / 1e6:.3f}" in out
     assert f"{row['model_wire_bytes_per_sample']:.0f}" in out
     page = (run_dir / "report.html").read_text()
     assert "id=fig-throughput" in page and "id='search-trials'" in page

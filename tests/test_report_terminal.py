@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
+from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import expand
-from linklab.bench.runner import _cell_row_base, _complete_row
+from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
 from linklab.bench.store import RunStore
 
@@ -84,7 +85,7 @@ def test_json_export_keeps_measured_values_of_failed_cells(run_dir):
     assert default_256["reception_rate_hz"]["measured"] == pytest.approx(0.71)
     assert default_256["reception_rate_hz"]["paper"] is None
     assert default_256["reception_rate_hz"]["paper_has_cell"] is True
-    assert len(doc["cells"]) == 4 and doc["run"]["format_version"] == 1
+    assert len(doc["cells"]) == 4 and doc["run"]["format_version"] == 2
 
 
 def test_csv_export_writes_cells_table_and_bins(run_dir, tmp_path):

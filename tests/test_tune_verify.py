@@ -77,6 +77,27 @@ def test_judge_outage_wants_the_rate_back_in_time():
     assert not lost.passed and "covers the outage" in lost.why
 
 
+def test_rows_name_their_middleware_and_profile(tmp_path):
+    """Both middlewares run a cell named after the link ("verify"): each row of the
+    table says which middleware and which written profile it is (issue 37); the model
+    column is "∞" with the reason where the model says the stream cannot complete."""
+    from linklab.tune.verify import render
+
+    verdicts = [judge(row(middleware=mw, profile=str(tmp_path / f"{mw}.xml")), rate_hz=30,
+                      predicted_wire=wire, outage_s=None, covers_outage=False, recovery=0,
+                      model_note=note)
+                for mw, wire, note in (("fastdds", 1.2, None),
+                                       ("cyclonedds", math.inf, "cannot complete: why"))]
+    lines = render(verdicts)
+    assert lines[2].split()[:3] == ["middleware", "profile", "cell"]
+    assert lines[3].split()[:4] == ["fastdds", "fastdds.xml", "verify", "PASS"]
+    assert lines[3].split()[-1] == "1.2"
+    assert lines[4].split()[:4] == ["cyclonedds", "cyclonedds.xml", "verify", "PASS"]
+    assert lines[4].split()[-1] == "∞"
+    assert lines[5].strip() == "model: cannot complete: why"
+    assert verdicts[1].profile == "cyclonedds.xml" and verdicts[1].middleware == "cyclonedds"
+
+
 def test_recovery_is_the_backlog_over_the_spare_pacing_ceiling():
     s = tune(T).settings
     backlog = min(s.history_depth, 90)
@@ -107,6 +128,10 @@ def test_verify_passes_a_fitting_profile_and_fails_one_that_cannot_fit(tmp_path)
               "2s", "--verify-middleware", "cyclonedds")
     assert bad.returncode == 4, bad.stderr[-2000:]
     assert "FAIL" in bad.stdout and "INFEASIBLE" in bad.stdout
+    # the row names its middleware and profile; the model gives no figure it cannot reach
+    (failed,) = [line.split() for line in bad.stdout.splitlines() if "FAIL" in line.split()]
+    assert failed[:3] == ["cyclonedds", "cyclonedds.xml", "verify"] and failed[-1] == "∞"
+    assert "model: cannot complete: " in bad.stdout
 
 
 def test_verify_options_need_verify_and_are_checked_first(tmp_path):

@@ -1,101 +1,81 @@
-"""The one ``linklab`` command.
+"""The one ``linklab`` command: its entry point (pyproject's [project.scripts]).
 
-Each sub-command lives with its package (``linklab/<package>/cli.py`` exposing
-``register(app)``); this file only assembles them and turns ``LinklabError`` into a
-one-line message and an exit status, never a traceback.
+Cheap to import on purpose: ``main`` puts linklab's answer to SIGINT, SIGTERM and SIGHUP
+in place (stop_signals.py) before it imports the command tree (app.py: typer, rich,
+numpy, pyarrow, every package's commands). So a signal at any moment -- the imports,
+the parsing of the arguments, the work, its clean-up -- ends with one line at most and
+the conventional status, 130 SIGINT, 143 SIGTERM, 129 SIGHUP, never a traceback; the
+command's clean-up is the same whichever signal came. A ``LinklabError`` or a usage
+error ends with one line ``linklab: error: ...`` and its status (app.py).
 """
 
-from __future__ import annotations
-
-import importlib
-import importlib.util
+import os
 import sys
 
-import click
-import typer
-
-from linklab import __version__
-from linklab.errors import LinklabError
-
-# Packages that contribute commands, in the order --help lists them.
-COMMAND_MODULES = (
-    "linklab.model.cli",      # linklab model
-    "linklab.tune.cli",       # linklab tune
-    "linklab.link.cli",       # linklab link up|status|exec|down|clean
-    "linklab.bench.cli",      # linklab bench
-    "linklab.report.cli",     # linklab report
-    "linklab.sft.cli",        # linklab sft-bench
-    "linklab.security.cli",   # linklab keystore
-    "linklab.drive.cli",      # linklab drive
-    "linklab.field.cli",      # linklab field check|tune (linklab link measure: link/cli.py)
-    "linklab.k8s.cli",        # linklab k8s run|preflight|clean|image
-)
-
-app = typer.Typer(
-    name="linklab",
-    help="Measure, reproduce, understand and fix ROS 2 traffic over real networks.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"linklab {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
-) -> None:
-    """linklab: measure, reproduce, understand and fix ROS 2 traffic over real networks."""
-
-
-def _module_exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-for _name in COMMAND_MODULES:
-    if _module_exists(_name):
-        importlib.import_module(_name).register(app)
-
-
-def fail(message: str, exit_code: int = 2) -> None:
-    """Print one error line and exit (for the CLI layer only)."""
-    typer.echo(f"linklab: error: {message}", err=True)
-    raise SystemExit(exit_code)
+from linklab import stop_signals  # first: it imports nothing slow (its docstring)
 
 
 def main(argv: list[str] | None = None) -> int:
-    command = typer.main.get_command(app)
-    args = sys.argv[1:] if argv is None else argv
+    """Run ``linklab ARGV`` (default ``sys.argv[1:]``); return the exit status.
+
+    As the process's entry point (no ``argv``) the stop signals stay ignored from the
+    moment the outcome is decided to the exit; called with ``argv`` (tests, scripts in the
+    same process), the caller's signal handlers are back when it returns.
+    """
+    replaced: dict[int, object] = {}
     try:
-        result = command.main(args=args, prog_name="linklab", standalone_mode=False)
-    except LinklabError as error:
-        typer.echo(f"linklab: error: {error}", err=True)
-        return error.exit_code
-    except click.UsageError as error:
-        where = f" (see '{error.ctx.command_path} --help')" if error.ctx else ""
-        typer.echo(f"linklab: error: {error.format_message()}{where}", err=True)
-        return 2
-    except click.ClickException as error:
-        typer.echo(f"linklab: error: {error.format_message()}", err=True)
-        return error.exit_code
-    except click.exceptions.Abort:
-        typer.echo("linklab: interrupted", err=True)
-        return 130
-    except KeyboardInterrupt:
-        typer.echo("linklab: interrupted", err=True)
-        return 130
-    except click.exceptions.Exit as done:
-        return done.exit_code
-    return result if isinstance(result, int) else 0
+        try:
+            replaced = stop_signals.install()
+            from linklab.app import run  # the slow imports
+
+            stop_signals.raise_swallowed()   # a signal that came during them ends here
+            status, line = run(sys.argv[1:] if argv is None else list(argv))
+            stop_signals.ignore()   # decided: a signal from now on changes nothing
+        except (KeyboardInterrupt, SystemExit) as stop:
+            stop_signals.ignore()
+            interrupted = stop_signals.exit_status(stop)
+            if interrupted is None:   # sys.exit(N) in a command: its own status
+                raise
+            status, line = interrupted, stop_signals.message(interrupted)
+        _finish(line)
+        return status
+    finally:
+        if argv is not None:
+            stop_signals.restore(replaced)
+
+
+def _finish(line: str | None) -> None:
+    """Flush stdout and print ``line`` on stderr; a reader that is gone (``| head``, a
+    closed terminal after SIGHUP) is not an error of linklab's."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        _quiet(sys.stdout)
+    if line is not None:
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except OSError:
+            _quiet(sys.stderr)
+
+
+def _quiet(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so the interpreter's last flush of
+    it at exit has nowhere to fail."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
+
+
+def __getattr__(name: str) -> object:
+    """``linklab.cli.app``: the typer app (imported on first use, app.py)."""
+    if name == "app":
+        from linklab.app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

@@ -28,3 +28,9 @@ def _jsonable(value: Any) -> Any:
 def print_json(data: Any) -> None:
     """Write one JSON document to stdout (machine-readable; nothing else on stdout)."""
     sys.stdout.write(json.dumps(_jsonable(data), indent=2, sort_keys=False) + "\n")
+
+
+def err_line(text: str) -> None:
+    """One line on stderr as it is: never wrapped (a pipe or file is 80 columns to rich),
+    no markup, emoji or highlighting -- for lines a program reads one by one (gate misses)."""
+    err_console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)

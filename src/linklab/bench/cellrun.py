@@ -23,9 +23,12 @@ import numpy as np
 from linklab.bench import discovery_gate as G
 from linklab.bench import endpoints as E
 from linklab.bench import metrics as M
+from linklab.bench import verdict as V
+from linklab.bench.cpu import CellLoad
 from linklab.bench.matrix import Cell, deadline_s
 from linklab.bench.middlewares import base_middleware
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
+from linklab.bench.simlag import simulator_lag_ms, simulator_lag_note
 from linklab.bench.streams import (
     StreamInput,
     aggregate,
@@ -69,6 +72,9 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     gated = gate is not None
     G.clear(out_dir)
 
+    load = CellLoad(cell, bed, out_dir)  # cpu_load competitors (bench/cpu.py)
+    probes.append(load)  # stopped with the probes if the cell fails
+    load.start()  # before the broker and the first probe
     broker = None
     if adapter is not None and adapter.brokered:
         netns, edge_address = edge_of(bed)
@@ -130,10 +136,13 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     for probe in pubs + subs:
         probe.stop()
     broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
+    load.stop()  # after the last probe
     after = bed.snapshot(hosts)
     G.clear(out_dir)
-    return _collect(cell, plan, started, before, after, out_dir, ended_ns, broker_cpu_s,
-                    outage_s, bed, profile, model_fanout, unmatched)
+    fields, streams = _collect(cell, plan, started, before, after, out_dir, ended_ns,
+                               broker_cpu_s, outage_s, bed, profile, model_fanout, unmatched)
+    fields.update(load.fields())
+    return fields, streams
 
 
 def unmatched_endpoints(plan: list[E.Endpoint], unmatched: list[str]) -> list[str]:
@@ -226,6 +235,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
     pub_hosts = tuple(dict.fromkeys(ep.host for ep in plan if ep.role == "pub"))
     deltas = counter_deltas(before, after, pub_hosts, sub_hosts)
     wire = deltas.pop("wire_bytes")
+    # an ns-3 medium runs in real time and may lag it: latencies through it include that
+    lag_ms = simulator_lag_ms(before, after)
 
     pub_records = {t: _read_or_empty(out_dir / f"{ep.name}.bin") for t, ep in pub_of.items()}
     sub_records = {ep.name: _read_or_empty(out_dir / f"{ep.name}.bin")
@@ -241,7 +252,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
                if not holds_every_seq(pub_records[t], pub_of[t].topic.messages)}
     inputs = [StreamInput(ep.topic.name, ep.topic.publisher, ep.host, ep.name,
                           pub_records[ep.topic.name], sub_records[ep.name],
-                          published_exact=ep.topic.name not in inexact)
+                          published_exact=ep.topic.name not in inexact,
+                          end_ns=_observed_until(reports[ep.name], ended_ns, bed))
               for ep in plan if ep.role == "sub"]
     starts = [int(r["t_send_ns"].min()) for r in pub_records.values() if len(r)]
     origin = min(starts) if starts else None
@@ -255,13 +267,16 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
     n_bins = max(1, math.ceil((ended_ns - origin) / 1e9)) if origin is not None else None
     measured, per_stream, expected = aggregate(
         pub_records, inputs, wire_bytes=wire, warmup_bytes=warmup_bytes,
-        bins_origin_ns=origin, n_bins=n_bins)
+        bins_origin_ns=origin, n_bins=n_bins, dark=bed.dark_windows_ns())
 
     streams: list[dict[str, Any]] = []
     known_failures: set[str] = set()
     partly_served: set[str] = set()
     reasons: list[str] = []
     notes: list[str] = []
+    lag_note = simulator_lag_note(lag_ms)
+    if lag_note:
+        notes.append(lag_note)
     if unknown_warmup and wire is not None:
         notes.append(f"no wire / payload: {', '.join(unknown_warmup)} left no summary, so "
                      "its warm-up samples are unknown")
@@ -271,12 +286,14 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         ep_pub = pub_of[stream.topic]
         pub, sub = started[ep_pub.name], started[stream.endpoint]
         pub_report, sub_report = reports[ep_pub.name], reports[stream.endpoint]
-        expects_all = expects_every_sample(cell.middleware, ep_pub.qos)
-        expects.append(expects_all)
-        outcome = M.Outcome(
+        rule = V.rule_for(base_middleware(cell.middleware), ep_pub.qos,
+                          ep_pub.topic.interval_s)
+        expects.append(rule.text())
+        outcome = V.Outcome(
             publisher_finished=metrics.published >= ep_pub.topic.messages,
             publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,
-            expects_all=expects_all, publisher_signalled=pub.signalled_by_runner,
+            expects_all=rule.expects_all, stall_limit_s=rule.stall_limit_s,
+            publisher_signalled=pub.signalled_by_runner,
             subscriber_signalled=sub.signalled_by_runner,
             publisher_completed=_completed(pub_report),
             subscriber_completed=_completed(sub_report),
@@ -285,7 +302,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             readers_unmatched=int((pub_report.get("summary") or {}).get(
                 "readers_unmatched_while_publishing") or 0),
             stream_ended=(sub_report.get("summary") or {}).get("end_reason") == "end_of_stream")
-        reason = M.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
+        reason = V.failure_reason(metrics, outcome, ep_pub.topic.interval_s,
                                   ep_pub.topic.messages)
         if stream.endpoint in unmatched:
             reason = G.unmatched_reason(MATCH_TIMEOUT_S) + (f"; {reason}" if reason else "")
@@ -300,7 +317,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
                       for e in ((r.get("summary") or {}).get("errors") or [])]
             if errors:
                 reason += f" ({'; '.join(map(str, errors))[:300]})"
-        note = M.exit_note(outcome)
+        note = V.exit_note(outcome)
         served = (pub_report.get("summary") or {}).get("matched_readers")
         if (served is not None and 0 < served < len(ep_pub.topic.subscribers)
                 and ep_pub.name not in partly_served):
@@ -326,8 +343,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
             "subscriber": stream.subscriber, "endpoint": stream.endpoint,
             "status": "ok" if reason is None else "failed", "failure_reason": reason,
             "known_failure": known.name if known else None,
-            "completion_rule": completion_rule(expects_all),
-            "history_applied": history_flag(ep_pub.qos),
+            "completion_rule": rule.text(),
+            "history_applied": V.history_flag(ep_pub.qos),
             "pub_cpu_s": pub_report["cpu_s"], "sub_cpu_s": sub_report["cpu_s"],
             "pub_cpu_fraction": _cpu_fraction(pub_report),
             "sub_cpu_fraction": _cpu_fraction(sub_report),
@@ -362,8 +379,8 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         "failure_reason": "; ".join(reasons)[:2000] or None,
         "known_failure": "; ".join(sorted(known_failures)) or None,
         "exit_note": "; ".join(notes) or None,
-        "completion_rule": completion_rule(all(expects)) if len(set(expects)) == 1
-        else "per topic (see streams)",
+        "completion_rule": expects[0] if len(set(expects)) == 1
+        else "per subscriber (see streams)",
         "expected": expected,
         "outage_s": outage_s,
         # subscribers whose reader matched no publisher before the go (their rows say so)
@@ -383,6 +400,7 @@ def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess
         "sub_rss_peak_bytes": _max(r["rss_peak_bytes"] for r in subs),
         "fanout_step_ms": fanout_step, "model_fanout_step_ms": model_step,
         "interfaces": interface_deltas(before, after),
+        "simulator_lag_max_ms": math.nan if lag_ms is None else lag_ms,
     })
     return row, streams
 
@@ -393,32 +411,14 @@ def _ros_qos(summary: dict[str, Any]) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def expects_every_sample(middleware: str, qos: tuple[str, ...]) -> bool:
-    """RELIABLE + KEEP_ALL (DDS), or reliable MQTT (QoS 1) / Zenoh (reliable, blocking
-    congestion control), which keep no history to replace samples in: every published
-    sample must arrive."""
-    flags = list(qos)
-    if "--system-default" in flags or "--qos" not in flags:
-        return False
-    reliable = flags[flags.index("--qos") + 1] == "reliable"
-    if base_middleware(middleware) in ("mqtt", "zenoh"):
-        return reliable
-    return reliable and history_flag(qos) == "keep_all"
-
-
-def history_flag(qos: tuple[str, ...]) -> str | None:
-    flags = list(qos)
-    if "--history" in flags:
-        return flags[flags.index("--history") + 1]
-    return None
-
-
-def completion_rule(expects_all: bool) -> str:
-    """The rule that decided the cell's status (stated per cell, issue 17)."""
-    if expects_all:
-        return "RELIABLE KEEP_ALL: every published sample must arrive"
-    return ("samples may be replaced or dropped (KEEP_LAST or BEST_EFFORT): completed when "
-            "the publisher finished and samples arrived; delivery shows what was lost")
+def _observed_until(report: dict[str, Any], ended_ns: int, bed: Any) -> int | None:
+    """The end of a subscriber's observation on the probes' clock: when it ended (noticed
+    by the runner's poll), or the cell's end; None when its clock is not this machine's
+    (the stall then runs to the stream's last write or arrival)."""
+    if not bed.shares_local_clock:
+        return None
+    ended = report.get("ended_ns")
+    return min(int(ended), ended_ns) if ended is not None else ended_ns
 
 
 def _sum(values) -> Any:

@@ -3,7 +3,11 @@
 Exit status: 0 every cell ran (failed cells included: a link that loses everything is a
 result); 1 a gate was missed (each miss is printed, one line each); 2 bad input; 70 a cell
 could not be measured because of a linklab error or bug ("error" rows), whatever else
-happened; 130 interrupted.
+happened; 130 interrupted (143 by SIGTERM, 129 SIGHUP; the same clean-up).
+
+``--dry-run`` makes every check the run makes before its first cell (bench.checks) and
+exits as the run would on a refusal (same line, same status); it only leaves out what
+changes the system or reaches a remote host.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from linklab.bench.matrix import expand
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
-from linklab.output import console, err_console, print_json
+from linklab.output import console, err_console, err_line, print_json
+from linklab.stop_signals import exit_status
 from linklab.units import format_duration, size_label
 
 EXIT_GATES_MISSED = 1
@@ -50,8 +55,8 @@ def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
         console.print(render_run(store.info, store.rows, console, store.streams,
                                  root=store.root))
         console.print(f"run directory: {store.root}  (linklab report {store.root})")
-    for miss in misses:
-        err_console.print(miss.line(), highlight=False)
+    for miss in misses:  # one line each, whatever the terminal's width
+        err_line(miss.line())
     for row in store.rows:
         if row.get("status") == "error":
             err_console.print(f"linklab error in cell {row['cell_id']}: "
@@ -116,13 +121,14 @@ def register(app: typer.Typer) -> None:
                                            help="Continue an interrupted run: skip its "
                                                 "finished cells."),
         dry_run: bool = typer.Option(False, "--dry-run",
-                                     help="Print the matrix and its estimated duration; "
-                                          "run nothing."),
+                                     help="Make every check the run makes before its "
+                                          "first cell, then print the matrix and its "
+                                          "estimated duration; change nothing."),
         out: Path = typer.Option(Path("runs"), "--out", metavar="DIR",
                                  help="Parent directory of the new run directory."),
-        repeat: int | None = typer.Option(None, "--repeat", metavar="N",
-                                          help="Trials of every cell (overrides the "
-                                               "scenario's trials)."),
+        repeat_text: str | None = typer.Option(None, "--repeat", metavar="N",
+                                               help="Trials of every cell, 1 to 1000 "
+                                                    "(overrides the scenario's trials)."),
         presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
                                            help="Link presets of your own (YAML like "
                                                 "linklab's presets.yaml); repeatable."),
@@ -138,9 +144,9 @@ def register(app: typer.Typer) -> None:
         directory (run.json, cells.parquet, streams.parquet, records/). Ctrl-C keeps
         finished cells. Exit 1 when a gate is missed, 70 when a cell hit a linklab error."""
         from linklab.bench.gates import parse_cli_gate
+        from linklab.bench.spec import check_repeat
 
-        if repeat is not None and repeat < 1:
-            raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
+        repeat = None if repeat_text is None else check_repeat(repeat_text)
         cli_gates = [parse_cli_gate(g) for g in gate]
         store = None
         if resume is not None:
@@ -166,8 +172,9 @@ def register(app: typer.Typer) -> None:
                                  "--resume RUN_DIR", argument="SCENARIO.yaml")
             scenario = load_scenario(scenario_path, quick=quick, repeat=repeat,
                                      preset_files=presets)
-        cells = expand(scenario)
+        cells = expand(scenario)  # at most MAX_CELLS: refused before expanding
 
+        from linklab.bench.checks import check_before_run
         from linklab.bench.environment import LinklabEnvironment
         from linklab.bench.runner import (
             cell_estimates_s,
@@ -183,6 +190,10 @@ def register(app: typer.Typer) -> None:
             click.get_current_context().call_on_close(env.close)  # ssh, agents, host dirs
         else:
             env = LinklabEnvironment(scenario.presets)
+        # everything the run checks before its first cell, --dry-run too (a field run's
+        # hosts are reached only by the run itself)
+        check_before_run(scenario, cells, env, list(scenario.gates) + cli_gates,
+                         connect=not dry_run)
         searched = set(store.info.get("searches") or {}) if store is not None else set()
         done = store.done_ids() if store is not None else set()
         todo = [c for c in cells if c.cell_id not in done]
@@ -207,7 +218,6 @@ def register(app: typer.Typer) -> None:
                               f"(h:mm:ss{bound}{paced})")
             return
 
-        env.check_ready(cells)
         for line in getattr(env, "notes", list)():  # the field's hosts, preflight, time sync
             err_console.print(line, markup=False, highlight=False, soft_wrap=True)
         if store is None:
@@ -236,10 +246,10 @@ def register(app: typer.Typer) -> None:
             try:
                 rows = run_cells(store, cells, env, run_tag=run_tag,
                                  on_progress=on_progress, search_settings=scenario.search)
-            except (KeyboardInterrupt, SystemExit):
+            except (KeyboardInterrupt, SystemExit) as stop:
                 bar.stop()
-                err_console.print(
+                err_line(   # one line, never wrapped
                     f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
                     f"{store.root}; continue with: linklab bench --resume {store.root}")
-                raise typer.Exit(130) from None
+                raise typer.Exit(exit_status(stop) or 130) from None
         conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json)

@@ -4,22 +4,7 @@
   fields written over the preset; every endpoint runs on the host its topic names; wire
   bytes are the interface byte counters of the publishers' hosts (both directions:
   data, retransmissions, heartbeats, acks).
-- profiles (``profile:``), per middleware — a profile a middleware cannot take is an error
-  before anything runs, never a silent default:
-  * Fast DDS: ``default`` and ``large_data`` are the files shipped in linklab/profiles/
-    (Fast DDS as ROS 2 Humble configures it, and the paper's LARGE_DATA baseline: UDP for
-    discovery, TCPv4 for data); ``step1`` and ``step1-2`` the default with paper 000's
-    first optimization step alone and with the second (Figs. 4 and 6); ``optimized`` is
-    ``linklab.tune`` for the cell's rate, payload and link (the link's rate as
-    T_OS->Link, its loss as PER, its delay, the topic's unicast subscribers);
-    ``optimized-paced`` is that profile with the writer paced at T*omega
-    (linklab.tune.fastdds.set_pacing); any other name is a file ``<name>.xml`` in
-    linklab/profiles/, a name ending in .xml a Fast DDS XML file of the scenario's own.
-  * Cyclone DDS: ``default`` is Cyclone's own configuration (no CYCLONEDDS_URI, as
-    rmw_cyclonedds without one); ``optimized`` the tuner's Cyclone file; a .xml file of
-    the scenario's own must be a Cyclone configuration (<CycloneDDS>).
-  * Zenoh: ``default``, or a .json5 configuration of the scenario's own.
-  * MQTT: ``default`` only (mosquitto's and libmosquitto's defaults).
+- profiles: bench.profiles (what each ``profile:`` means per middleware);
 - model: the seed-000 model's R_DDS / R_pub for the cell (NaN where it does not apply:
   not Fast DDS over UDP).
 """
@@ -28,23 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 import time
 from collections.abc import Iterator
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
 from linklab.bench.middlewares import base_middleware
-from linklab.bench.runner import ResolvedProfile
-from linklab.errors import EnvironmentProblem, UsageError
+from linklab.bench.profiles import Profiles
+from linklab.bench.protocols import ResolvedProfile
+from linklab.errors import UsageError
 from linklab.model.overhead import WirePath
-
-TUNED_PROFILES = ("optimized", "optimized-paced")
-
 
 # --- links ----------------------------------------------------------------------------
 
@@ -102,230 +81,60 @@ class Links:
         return int(self.spec(choice).mtu)
 
 
-# --- profiles -------------------------------------------------------------------------
-
-def shipped_profile(name: str) -> str:
-    """The XML of a Fast DDS profile file shipped in linklab/profiles/."""
-    try:
-        base = resources.files("linklab.profiles")
-    except ModuleNotFoundError:
-        raise EnvironmentProblem("linklab.profiles is missing (the probes branch ships "
-                                 "default.xml and large_data.xml)") from None
-    for candidate in (f"{name}.xml", f"fastdds/{name}.xml", f"fastdds_{name}.xml"):
-        path = base.joinpath(candidate)
-        if path.is_file():
-            return path.read_text()
-    known = sorted(p.name.removesuffix(".xml") for p in base.iterdir()
-                   if p.name.endswith(".xml"))
-    raise UsageError(f"unknown profile {name!r}; shipped Fast DDS profiles: "
-                     f"{', '.join(known)}, or optimized, optimized-paced", argument="profile")
-
-
-@cache
-def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float,
-          subscribers: int = 1, delay_s: float = 0.0, history_depth: int | None = None):
-    """linklab.tune for a cell: its rate and payload, the link's rate (T_OS->Link), loss
-    (PER) and one-way delay, the topic's unicast subscribers, and a history forced by the
-    scenario (None: the tuner's own plan)."""
-    from linklab.tune import TuningInput, tune
-
-    return tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
-                            link_bits_per_s=link_bits, per=per, subscribers=subscribers,
-                            delay_s=delay_s, history_depth=history_depth))
-
-
-def _xml_root(text: str) -> str | None:
-    match = re.search(r"<\s*([A-Za-z_][\w:.-]*)", re.sub(r"<\?.*?\?>|<!--.*?-->", "", text,
-                                                         flags=re.S))
-    return match[1].split(":")[-1] if match else None
-
-
-class Profiles:
-    """What each cell's ``profile`` and ``history`` mean for its middleware."""
-
-    def __init__(self, links: Links):
-        self.links = links
-
-    def tuned_for(self, cell: Cell, history_depth: int | None = None):
-        choice = cell.link_choice or LinkChoice(cell.link)
-        subscribers = len(cell.topics[0].subscribers) if cell.topics else 1
-        return tuned(cell.rate_hz, cell.payload_bytes, self.links.rate_bits(choice),
-                     self.links.loss(choice), subscribers, self.links.delay_s(choice),
-                     history_depth)
-
-    def history_for(self, cell: Cell, topic: Any = None) -> str:
-        """What the probe's --history gets for ``topic`` (default: the cell's first; the
-        choices are documented at spec.parse_history). A tuned profile brings its own
-        history where the scenario did not ask for one (linklab's KEEP_ALL default does
-        not apply to it)."""
-        topic = topic if topic is not None else (cell.topics[0] if cell.topics else None)
-        history = topic.history if topic is not None else cell.history
-        tuned_profile = cell.profile in TUNED_PROFILES
-        if tuned_profile and history == "keep_all" and topic is not None \
-                and "history" not in topic.explicit:
-            history = "profile"
-        if history == "tuned" or (history == "profile" and tuned_profile):
-            return f"keep_last:{self.tuned_for(cell).settings.history_depth}"
-        if history == "profile":
-            return "keep_all"
-        return history
-
-    def check(self, cell: Cell) -> None:
-        """Refuse what the cell's middleware cannot take (before anything runs)."""
-        base = base_middleware(cell.middleware)
-        profile = cell.profile
-        own = profile.endswith((".xml", ".json5"))
-        for topic in cell.topics or ():
-            if topic.history in ("tuned", "profile") and base not in ("fastdds", "cyclonedds"):
-                raise UsageError(f"history {topic.history} is the tuner's DDS writer history "
-                                 f"(N_HC); {cell.middleware} has no history cache",
-                                 argument="history")
-        if profile in TUNED_PROFILES:
-            for topic in cell.topics or ():
-                if self.history_for(cell, topic) == "keep_all" and cell.rate_hz:
-                    raise UsageError(f"history keep_all with profile {profile}: the tuned "
-                                     "profile sizes a KEEP_LAST history (and its readers' "
-                                     "limits) from it; use history: profile, tuned or "
-                                     "keep_last:N", argument="history")
-            if profile == "optimized-paced" and base != "fastdds":
-                raise UsageError("optimized-paced paces a Fast DDS writer "
-                                 "(throughputController); use optimized",
-                                 argument="profile")
-        if (cell.search or cell.rate_fraction is not None) and profile in TUNED_PROFILES:
-            raise UsageError(f"profile {profile} is tuned for a known rate; a searched rate "
-                             f"({cell.rate}) has none: use another profile", argument="profile")
-        if base == "fastdds":
-            if own:
-                if not profile.endswith(".xml") or _xml_root(Path(profile).read_text()) not in (
-                        "dds", "profiles"):
-                    raise UsageError(f"{profile} is not a Fast DDS XML profile (<dds> or "
-                                     "<profiles>)", argument="profile")
-            elif profile not in TUNED_PROFILES:
-                shipped_profile(profile)
-            if cell.middleware == "fastdds-secure" and profile != "default":
-                raise UsageError("fastdds-secure runs linklab's default profile with "
-                                 "DDS-Security; another profile cannot be combined with it",
-                                 argument="profile")
-            return
-        if base == "cyclonedds":
-            if own:
-                if not profile.endswith(".xml") or _xml_root(Path(profile).read_text()) != \
-                        "CycloneDDS":
-                    raise UsageError(f"{profile} is not a Cyclone DDS configuration "
-                                     "(<CycloneDDS>)", argument="profile")
-            elif profile not in ("default", "optimized"):
-                raise UsageError(f"profile {profile!r} is a Fast DDS profile; Cyclone DDS "
-                                 "takes default, optimized or a <CycloneDDS> file of your own",
-                                 argument="profile")
-            return
-        if base == "zenoh":
-            if profile != "default" and not profile.endswith(".json5"):
-                raise UsageError(f"profile {profile!r} is not for Zenoh; Zenoh takes default "
-                                 "or a .json5 configuration of your own", argument="profile")
-            if cell.middleware.endswith("-tls") and profile != "default":
-                raise UsageError(f"{cell.middleware} brings its own TLS configuration; "
-                                 "another profile cannot be combined with it", argument="profile")
-            return
-        if profile != "default":
-            raise UsageError(f"profile {profile!r}: MQTT takes default only (mosquitto's and "
-                             "libmosquitto's settings)", argument="profile")
-
-    def resolve(self, cell: Cell) -> ResolvedProfile:
-        self.check(cell)
-        history = self.history_for(cell)
-        base = base_middleware(cell.middleware)
-        if base not in ("fastdds", "cyclonedds") or (base == "cyclonedds"
-                                                     and cell.profile == "default"):
-            if cell.profile.endswith(".json5"):
-                path = Path(cell.profile)
-                return ResolvedProfile(path.name, path.read_text(), history,
-                                       {"profile": path.stem, "source": str(path)})
-            return ResolvedProfile(None, None, history, {"profile": cell.profile})
-        if cell.profile in TUNED_PROFILES:
-            return self._tuned(cell, history, base)
-        if cell.profile.endswith(".xml"):  # the scenario's own file
-            path = Path(cell.profile)
-            return ResolvedProfile(path.name, path.read_text(), history,
-                                   {"profile": path.stem, "source": str(path)})
-        xml = shipped_profile(cell.profile)
-        return ResolvedProfile(f"{cell.profile}.xml", xml, history, {"profile": cell.profile})
-
-    def _tuned(self, cell: Cell, history: str, base: str) -> ResolvedProfile:
-        result = self.tuned_for(cell)
-        if history == "keep_all":
-            raise UsageError(f"history keep_all with profile {cell.profile}: the tuned "
-                             "profile sizes a KEEP_LAST history (and its readers' limits) "
-                             "from it; use history: profile, tuned or keep_last:N",
-                             argument="history")
-        depth = int(history.split(":")[1])
-        if depth != result.settings.history_depth:
-            # the scenario asks for another history than the tuner's (Fig. 7/8 sweeps):
-            # tune again with it, so the readers' limits and Cyclone's follow in step
-            result = self.tuned_for(cell, history_depth=depth)
-        paced = cell.profile == "optimized-paced"
-        if base == "cyclonedds":
-            if paced:
-                raise UsageError("optimized-paced paces a Fast DDS writer "
-                                 "(throughputController); Cyclone DDS takes optimized",
-                                 argument="profile")
-            xml = result.cyclonedds_xml
-        else:
-            xml = result.fastdds_xml
-            if paced:
-                from linklab.tune.fastdds import set_pacing
-
-                xml = set_pacing(xml, result.settings.budget_bytes_per_s)
-        name = (f"{cell.profile}-{base}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-"
-                f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', cell.link)}-"
-                f"{history.replace(':', '')}.xml")
-        meta = {"profile": cell.profile, "middleware": base,
-                "tuning": result.to_dict()["inputs"],
-                "settings": result.settings.to_dict(), "verdict": result.verdict}
-        if paced:
-            meta["pacing_bytes_per_s"] = result.settings.budget_bytes_per_s
-        return ResolvedProfile(name, xml, history, meta)
-
-
 # --- the model ------------------------------------------------------------------------
 
 def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
     """Interface bytes per published payload byte, as linklab.model.wire predicts them
     (first copies, repairs of lost fragments, fragments sent again while queued,
     heartbeats and acknowledgements, headers; linklab.tune.wirecheck), times k for k
-    unicast subscribers (each sample goes out once per subscriber, seed 002 Fig. 15).
+    unicast subscribers (each sample goes out once per subscriber, seed 002 Fig. 15);
+    infinity where the model says the cell cannot complete (``model_verdict``).
 
     NaN, by rule, where the model does not apply: middlewares other than Fast DDS and
     Cyclone DDS, profiles other than default and optimized (TCP's large_data, files of
     one's own), several topics in one cell, a rate not known. Any other failure is a bug.
     """
-    from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, predicted_for
+    return model_verdict(cell, links, profiles)[0]
+
+
+def model_verdict(cell: Cell, links: Links, profiles: Profiles) -> tuple[float, str | None]:
+    """(``model_amplification``, None), or (infinity, "cannot complete: ...") when the
+    wire the model predicts is more than the link carries: no steady state, the figure
+    is no result (linklab.model.completion, C1 from seed 000 Eq. 2)."""
+    from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, verdict_for
 
     base = base_middleware(cell.middleware)
     if base not in MIDDLEWARES or cell.middleware != base or cell.profile not in PROFILES \
             or len(cell.topics) > 1 or not cell.rate_hz:
-        return math.nan
+        return math.nan, None
     choice = cell.link_choice or LinkChoice(cell.link)
     link = LinkInfo(links.rate_bits(choice), links.loss(choice), links.mtu(choice))
-    return float(predicted_for(base, cell.profile, cell.payload_bytes, cell.rate_hz, link,
-                               len(cell.topics[0].subscribers), cell.topics[0].type))
+    value, note = verdict_for(base, cell.profile, cell.payload_bytes, cell.rate_hz, link,
+                              len(cell.topics[0].subscribers), cell.topics[0].type)
+    return float(value), note
 
 
 # --- the environment ------------------------------------------------------------------
 
 class LinkBed:
-    """Adapts a linklab.link Testbed to what the runner needs (runner.Bed): endpoints run
+    """Adapts a linklab.link Testbed to what the runner needs (bench.protocols.Bed): endpoints run
     on the testbed's hosts by name."""
 
     shares_local_files = True  # probes run on this machine (bench.discovery_gate)
+    shares_local_clock = True
+    applies_cpu = True  # cpu_load competitors and cpu_quota groups (bench/cpu.py)
 
-    def __init__(self, bed: Any, label: str, outage_s: float):
+    def __init__(self, bed: Any, label: str, outage_s: float,
+                 quotas: dict[str, Any] | None = None):
         self.bed = bed
         self.label = label
         self.outage_s = outage_s
         self.armed_t0_ns: int | None = None
+        self.quotas = quotas or {}  # host -> its cpu_quota cgroup (bench.cpu.quota_groups)
 
     def spawn(self, host: str, argv: list[str], stdout: Any, stderr: Any):
-        return self.bed.popen(host, argv, stdout=stdout, stderr=stderr)
+        return self.bed.popen(host, argv, stdout=stdout, stderr=stderr,
+                              cgroup=self.quotas.get(host))
 
     def address(self, host: str) -> str | None:
         return self.bed.hosts[host].address
@@ -367,6 +176,19 @@ class LinkBed:
             if event.get("edge") == "on":
                 return int(event.get("after_ns") or event.get("planned_ns"))
         return None
+
+    def dark_windows_ns(self) -> list[tuple[int, int | None]]:
+        """The declared outages so far, (on, off or None), from the scheduler's log."""
+        windows: list[tuple[int, int | None]] = []
+        for event in self.bed.outage_events():
+            at = event.get("after_ns") or event.get("planned_ns")
+            if at is None:
+                continue
+            if event.get("edge") == "on":
+                windows.append((int(at), None))
+            elif event.get("edge") == "off" and windows and windows[-1][1] is None:
+                windows[-1] = (windows[-1][0], int(at))
+        return windows
 
     def stages(self) -> dict[str, Any]:
         status = self.bed.status()
@@ -417,7 +239,9 @@ class LinklabEnvironment:
             kwargs["preset_fields"] = self.links.user[choice.preset]
         with testbed(preset=choice.preset, topology=cell.topology, hosts=cell.hosts or 1,
                      name=run_tag, arm_outage=False, **kwargs, **overrides) as bed:
-            yield LinkBed(bed, cell.link, length)
+            from linklab.bench.cpu import quota_groups
+
+            yield LinkBed(bed, cell.link, length, quota_groups(bed, cell))
 
     def outage_s(self, cell: Cell) -> float:
         return self.links.outage_s(cell.link_choice or LinkChoice(cell.link))
@@ -430,6 +254,16 @@ class LinklabEnvironment:
 
     def model_amplification(self, cell: Cell) -> float:
         return model_amplification(cell, self.links, self.profiles)
+
+    def model_verdict(self, cell: Cell) -> tuple[float, str | None]:
+        """The row's ``model_amplification`` and ``model_amplification_note``: the figure,
+        or NaN and why the cell cannot complete (bench/store.py). Asks
+        ``model_amplification`` first, so an environment that says the model does not
+        apply (linklab.field) is heard."""
+        value = self.model_amplification(cell)
+        if not math.isinf(value):
+            return value, None
+        return math.nan, model_verdict(cell, self.links, self.profiles)[1]
 
     def link_rate_bits(self, cell: Cell) -> float | None:
         choice = cell.link_choice or LinkChoice(cell.link)
@@ -455,9 +289,13 @@ class LinklabEnvironment:
         paths = [wire_path(options, mtu, topic.publisher, sub) for sub in topic.subscribers]
         return next((p for p in paths if p.bounded), paths[0])
 
-    def check_ready(self, cells: list[Cell]) -> None:
+    def check_ready(self, cells: list[Cell], *, connect: bool = True) -> None:  # noqa: ARG002
         """Fail before any link is touched: missing probes, profiles a middleware cannot
-        take, QoS a middleware has no policy for, links that cannot be built here."""
+        take, QoS a middleware has no policy for, links that cannot be built here. Nothing
+        here changes the system or connects anywhere, so ``--dry-run`` runs it all
+        (``connect`` is for environments that reach remote hosts). A refusal is tagged
+        with its cell and topic (bench.checks.about: the CLI names the scenario's line)."""
+        from linklab.bench.checks import about
         from linklab.bench.endpoints import qos_args
         from linklab.bench.probe_driver import probe_binary
         from linklab.link import blueprint
@@ -466,10 +304,12 @@ class LinklabEnvironment:
             probe_binary(middleware)
         seen: set[str] = set()
         for cell in cells:
-            self.profiles.check(cell)
+            with about(cell):
+                self.profiles.check(cell)
             for topic in cell.topics:
-                qos_args(cell.middleware, topic, self.history_for(cell, topic)
-                         if cell.rate_hz else "keep_last:1")
+                with about(cell, topic):
+                    qos_args(cell.middleware, topic, self.history_for(cell, topic)
+                             if cell.rate_hz else "keep_last:1")
             key = self.link_key(cell)
             if key in seen:
                 continue
@@ -478,12 +318,14 @@ class LinklabEnvironment:
             kwargs: dict[str, Any] = {}
             if choice.preset in self.links.user:
                 kwargs["preset_fields"] = self.links.user[choice.preset]
-            try:
-                planned = blueprint.design(choice.preset, topology=cell.topology,
-                                           hosts=cell.hosts or 1, name="check", **kwargs,
-                                           **choice.overrides_dict())
-            except UsageError as error:
-                raise UsageError(f"cell {cell.cell_id}: link {cell.link}: {error}") from None
+            with about(cell, field="link"):
+                try:
+                    planned = blueprint.design(choice.preset, topology=cell.topology,
+                                               hosts=cell.hosts or 1, name="check", **kwargs,
+                                               **choice.overrides_dict())
+                except UsageError as error:
+                    raise UsageError(f"cell {cell.cell_id}: link {cell.link}: {error}") \
+                        from None
             from linklab.link import cluster, userns
 
             cluster.check_ready(planned.plan.cluster, userns.is_root())

@@ -64,6 +64,17 @@ MAX_PAIRS = 32
 # The search for the most a link carries (search.py): ``rate: max``; ``rate: 75%`` runs
 # at that fraction of the maximum found for the same settings.
 RATE_MAX = "max"
+# What one run takes at most, so that a typo (``count: 1e25``, ``--repeat 100000``) is
+# refused with the limit named instead of running for ever or expanding a matrix that
+# does not fit in memory. A cell costs at least matrix.SETUP_S (8 s): MAX_CELLS cells are
+# a day of link time or more; the largest shipped study has 1200
+# (paper-000-table2-calibrated.yaml).
+MAX_TRIALS = 1000            # trials: and --repeat
+MAX_CELLS = 10_000           # cells of one run: the product of the axes' lengths x trials
+MAX_COUNT = 100_000_000      # count: messages a topic publishes in one cell
+MAX_CELL_S = 24 * 3600.0     # duration, warmup, grace, outage_start, outage_length, and a
+                             # topic's publishing time (count / rate) in one cell
+MAX_SEARCH_TRIAL_S = 3600.0  # search: trial (one trial of a throughput search)
 
 
 @dataclass(frozen=True)
@@ -154,12 +165,24 @@ def choice(value: Any, allowed: tuple[str, ...], where: Located) -> str:
     return value
 
 
-def positive_int(value: Any, where: Located, *, most: int | None = None) -> int:
+def positive_int(value: Any, where: Located, *, most: int | None = None,
+                 limit: str = "the most accepted") -> int:
+    """A whole number from 1 to ``most``; ``limit`` says what ``most`` is."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise where.error(f"{value!r} must be a whole number greater than zero")
+        raise where.error(f"{value!r} must be a whole number greater than zero"
+                          + (f" (at most {most})" if most is not None else ""))
     if most is not None and value > most:
-        raise where.error(f"{value} is more than {most}")
+        raise where.error(f"{value} is more than {most}, {limit}")
     return value
+
+
+def cell_duration(value: Any, where: Located, *, allow_zero: bool = False) -> float:
+    """A duration of one cell (duration, warmup, grace, outage_*): at most MAX_CELL_S."""
+    seconds = with_units(parse_duration, value, where, allow_zero=allow_zero)
+    if seconds > MAX_CELL_S:
+        raise where.error(f"{value!r} is longer than {MAX_CELL_S / 3600:g} h, the most "
+                          "linklab takes for one cell")
+    return seconds
 
 
 def with_units(parser, value: Any, where: Located, **kw) -> float:
@@ -234,6 +257,99 @@ def name(value: Any, pattern: re.Pattern, what: str, where: Located) -> str:
     return value
 
 
+# --- CPU contention (bench/cpu.py applies them; README "A busy robot") -----------------
+# cpu_load: CPU-bound competitors linklab starts for a cell, at the probes' priority:
+# ``none``, ``N/core`` (N per online CPU of the machine the hosts run on) or a count ``N``.
+# cpu_quota: CPU time a host's probes may use, in cores (``0.5cores`` = 50 ms of every
+# 100 ms period: cgroup cpu.cfs_quota_us / cpu.max), or ``none``.
+# cpu_load_on / cpu_quota_on: the hosts they apply to (default: the cell's endpoint hosts).
+CPU_NONE = "none"
+MAX_LOAD_PER_CORE = 16       # cpu_load: N/core, and a count: at most this many per CPU
+MAX_LOAD_COUNT = 1024        # cpu_load: N (per machine; checks.py: <= 16 per online CPU)
+MIN_QUOTA_CORES = 0.01       # 1 ms of a 100 ms period: the kernel's least cfs_quota_us
+MAX_QUOTA_CORES = 1024.0     # (checks.py: at most the machine's online CPUs)
+LOAD_ACCEPTED = (f"none, N/core (N CPU-bound competitors per online CPU, 1 to "
+                 f"{MAX_LOAD_PER_CORE}) or a count N of competitors (1 to "
+                 f"{MAX_LOAD_COUNT})")
+QUOTA_ACCEPTED = ("none or the CPU time a host's probes may use, in cores: 0.5cores (half "
+                  f"of one CPU), 1.5cores; from {MIN_QUOTA_CORES:g}cores to the machine's "
+                  "online CPUs")
+
+
+def parse_cpu_load(value: Any, where: Located) -> str:
+    """``none`` | ``N/core`` | ``N`` (canonical text: "none", "2/core", "3")."""
+    if value is None or value == CPU_NONE:
+        return CPU_NONE
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 1 <= value <= MAX_LOAD_COUNT:
+            return str(value)
+        raise where.error(f"{value!r}: a count of competitors is 1 to {MAX_LOAD_COUNT}; "
+                          f"expected {LOAD_ACCEPTED}")
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+)\s*/\s*(?:core|cpu)\s*", value)
+        if match and 1 <= int(match[1]) <= MAX_LOAD_PER_CORE:
+            return f"{int(match[1])}/core"
+        if re.fullmatch(r"\s*\d+\s*", value) and 1 <= int(value) <= MAX_LOAD_COUNT:
+            return str(int(value))
+    raise where.error(f"{value!r} is not a CPU load; expected {LOAD_ACCEPTED}")
+
+
+def load_processes(load: str, online_cpus: int) -> int:
+    """How many competitors ``cpu_load`` (canonical) starts on a machine of
+    ``online_cpus`` CPUs: N/core -> N x CPUs, a count as it is, none -> 0."""
+    if load == CPU_NONE:
+        return 0
+    if load.endswith("/core"):
+        return int(load[:-5]) * online_cpus
+    return int(load)
+
+
+def parse_cpu_quota(value: Any, where: Located) -> str:
+    """``none`` | ``Xcores`` (canonical text: "none", "0.5cores")."""
+    if value is None or value == CPU_NONE:
+        return CPU_NONE
+    text = str(value).strip() if not isinstance(value, bool) else ""
+    if text.endswith("%"):
+        raise where.error(f"{value!r}: a percentage does not say of what (one CPU? the "
+                          f"machine?); write the quota in cores, e.g. 0.5cores; expected "
+                          f"{QUOTA_ACCEPTED}")
+    match = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*cores?", text)
+    if match is None:
+        hint = " (no unit)" if re.fullmatch(r"[\d.]+", text) else ""
+        raise where.error(f"{value!r} is not a CPU quota{hint}; expected {QUOTA_ACCEPTED}")
+    cores = float(match[1])
+    if not MIN_QUOTA_CORES <= cores <= MAX_QUOTA_CORES:
+        raise where.error(f"{value!r}: a quota is {MIN_QUOTA_CORES:g} to "
+                          f"{MAX_QUOTA_CORES:g} cores; expected {QUOTA_ACCEPTED}")
+    return f"{cores:g}cores"
+
+
+def quota_cores(quota: str) -> float | None:
+    """``"1.5cores"`` -> 1.5; None for none."""
+    return None if quota == CPU_NONE else float(quota.removesuffix("cores"))
+
+
+def parse_host_list(value: Any, where: Located) -> str:
+    """A host name or a list of them (``cpu_load_on``, ``cpu_quota_on``): "robot,edge"."""
+    items = value if isinstance(value, list) else [value]
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or not re.fullmatch(r"[a-z][a-z0-9]*", item):
+            raise where.error(f"{item!r} is not a host name; expected a host of the cell's "
+                              "topology or a list of them, e.g. robot or [robot, edge]")
+        if item in names:
+            raise where.error(f"names host {item} twice")
+        names.append(item)
+    if not names:
+        raise where.error("an empty list; name at least one host, e.g. [robot]")
+    return ",".join(names)
+
+
+def host_list(text: str | None) -> tuple[str, ...] | None:
+    """``"robot,edge"`` -> ("robot", "edge"); None (every endpoint host) stays None."""
+    return None if text is None else tuple(text.split(","))
+
+
 # Cell fields whose value is one plain value (fixed:, axes: lists of them, quick:).
 SCALAR_PARSERS = {
     "middleware": lambda v, w: choice(v, MIDDLEWARES, w),
@@ -247,18 +363,24 @@ SCALAR_PARSERS = {
     "depth": lambda v, w: positive_int(v, w, most=1_000_000),
     "durability": lambda v, w: choice(v, DURABILITIES, w),
     "type": lambda v, w: choice(v, MESSAGE_TYPES, w),
-    "count": lambda v, w: positive_int(v, w),
-    "duration": lambda v, w: None if v is None else with_units(parse_duration, v, w),
-    "grace": lambda v, w: None if v is None else with_units(parse_duration, v, w),
-    "outage_length": lambda v, w: None if v is None else with_units(parse_duration, v, w),
-    "warmup": lambda v, w: with_units(parse_duration, v, w, allow_zero=True),
-    "outage_start": lambda v, w: with_units(parse_duration, v, w, allow_zero=True),
+    "count": lambda v, w: positive_int(v, w, most=MAX_COUNT, limit="the most messages a "
+                                       "topic publishes in one cell"),
+    "duration": lambda v, w: None if v is None else cell_duration(v, w),
+    "grace": lambda v, w: None if v is None else cell_duration(v, w),
+    "outage_length": lambda v, w: None if v is None else cell_duration(v, w),
+    "warmup": lambda v, w: cell_duration(v, w, allow_zero=True),
+    "outage_start": lambda v, w: cell_duration(v, w, allow_zero=True),
     "subscribers": lambda v, w: positive_int(v, w, most=MAX_SUBSCRIBERS),
     "flow": lambda v, w: choice(v, FLOWS, w),
     "pairs": lambda v, w: positive_int(v, w, most=MAX_PAIRS),
+    "cpu_load": parse_cpu_load,
+    "cpu_load_on": parse_host_list,
+    "cpu_quota": parse_cpu_quota,
+    "cpu_quota_on": parse_host_list,
 }
 # ``link`` (a preset name or an inline link) and ``link.FIELD`` are parsed by links.py;
 # ``topics`` (a list of endpoints) by topics.py.
 FIELDS = ("middleware", "profile", "link", "topology", "hosts", "flow", "payload", "rate",
           "qos", "history", "depth", "durability", "type", "count", "duration", "warmup",
-          "outage_start", "outage_length", "grace", "subscribers", "pairs", "topics")
+          "outage_start", "outage_length", "grace", "subscribers", "pairs", "topics",
+          "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")

@@ -16,25 +16,39 @@ Metrics and where they are measured (ddsperf's ``-Q`` and the iRobot benchmark's
 files are the conventions this follows: a name, a comparison, a value with its unit):
 
 - per subscriber of a topic: ``reception_rate`` (Hz), ``delivery`` (%), ``message_loss``
-  (%, paper 002's counter gaps), ``latency_mean|p50|p95|p99|max`` and ``jitter``
-  (durations), ``goodput`` (bit/s);
+  (%, 1 - delivered), ``gap_loss`` (%, paper 002's counter gaps between the first and
+  the last sample received), ``stall`` (a duration: the longest interval with nothing
+  arriving while samples were outstanding; in seconds, unlike the ``*_ms`` columns),
+  ``latency_mean|p50|p95|p99|max`` and ``jitter`` (durations), ``goodput`` (bit/s);
 - per probe process: ``cpu`` (% of one core over the probe's life; publisher and
   subscribers of the topic);
 - per cell: ``wire_amplification`` (wire bytes / payload bytes published), ``max_rate``
-  (Hz) and ``max_throughput`` (bit/s) of a throughput search (``rate: max``).
+  (Hz) and ``max_throughput`` (bit/s) of a throughput search (``rate: max``); a cell
+  metric has no topic.
 
-A gate on a cell that failed (did not complete, crashed) is missed, with the cell's
-reason. Evaluation is a pure function of the stored rows, so ``linklab report`` checks
-the same gates (and any given with ``--gate``) on a finished run.
+``where:`` selects cells by their settings as the rows hold them: ``link`` by the link's
+label or its preset, ``link.FIELD`` by the value a ``link.FIELD`` axis gave the cell,
+``rate`` by Hz or as asked (``max``, ``75%``), ``depth: N`` as ``history: keep_last:N``,
+``pairs: N`` as N topics.
+
+Before anything runs (``linklab bench``, ``--dry-run`` too) every gate is checked against
+the scenario's matrix (:func:`check_scope`): a ``where:`` that selects no cell, or a topic
+no selected cell has, is a one-line error naming the scenario's file:line or the ``--gate``
+argument. A gate on a cell that failed (did not complete, crashed) is missed, with the
+cell's reason; a gate that applied to nothing in a run (:func:`evaluate`: a topic or
+``where:`` no stored cell has) is missed as "not evaluated", never met. Evaluation is a
+pure function of the stored rows, so ``linklab report`` checks the same gates (and any
+given with ``--gate``) on a finished run.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -47,6 +61,7 @@ from linklab.units import (
     parse_duration,
     parse_fraction,
     parse_frequency,
+    size_label,
 )
 
 
@@ -88,10 +103,20 @@ def _show_ms(value: float) -> str:
     return f"{value:.2f} ms"
 
 
+def _seconds(text: str) -> float:
+    return parse_duration(text, allow_zero=True)
+
+
+def _show_s(value: float) -> str:
+    return f"{value:.2f} s" if value >= 1 else f"{value * 1000:.1f} ms"
+
+
 METRICS: dict[str, Metric] = {
     "reception_rate": Metric("reception_rate_hz", "stream", parse_frequency, _hz),
     "delivery": Metric("delivery_ratio", "stream", _fraction, _pct),
     "message_loss": Metric("message_loss_rate", "stream", _fraction, _pct),
+    "gap_loss": Metric("gap_loss_rate", "stream", _fraction, _pct),
+    "stall": Metric("stall_max_s", "stream", _seconds, _show_s),  # seconds, not ms
     "latency_mean": Metric("latency_mean_ms", "stream", _ms, _show_ms),
     "latency_p50": Metric("latency_p50_ms", "stream", _ms, _show_ms),
     "latency_p95": Metric("latency_p95_ms", "stream", _ms, _show_ms),
@@ -121,9 +146,19 @@ class Gate:
     text: str                              # as written, e.g. "reception_rate >= 29Hz"
     topic: str | None = None
     where: tuple[tuple[str, Any], ...] = ()  # cell field -> value (parsed like the field)
+    # where it was written: the scenario's Located, or the --gate text (errors name it)
+    at: Located | str | None = field(default=None, compare=False, repr=False)
 
     def holds(self, value: float) -> bool:
         return OPERATORS[self.op](value, self.target)
+
+    def refusal(self, message: str) -> UsageError:
+        """A one-line error about this gate, naming where it was written."""
+        if isinstance(self.at, Located):
+            return self.at.error(message)
+        if isinstance(self.at, str):
+            return UsageError(f"{self.at!r}: {message}", argument="--gate")
+        return UsageError(f"gate {self.text}: {message}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "op": self.op, "target": self.target,
@@ -136,10 +171,16 @@ class Gate:
 
 
 def make_gate(metric: str, target_text: Any, *, topic: str | None = None,
-              where: tuple[tuple[str, Any], ...] = (), argument: str = "--gate") -> Gate:
+              where: tuple[tuple[str, Any], ...] = (), argument: str = "--gate",
+              at: Located | str | None = None, stored: bool = False) -> Gate:
+    """A gate; ``stored``: one a run recorded (read as it was, so an old run still
+    reports: a cell metric on a topic is then "not evaluated", not refused)."""
     if metric not in METRICS:
         raise UsageError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}",
                          argument=argument)
+    if topic is not None and METRICS[metric].level == "cell" and not stored:
+        raise UsageError(f"{metric} is measured per cell; it has no topic (give it "
+                         f"without topic {topic!r})", argument=argument)
     match = _TARGET.match(str(target_text))
     if not match:
         raise UsageError(f"{target_text!r} is not a target; expected OP VALUE, e.g. "
@@ -149,22 +190,28 @@ def make_gate(metric: str, target_text: Any, *, topic: str | None = None,
         target = METRICS[metric].parse(value_text)
     except UsageError as error:
         raise UsageError(f"{metric}: {error}", argument=argument) from None
-    return Gate(metric, op, float(target), f"{metric} {op} {value_text}", topic, where)
+    return Gate(metric, op, float(target), f"{metric} {op} {value_text}", topic, where, at)
 
 
-def parse_cli_gate(text: str) -> Gate:
-    """``[TOPIC:]METRIC OP VALUE`` from ``--gate``."""
+def parse_cli_gate(text: str, *, stored: bool = False) -> Gate:
+    """``[TOPIC:]METRIC OP VALUE`` from ``--gate`` (``stored``: as a run recorded it)."""
     match = _CLI.match(text)
     if not match:
         raise UsageError(f"{text!r}: expected [TOPIC:]{ACCEPTED}", argument="--gate")
-    return make_gate(match["metric"], f"{match['op']} {match['value']}", topic=match["topic"])
+    try:
+        return make_gate(match["metric"], f"{match['op']} {match['value']}",
+                         topic=match["topic"], at=text, stored=stored)
+    except UsageError as error:
+        raise UsageError(f"{text!r}: {str(error).removeprefix('--gate: ')}",
+                         argument="--gate") from None
 
 
 def parse_gate_mapping(node: yaml.Node, where: Located, *, topic: str | None = None,
                        allow_scope: bool = False,
-                       cell_field: Callable[[str, Any, Located], Any] | None = None
-                       ) -> tuple[Gate, ...]:
-    """A mapping ``metric: "OP VALUE"`` (with ``where:`` and ``topic:`` when allowed)."""
+                       cell_field: Callable[[str, Any, Located], Any] | None = None,
+                       in_topic: bool = False) -> tuple[Gate, ...]:
+    """A mapping ``metric: "OP VALUE"`` (with ``where:`` and ``topic:`` when allowed;
+    ``in_topic``: the ``gates:`` of a topic entry, which take no per-cell metric)."""
     gates = []
     scope: list[tuple[str, Any]] = []
     items = mapping(node, where)
@@ -183,14 +230,17 @@ def parse_gate_mapping(node: yaml.Node, where: Located, *, topic: str | None = N
                 scope.append((field_name, cell_field(field_name, value, field_loc)
                               if cell_field else value))
             continue
+        if in_topic and key in METRICS and METRICS[key].level == "cell":
+            raise loc.error(f"{key} is measured per cell; a topic's gates take "
+                            "per-subscriber and per-probe metrics (give it under the "
+                            "scenario's gates:)")
         try:
-            gates.append(make_gate(key, plain(value_node, loc), topic=topic))
+            gates.append(make_gate(key, plain(value_node, loc), topic=topic, at=loc))
         except UsageError as error:
             raise loc.error(str(error).removeprefix("--gate: ")) from None
     if not gates:
         raise where.error(f"no targets; expected {ACCEPTED}")
-    return tuple(Gate(g.metric, g.op, g.target, g.text, g.topic, tuple(scope))
-                 for g in gates)
+    return tuple(replace(g, where=tuple(scope)) for g in gates)
 
 
 def parse_gates(node: yaml.Node, where: Located,
@@ -209,43 +259,81 @@ def parse_gates(node: yaml.Node, where: Located,
 
 @dataclass(frozen=True)
 class Miss:
-    cell_id: str
+    cell_id: str              # "" when the gate applied to no cell (evaluated is False)
     gate: str
-    measured: str
+    measured: str             # the value, or why there is none
     topic: str | None = None
     subscriber: str | None = None
+    evaluated: bool = True    # False: the gate applied to nothing (never "met")
 
     def line(self) -> str:
-        place = self.cell_id
+        place = self.cell_id or "run"
         if self.topic:
             place += f" topic {self.topic}"
         if self.subscriber:
             place += f" subscriber {self.subscriber}"
+        if not self.evaluated:
+            return f"gate missed: {place}: {self.gate} (not evaluated: {self.measured})"
         return f"gate missed: {place}: {self.gate} (measured {self.measured})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"cell_id": self.cell_id, "gate": self.gate, "measured": self.measured,
-                "topic": self.topic, "subscriber": self.subscriber}
+                "topic": self.topic, "subscriber": self.subscriber,
+                "evaluated": self.evaluated}
 
 
 # where: keys -> the row column holding that setting
 WHERE_COLUMNS = {"payload": "payload_bytes", "rate": "rate_hz", "duration": "duration_s",
                  "warmup": "warmup_s", "grace": "grace_s", "outage_start": "outage_start_s",
-                 "outage_length": "outage_length_s"}
+                 "outage_length": "outage_length_s", "pairs": "topics"}
+
+
+def _setting(row: Mapping[str, Any], key: str, value: Any) -> Any:
+    """The row's value of the setting ``where:`` names with ``key`` (compared to
+    ``value``)."""
+    if key.startswith("link."):
+        try:
+            overrides = json.loads(row.get("link_overrides") or "{}")
+        except (TypeError, ValueError):
+            return None
+        return overrides.get(key[5:]) if isinstance(overrides, dict) else None
+    if key == "rate" and isinstance(value, str):
+        return row.get("rate_asked")
+    if key == "depth":
+        history = str(row.get("history") or "")
+        return int(history[10:]) if history.startswith("keep_last:") and \
+            history[10:].isdigit() else None
+    return row.get(WHERE_COLUMNS.get(key, key))
+
+
+def _matches(key: str, value: Any, row: Mapping[str, Any]) -> bool:
+    actual = _setting(row, key, value)
+    if key == "link":
+        return value in (row.get("link"), row.get("link_preset"))
+    if key.startswith("link."):
+        return actual is not None and str(actual) == str(value)
+    if isinstance(value, float) or isinstance(actual, float):
+        try:
+            return math.isclose(float(actual), float(value), rel_tol=1e-9)
+        except (TypeError, ValueError):
+            return False
+    return actual == value
 
 
 def _applies(gate: Gate, row: Mapping[str, Any]) -> bool:
-    for key, value in gate.where:
-        actual = row.get(WHERE_COLUMNS.get(key, key))
-        if isinstance(value, float) or isinstance(actual, float):
-            try:
-                if not math.isclose(float(actual), float(value), rel_tol=1e-9):
-                    return False
-            except (TypeError, ValueError):
-                return False
-        elif actual != value:
-            return False
-    return True
+    return all(_matches(key, value, row) for key, value in gate.where)
+
+
+def _where_text(gate: Gate) -> str:
+    return ", ".join(f"{k}={_shown(k, v)}" for k, v in gate.where)
+
+
+def _shown(key: str, value: Any) -> str:
+    if key == "payload" and isinstance(value, int):
+        return size_label(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def _value(row: Mapping[str, Any], key: str) -> float | None:
@@ -257,34 +345,76 @@ def _value(row: Mapping[str, Any], key: str) -> float | None:
     return None if math.isnan(value) else value
 
 
+def check_scope(gates: Iterable[Gate],
+                cells: Sequence[tuple[Mapping[str, Any], Iterable[str]]]) -> None:
+    """Refuse, before anything runs, a gate that would apply to nothing: a ``where:``
+    that selects no cell of the matrix, or a topic none of the cells it selects has.
+    ``cells``: (the cell's row settings -- matrix.Cell.axes() --, its topic names)."""
+    cells = [(row, set(topics)) for row, topics in cells]
+    for gate in gates:
+        selected = [(row, topics) for row, topics in cells if _applies(gate, row)]
+        if not selected:
+            raise gate.refusal(f"where: {_where_text(gate)} selects no cell of the matrix; "
+                               f"{_values_of(gate, [row for row, _ in cells])}")
+        if gate.topic is not None and not any(gate.topic in t for _, t in selected):
+            known = sorted(set().union(*(t for _, t in selected)))
+            scope = "the cells where: selects" if gate.where else "the scenario's cells"
+            raise gate.refusal(f"topic {gate.topic!r} is in none of {scope}; their topics: "
+                               f"{', '.join(known)}")
+
+
+def _values_of(gate: Gate, rows: list[Mapping[str, Any]]) -> str:
+    """What the rows have for each setting the gate's where: names."""
+    parts = []
+    for key, value in gate.where:
+        seen: dict[str, None] = {}
+        for row in rows:
+            if key == "link":
+                seen.update(dict.fromkeys(str(v) for v in (row.get("link"),
+                                                           row.get("link_preset")) if v))
+            else:
+                actual = _setting(row, key, value)
+                seen[_shown(key, actual) if actual is not None else "(unset)"] = None
+        parts.append(f"{key}: {', '.join(seen) or '(none)'}")
+    return "the cells have " + "; ".join(parts)
+
+
 def evaluate(gates: Iterable[Gate], rows: Iterable[Mapping[str, Any]],
              streams: Iterable[Mapping[str, Any]]) -> list[Miss]:
-    """Every gate missed, per cell / topic / subscriber, in row order."""
+    """Every gate missed, per cell / topic / subscriber, in row order; then every gate
+    that applied to no value at all (``evaluated`` False: a gate is met only when it held
+    on at least one value)."""
     gates = list(gates)
+    rows = list(rows)
     by_cell: dict[str, list[Mapping[str, Any]]] = {}
     for stream in streams:
         by_cell.setdefault(str(stream.get("cell_id")), []).append(stream)
     misses: list[Miss] = []
+    touched: set[int] = set()
     for row in rows:
         cell_id = str(row.get("cell_id"))
         cell_streams = by_cell.get(cell_id, [])
-        for gate in gates:
+        for g, gate in enumerate(gates):
             if not _applies(gate, row):
                 continue
             metric = METRICS[gate.metric]
+            if metric.level == "cell":
+                if gate.topic is not None:
+                    continue  # a stored gate from before make_gate refused this
+            elif gate.topic is not None:
+                topics = _row_topics(row, cell_streams)
+                if gate.topic not in topics and (topics or row.get("status") == "ok"):
+                    continue  # the topic is not in this cell
+            touched.add(g)
             if row.get("status") != "ok":
                 misses.append(Miss(cell_id, gate.text,
                                    f"cell {row.get('status')}: {row.get('failure_reason')}",
                                    gate.topic))
                 continue
             if metric.level == "cell":
-                if gate.topic is not None:
-                    continue
                 misses.extend(_check(gate, metric, row, cell_id))
                 continue
             targets = [s for s in cell_streams if gate.topic in (None, s.get("topic"))]
-            if gate.topic is not None and not targets:
-                continue  # the topic is not in this cell
             if not targets:
                 targets = [row]  # a run stored before per-subscriber streams
             seen_pub: set[str] = set()
@@ -300,7 +430,40 @@ def evaluate(gates: Iterable[Gate], rows: Iterable[Mapping[str, Any]],
                                              who=f"{role}"))
                 else:
                     misses.extend(_check(gate, metric, stream, cell_id))
+    for g, gate in enumerate(gates):
+        if g not in touched:
+            misses.append(Miss("", gate.text, _why_not(gate, rows, by_cell), gate.topic,
+                               evaluated=False))
     return misses
+
+
+def _row_topics(row: Mapping[str, Any], streams: list[Mapping[str, Any]]) -> set[str]:
+    """The topics of a cell: its streams', and those its ``endpoints`` column names
+    (``NAME: robot->edge ...; NAME2: ...``, matrix.Cell.axes: a failed cell may have no
+    streams); empty when neither is stored."""
+    names = {str(s.get("topic")) for s in streams if s.get("topic") is not None}
+    endpoints = row.get("endpoints")
+    if isinstance(endpoints, str):
+        names |= {part.split(":", 1)[0].strip() for part in endpoints.split("; ")
+                  if ":" in part}
+    return names
+
+
+def _why_not(gate: Gate, rows: list[Mapping[str, Any]],
+             by_cell: Mapping[str, list[Mapping[str, Any]]]) -> str:
+    """Why a gate applied to no value of the run."""
+    if not rows:
+        return "the run has no cells"
+    selected = [r for r in rows if _applies(gate, r)]
+    if not selected:
+        return f"where: {_where_text(gate)} selects no cell of the run; {_values_of(gate, rows)}"
+    if METRICS[gate.metric].level == "cell":
+        return f"{gate.metric} is measured per cell; it has no topic"
+    topics = sorted({t for r in selected
+                     for t in _row_topics(r, by_cell.get(str(r.get("cell_id")), []))})
+    scope = "that where: selects " if gate.where else ""
+    return (f"no cell {scope}has topic {gate.topic}; the cells' topics: "
+            f"{', '.join(topics) or '(none recorded)'}")
 
 
 def _check(gate: Gate, metric: Metric, where: Mapping[str, Any], cell_id: str,

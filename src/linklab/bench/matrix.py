@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linklab.bench.fields import RATE_MAX, Located, rate_fraction
+from linklab.bench.fields import MAX_CELLS, RATE_MAX, Located, rate_fraction
 from linklab.bench.links import LinkChoice
 from linklab.bench.spec import Scenario
 from linklab.bench.topics import Topic, resolve_topics
 from linklab.units import size_label
 
 # Outer to inner (link.FIELD axes come right after link, in the file's order).
-LOOP_ORDER = ("link", "topology", "hosts", "flow", "middleware", "profile", "history", "depth",
+LOOP_ORDER = ("link", "topology", "hosts", "flow", "cpu_load", "cpu_load_on", "cpu_quota",
+              "cpu_quota_on", "middleware", "profile", "history", "depth",
               "durability", "type", "rate", "qos", "payload", "subscribers", "pairs",
               "count", "duration", "warmup", "outage_start", "outage_length", "grace")
 
@@ -63,6 +65,15 @@ class Cell:
     rate: float | str = 0.0   # as asked: Hz, "max" or "75%"
     link_choice: LinkChoice | None = None
     topics: tuple[Topic, ...] = ()
+    # CPU contention (bench/cpu.py), as asked: competitors and the probes' quota, and the
+    # hosts each applies to ("robot,edge"; None: the cell's endpoint hosts)
+    cpu_load: str = "none"
+    cpu_load_on: str | None = None
+    cpu_quota: str = "none"
+    cpu_quota_on: str | None = None
+    # (axis, index of this cell's value in the scenario's list): errors about a value
+    # name its line (bench.checks.located)
+    choices: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def search(self) -> bool:
@@ -122,6 +133,8 @@ class Cell:
             "grace_s": self.grace_s, "trial": self.trial,
             "topics": len(self.topics), "subscribers": self.streams,
             "endpoints": "; ".join(t.describe() for t in self.topics),
+            "cpu_load": self.cpu_load, "cpu_load_on": self.cpu_load_on,
+            "cpu_quota": self.cpu_quota, "cpu_quota_on": self.cpu_quota_on,
         }
 
 
@@ -144,6 +157,13 @@ def _slug(value: Any, key: str) -> str:
         text = Path(value).stem
     elif key == "history":
         text = "h-" + str(value).replace("keep_last:", "last")
+    elif key in ("cpu_load", "cpu_quota"):
+        what = key[4:]
+        text = f"no{what}" if value == "none" else \
+            f"{what}{str(value).replace('/core', '-per-core')}"
+    elif key in ("cpu_load_on", "cpu_quota_on"):
+        text = f"{key[4:-3]}-on-" + ("endpoints" if value is None
+                                     else str(value).replace(",", "."))
     else:
         text = str(value)
     text = text.replace("%", "pct")
@@ -163,13 +183,33 @@ def _ordered_keys(scenario: Scenario) -> list[str]:
     return keys
 
 
+def matrix_size(scenario: Scenario) -> int:
+    """How many cells the scenario has: the product of its axes' lengths x trials."""
+    return math.prod(len(v) for v in scenario.axes.values()) * scenario.trials
+
+
+def check_size(scenario: Scenario) -> None:
+    """Refuse a matrix of more than MAX_CELLS cells before expanding it."""
+    size = matrix_size(scenario)
+    if size <= MAX_CELLS:
+        return
+    factors = [f"{len(v)} {k}" for k, v in scenario.axes.items() if len(v) > 1]
+    factors += [f"{scenario.trials} trials"] if scenario.trials > 1 else []
+    raise Located(scenario.path, 1, "").error(
+        f"the matrix has {size} cells ({' x '.join(factors)}); a run takes at most "
+        f"{MAX_CELLS} cells: use fewer axis values or trials (--repeat), or split it into "
+        "several scenarios")
+
+
 def expand(scenario: Scenario) -> list[Cell]:
     """All cells of a scenario, outer axis first (see LOOP_ORDER)."""
+    check_size(scenario)
     keys = _ordered_keys(scenario)
     cells: list[Cell] = []
     value_lists = [scenario.axes[k] for k in keys] + [list(range(1, scenario.trials + 1))]
     where = Located(scenario.path, 1, "")
-    for combo in itertools.product(*value_lists):
+    for picks in itertools.product(*(range(len(v)) for v in value_lists)):
+        combo = [axis[i] for axis, i in zip(value_lists, picks, strict=True)]
         values = dict(scenario.fixed)
         values.update(zip(keys, combo[:-1], strict=True))
         trial = combo[-1]
@@ -193,6 +233,10 @@ def expand(scenario: Scenario) -> list[Cell]:
             hosts=hosts, flow=values.get("flow"), durability=first.durability,
             rate=first.rate,
             link_choice=choice, topics=topics,
+            cpu_load=values.get("cpu_load", "none"), cpu_load_on=values.get("cpu_load_on"),
+            cpu_quota=values.get("cpu_quota", "none"),
+            cpu_quota_on=values.get("cpu_quota_on"),
+            choices=tuple(zip(keys, picks[:-1], strict=True)),
         ))
     if len({c.cell_id for c in cells}) != len(cells):
         raise where.error("two cells get the same id; give inline links a name: "

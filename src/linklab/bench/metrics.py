@@ -1,21 +1,46 @@
-"""Metrics of one cell: pure functions over probe record arrays.
+"""Metrics of one stream (a subscriber against its topic's publisher): pure functions over
+probe record arrays. docs/metrics.md is the one written definition of each; this module is
+the one place that computes them.
 
-Record files follow DESIGN.md "Probes": a 16-byte header (magic ``LLREC1\\0\\0``, u32
-record size = 28, u32 role 0 = subscriber / 1 = publisher), then packed little-endian
-records ``<QqqI``: seq, t_send_ns, t_recv_ns (0 in publisher files), bytes. All times
-are CLOCK_MONOTONIC of one kernel, so t_recv - t_send is the one-way latency.
+Record files follow the probe protocol (docs/reference/probe-protocol.md): a 16-byte header
+(magic ``LLREC1\\0\\0``, u32 record size = 28, u32 role 0 = subscriber / 1 = publisher),
+then packed little-endian records ``<QqqI``: seq, t_send_ns, t_recv_ns (0 in publisher
+files), bytes. All times are CLOCK_MONOTONIC of one kernel (or put on one clock first:
+linklab.field), so t_recv - t_send is the one-way latency.
 
-Definitions (seed 000 = ../shared/seeds/000_10b8b18b6f5db8a8.txt, §V-B):
-- reception rate (Hz) = messages received / (t_last - t_first), times of reception;
-- average latency = mean of t_recv - t_send; jitter = standard deviation of latency;
-- a cell whose mean latency exceeds 100 publish intervals is shown as "—" (Table II
-  caption); one that did not complete is "—" too. Here such cells are marked
-  ``failed`` with a reason and keep every number that was measured.
+Definitions (run format 2; format 1 is in docs/metrics.md "Runs made before"):
+- published P: the samples the publisher wrote (its records; warm-up excluded); received
+  R: distinct sequence numbers the subscriber got (duplicates excluded);
+- delivered = R / P; message loss = 1 - delivered. Paper 002 (002_d18906a16de1bd6a.txt
+  §IV-A) defines the rate of message loss as received over what the subscriber "was
+  supposed to receive"; its subscriber counted what it was supposed to by the gaps in
+  the counters it saw. The publisher's own records say it exactly, so nothing before the
+  first or after the last sample received escapes. The counter-gap figure is kept under
+  its own name, ``gap_loss_rate``, counted over the seqs the publisher really wrote;
+- reception rate = R / W, W = the larger of the reception span (last - first arrival) and
+  the publishing span (last - first write). Paper 000 (000_10b8b18b6f5db8a8.txt §V-B)
+  divides by "the time span between the first and the last message"; for a stream that
+  completes both spans agree (within the change in latency between the first and the last
+  sample), which is every cell the paper gives a rate for (its Table II prints "—" for
+  the others). With W never shorter than the publishing span, a burst cannot raise the
+  rate above the rate the samples were written at: 46 samples arriving in the last 0.3 s
+  of a 10 s stream are 4.6 Hz, not 153 Hz. 0 Hz when nothing arrived;
+- goodput = payload bits received / W (the same window);
+- stall = the longest interval in which nothing arrived while at least one sample had been
+  written and had not (yet) arrived; a sample that never arrives is outstanding until the
+  end of the observation (the subscriber's end, when known; else the last write or
+  arrival). ``stall_link_up_s`` is the same with the time inside declared outages (the
+  link down on purpose) left out: the part a middleware answers for;
+- publish rate = (P - 1) / the publishing span: the rate the writes kept;
+- latency = t_recv - t_send of each received sample (first copy): mean, p50/p95/p99
+  (linear interpolation), max; jitter = their population standard deviation (paper 000
+  §V-B).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,8 +57,9 @@ from linklab.probes.records import (  # noqa: F401
 )
 from linklab.probes.records import read_records as _read_record_file
 
-# Table II caption: latency above 100 transmission intervals is "—".
-LATENCY_LIMIT_INTERVALS = 100
+# The definitions above are run format 2's; a row computed with them says so (format1.py
+# reads the rows of format 1 in these terms).
+METRICS_VERSION = 2
 
 
 def empty_records() -> np.ndarray:
@@ -68,32 +94,133 @@ def unique_received(sub: np.ndarray) -> np.ndarray:
     return sub[np.sort(first)]
 
 
-def reception_rate_hz(sub: np.ndarray) -> float:
-    """Received / (t_last - t_first) over reception times (seed 000 §V-B). NaN if < 2."""
-    if len(sub) < 2:
+def _span_s(times_ns: np.ndarray) -> float:
+    if len(times_ns) < 2:
+        return 0.0
+    return (int(times_ns.max()) - int(times_ns.min())) / 1e9
+
+
+def window_s(received: np.ndarray, pub: np.ndarray) -> float:
+    """W: the larger of the reception span and the publishing span (s); NaN when both are
+    empty (fewer than two arrivals and fewer than two writes)."""
+    span = max(_span_s(received["t_recv_ns"]), _span_s(pub["t_send_ns"]))
+    return span if span > 0 else math.nan
+
+
+def reception_rate_hz(received: np.ndarray, pub: np.ndarray) -> float:
+    """R / W (distinct samples received; module docstring). NaN when W is not defined."""
+    window = window_s(received, pub)
+    return len(received) / window if not math.isnan(window) else math.nan
+
+
+def goodput_bit_s(received: np.ndarray, pub: np.ndarray) -> float:
+    """Payload bits received / W (the reception rate's window)."""
+    window = window_s(received, pub)
+    if math.isnan(window):
         return math.nan
-    span_s = (int(sub["t_recv_ns"].max()) - int(sub["t_recv_ns"].min())) / 1e9
-    return len(sub) / span_s if span_s > 0 else math.nan
+    return float(received["bytes"].astype(np.int64).sum()) * 8 / window
 
 
 def latencies_ms(sub: np.ndarray) -> np.ndarray:
     return (sub["t_recv_ns"].astype(np.int64) - sub["t_send_ns"].astype(np.int64)) / 1e6
 
 
-def message_loss_rate(sub: np.ndarray) -> float:
-    """Messages missing between the first and the last received, over that span.
+def gap_counts(received: np.ndarray, pub: np.ndarray) -> tuple[int, int]:
+    """(missing, expected) by paper 002's counter gaps: the seqs between the first and the
+    last received that the publisher wrote (all of them when its records are empty), and
+    how many of those did not arrive. A seq the publisher never wrote (a failed write) is
+    no gap."""
+    if len(received) == 0:
+        return 0, 0
+    got = np.unique(received["seq"].astype(np.uint64))
+    first, last = int(got[0]), int(got[-1])
+    if len(pub):
+        written = np.unique(pub["seq"].astype(np.uint64))
+        inside = written[(written >= first) & (written <= last)]
+        expected = int(len(np.union1d(inside, got)))
+    else:
+        expected = last - first + 1
+    return expected - len(got), expected
 
-    Paper 002 (002_d18906a16de1bd6a.txt §IV, "rate of message loss"): each message carries
-    a counter; the subscriber compares each counter with the last one received and counts
-    the gap as lost. Messages before the first or after the last received are not seen
-    by that rule and are not counted (delivery_ratio, against the publisher's records,
-    counts them). NaN with nothing received.
-    """
-    if len(sub) == 0:
-        return math.nan
-    seqs = np.unique(sub["seq"].astype(np.uint64))
-    span = int(seqs[-1]) - int(seqs[0]) + 1
-    return (span - len(seqs)) / span
+
+def gap_loss_rate(received: np.ndarray, pub: np.ndarray) -> float:
+    """Paper 002's counter-gap figure (gap_counts); NaN with nothing received."""
+    missing, expected = gap_counts(received, pub)
+    return missing / expected if expected else math.nan
+
+
+@dataclass(frozen=True)
+class Stall:
+    """The longest interval with nothing arriving while samples were outstanding."""
+
+    longest_s: float = math.nan   # NaN: nothing was written
+    started_ns: int | None = None  # when it began (the probes' clock)
+    link_up_s: float = math.nan   # the longest such interval, declared outages left out
+    link_up_started_ns: int | None = None  # when that one began
+
+
+def merge_windows(windows: Sequence[tuple[int, int | None]]) -> list[tuple[int, float]]:
+    """Dark windows (start, end or None = until the end) sorted and merged."""
+    spans = sorted((int(a), math.inf if b is None else float(b)) for a, b in windows)
+    out: list[tuple[int, float]] = []
+    for a, b in spans:
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _outside(begin: np.ndarray, end: np.ndarray, dark: list[tuple[int, float]]
+             ) -> np.ndarray:
+    """For each interval [begin, end]: its time outside the (merged) dark windows."""
+    covered = np.zeros(len(begin))
+    for a, b in dark:
+        covered += np.clip(np.minimum(end, b) - np.maximum(begin, a), 0.0, None)
+    return np.clip(end - begin - covered, 0.0, None)
+
+
+def longest_stall(pub: np.ndarray, received: np.ndarray, end_ns: int | None = None,
+                  dark: Sequence[tuple[int, int | None]] = ()) -> Stall:
+    """The stall of a stream (module docstring). ``received``: distinct samples
+    (unique_received); ``end_ns``: the end of the observation (the subscriber's end),
+    never earlier than the last write or arrival; ``dark``: declared outages (start,
+    end or None), in the probes' clock."""
+    # every sample written: the publisher's records, and any write they missed that a
+    # subscriber received (first occurrence wins: the publisher's own)
+    seq_all = np.concatenate([pub["seq"], received["seq"]]).astype(np.int64)
+    send_all = np.concatenate([pub["t_send_ns"], received["t_send_ns"]]).astype(np.float64)
+    if not len(seq_all):
+        return Stall()
+    seqs, first = np.unique(seq_all, return_index=True)
+    s = send_all[first]
+    got = np.argsort(received["seq"], kind="stable")
+    got_seq = received["seq"][got].astype(np.int64)
+    got_recv = received["t_recv_ns"][got].astype(np.float64)
+    at = np.searchsorted(got_seq, seqs)
+    hit = (at < len(got_seq)) & (got_seq[np.minimum(at, max(len(got_seq) - 1, 0))] == seqs) \
+        if len(got_seq) else np.zeros(len(seqs), dtype=bool)
+    r = np.full(len(seqs), math.inf)
+    r[hit] = got_recv[at[hit]]
+    arrivals = np.sort(r[np.isfinite(r)])
+    finish = max(float(s.max()), float(arrivals[-1]) if len(arrivals) else -math.inf,
+                 float(end_ns) if end_ns is not None else -math.inf)
+    starts = np.concatenate([[s.min()], arrivals])
+    ends = np.concatenate([arrivals, [finish]])
+    # m(y): the earliest write among the samples not arrived before y (suffix minimum of
+    # the writes, taken in arrival order); outstanding in the gap when it precedes y
+    order = np.argsort(r, kind="stable")
+    r_sorted, s_by_r = r[order], s[order]
+    suffix_min = np.minimum.accumulate(s_by_r[::-1])[::-1]
+    index = np.searchsorted(r_sorted, ends, side="left")
+    earliest = np.where(index < len(s), suffix_min[np.minimum(index, len(s) - 1)], math.inf)
+    begin = np.maximum(starts, earliest)
+    stalls = np.where(earliest < ends, ends - begin, 0.0)
+    k = int(np.argmax(stalls))
+    up = np.where(stalls > 0, _outside(begin, ends, merge_windows(dark)), 0.0)
+    k_up = int(np.argmax(up))
+    return Stall(float(stalls[k]) / 1e9, int(begin[k]) if stalls[k] > 0 else None,
+                 float(up[k_up]) / 1e9, int(begin[k_up]) if up[k_up] > 0 else None)
 
 
 def latency_thirds_ms(sub: np.ndarray) -> tuple[float, float]:
@@ -108,14 +235,6 @@ def latency_thirds_ms(sub: np.ndarray) -> tuple[float, float]:
     lat = latencies_ms(ordered)
     third = len(lat) // 3
     return float(np.median(lat[:third])), float(np.median(lat[-third:]))
-
-
-def goodput_bit_s(sub: np.ndarray) -> float:
-    """Payload bits received / reception span (same span as the reception rate)."""
-    if len(sub) < 2:
-        return math.nan
-    span_s = (int(sub["t_recv_ns"].max()) - int(sub["t_recv_ns"].min())) / 1e9
-    return float(sub["bytes"].astype(np.int64).sum()) * 8 / span_s if span_s > 0 else math.nan
 
 
 def rate_bins_hz(sub: np.ndarray, origin_ns: int, n_bins: int | None = None,
@@ -138,7 +257,7 @@ def rate_bins_hz(sub: np.ndarray, origin_ns: int, n_bins: int | None = None,
 
 @dataclass
 class CellMetrics:
-    """What one cell measured. NaN where nothing was measured."""
+    """What one stream (or, aggregated, one cell) measured. NaN where nothing was."""
 
     published: int = 0
     published_exact: bool = True  # False: a lower bound (the publisher left no summary)
@@ -153,7 +272,12 @@ class CellMetrics:
     latency_max_ms: float = math.nan
     jitter_ms: float = math.nan
     goodput_bit_s: float = math.nan
-    message_loss_rate: float = math.nan  # paper 002: counter gaps at the subscriber
+    message_loss_rate: float = math.nan  # 1 - delivered
+    gap_loss_rate: float = math.nan  # paper 002's counter gaps at the subscriber
+    stall_max_s: float = math.nan  # the longest stall
+    stall_at_s: float = math.nan  # when it began, s after the stream's first write
+    stall_link_up_s: float = math.nan  # the longest stall with declared outages left out
+    stall_link_up_at_s: float = math.nan  # when that one began
     latency_first_third_ms: float = math.nan  # median of the first third, by send time
     latency_growth_ms: float = math.nan  # last third's median minus the first third's
     publish_rate_hz: float = math.nan
@@ -162,19 +286,42 @@ class CellMetrics:
     wire_amplification: float = math.nan  # wire bytes / bytes published (incl. warm-up)
     model_amplification: float = math.nan  # the model's R_DDS / R_pub for this cell
     rate_bins_hz: list[int] = field(default_factory=list)
+    metrics_version: int = METRICS_VERSION  # the definitions these were computed with
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
+def publish_rate_hz(pub: np.ndarray) -> float:
+    """The rate the publisher kept: intervals between its writes / the publishing span
+    ((P - 1) / span: exactly the asked rate for writes on time; NaN with fewer than two).
+    Format 1 divided P by the span, n / (n - 1) high: 5 % for a 20-sample search trial."""
+    span = _span_s(pub["t_send_ns"])
+    return (len(pub) - 1) / span if span > 0 else math.nan
+
+
+def latency_summary(m: CellMetrics, received: np.ndarray) -> None:
+    """Latency mean, percentiles, max and jitter of ``received`` into ``m``."""
+    if not len(received):
+        return
+    lat = latencies_ms(received)
+    m.latency_mean_ms = float(lat.mean())
+    m.latency_p50_ms, m.latency_p95_ms, m.latency_p99_ms = (
+        float(v) for v in np.percentile(lat, [50, 95, 99]))
+    m.latency_max_ms = float(lat.max())
+    m.jitter_ms = float(lat.std())  # population standard deviation (seed 000 §V-B)
+
+
 def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
             warmup_bytes: int = 0, model_amplification: float = math.nan,
-            bins_origin_ns: int | None = None, n_bins: int | None = None) -> CellMetrics:
-    """All metrics of a cell from its publisher and subscriber records.
+            bins_origin_ns: int | None = None, n_bins: int | None = None,
+            end_ns: int | None = None,
+            dark: Sequence[tuple[int, int | None]] = ()) -> CellMetrics:
+    """All metrics of a stream from its publisher and subscriber records.
 
     ``warmup_bytes``: payload of the warm-up samples the publisher sent before the
     measured ones; they crossed the link too, so wire amplification counts them as
-    published.
+    published. ``end_ns`` and ``dark``: longest_stall's.
     """
     received = unique_received(sub)
     m = CellMetrics()
@@ -184,20 +331,20 @@ def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
     m.bytes_published = int(pub["bytes"].astype(np.int64).sum()) if len(pub) else 0
     if m.published:
         m.delivery_ratio = m.received / m.published
-    if m.published >= 2:
-        span_s = (int(pub["t_send_ns"].max()) - int(pub["t_send_ns"].min())) / 1e9
-        if span_s > 0:
-            m.publish_rate_hz = m.published / span_s
-    m.reception_rate_hz = reception_rate_hz(received)
-    m.goodput_bit_s = goodput_bit_s(received)
-    m.message_loss_rate = message_loss_rate(received)
+        m.message_loss_rate = max(0.0, 1.0 - m.delivery_ratio)
+    m.publish_rate_hz = publish_rate_hz(pub)
+    m.reception_rate_hz = reception_rate_hz(received, pub)
+    m.goodput_bit_s = goodput_bit_s(received, pub)
+    m.gap_loss_rate = gap_loss_rate(received, pub)
+    stall = longest_stall(pub, received, end_ns, dark)
+    m.stall_max_s, m.stall_link_up_s = stall.longest_s, stall.link_up_s
+    origin = int(pub["t_send_ns"].min()) if len(pub) else None
+    if stall.started_ns is not None and origin is not None:
+        m.stall_at_s = (stall.started_ns - origin) / 1e9
+    if stall.link_up_started_ns is not None and origin is not None:
+        m.stall_link_up_at_s = (stall.link_up_started_ns - origin) / 1e9
+    latency_summary(m, received)
     if len(received):
-        lat = latencies_ms(received)
-        m.latency_mean_ms = float(lat.mean())
-        m.latency_p50_ms, m.latency_p95_ms, m.latency_p99_ms = (
-            float(v) for v in np.percentile(lat, [50, 95, 99]))
-        m.latency_max_ms = float(lat.max())
-        m.jitter_ms = float(lat.std())  # population standard deviation (seed 000 §V-B)
         first, last = latency_thirds_ms(received)
         m.latency_first_third_ms, m.latency_growth_ms = first, last - first
     m.wire_bytes = wire_bytes
@@ -207,88 +354,3 @@ def compute(pub: np.ndarray, sub: np.ndarray, *, wire_bytes: int | None = None,
     if bins_origin_ns is not None:
         m.rate_bins_hz = rate_bins_hz(received, bins_origin_ns, n_bins)
     return m
-
-
-# --- failure marking ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Outcome:
-    """How the processes of a cell ended."""
-
-    publisher_finished: bool  # published all its messages (writes that did not fail)
-    publisher_exit: int | None  # None: killed by the runner (still running at the deadline)
-    subscriber_exit: int | None
-    expects_all: bool  # RELIABLE + KEEP_ALL: every published sample must arrive
-    publisher_signalled: bool = False  # the runner stopped it (not a crash)
-    subscriber_signalled: bool = False
-    # the probe printed its summary with a normal end and no errors before it died (e.g.
-    # Fast DDS 2.9 aborting in a TCP transport destructor at exit): the measurement is
-    # complete, the crash is noted but does not fail the cell
-    publisher_completed: bool = False
-    subscriber_completed: bool = False
-    # False: the publisher left no summary, its count is a lower bound (streams.py)
-    published_exact: bool = True
-    # False: the publisher printed no summary (killed or crashed); with published_exact
-    # its records and what arrived hold every seq it was told to write
-    publisher_summary: bool = True
-    # matched readers that unmatched while the publisher wrote its samples (its summary's
-    # readers_unmatched_while_publishing; 0 when the middleware does not say)
-    readers_unmatched: int = 0
-    # the subscriber ended on the publisher's end-of-stream marker (not at the deadline)
-    stream_ended: bool = False
-
-
-def exit_note(outcome: Outcome) -> str | None:
-    """A probe that died after completing its run: worth saying, not a failure."""
-    notes = []
-    for role, code, completed in (
-            ("publisher", outcome.publisher_exit, outcome.publisher_completed),
-            ("subscriber", outcome.subscriber_exit, outcome.subscriber_completed)):
-        if completed and code is not None and code != 0:
-            how = f"signal {-code}" if code < 0 else f"exit status {code}"
-            notes.append(f"{role} ended with {how} after completing its run")
-    if not outcome.published_exact or not outcome.publisher_summary:
-        code = outcome.publisher_exit
-        how = ("killed by the runner" if outcome.publisher_signalled
-               else f"ended with signal {-code}" if code is not None and code < 0
-               else f"ended with exit status {code}")
-        count = ("published is a lower bound (its records to their last flush and every "
-                 "sample received)" if not outcome.published_exact else
-                 "its records and every sample received hold every sample it was told to "
-                 "write (published is exact)")
-        notes.append(f"publisher {how} without its summary: {count}")
-    return "; ".join(notes) or None
-
-
-def failure_reason(metrics: CellMetrics, outcome: Outcome, interval_s: float,
-                   expected: int) -> str | None:
-    """Why a cell failed, or None. Order: crash, not completed, latency above the limit."""
-    for role, code, signalled, completed in (
-            ("publisher", outcome.publisher_exit, outcome.publisher_signalled,
-             outcome.publisher_completed),
-            ("subscriber", outcome.subscriber_exit, outcome.subscriber_signalled,
-             outcome.subscriber_completed)):
-        if code is not None and code != 0 and not signalled and not completed:
-            how = f"signal {-code}" if code < 0 else f"exit status {code}"
-            return f"crashed: {role} ended with {how}"
-    if not outcome.publisher_finished:
-        if not outcome.published_exact:
-            return (f"not completed: publisher wrote at least {metrics.published}/"
-                    f"{expected} (stopped without its summary: its records to their last "
-                    "flush and every sample received)")
-        return (f"not completed: publisher wrote {metrics.published}/{expected} "
-                "(writes blocked or failed, or stopped at the deadline)")
-    if metrics.received == 0:
-        return "not completed: nothing received"
-    if outcome.expects_all and metrics.received < metrics.published:
-        when = "by the end of the stream" if outcome.stream_ended else "before the deadline"
-        lost = ("" if not outcome.readers_unmatched else
-                f"; the writer lost a matched reader {outcome.readers_unmatched} time(s) "
-                "while publishing (a writer drops an unmatched reader with what it had "
-                "not acknowledged)")
-        return f"not completed: received {metrics.received}/{metrics.published} {when}{lost}"
-    limit_ms = LATENCY_LIMIT_INTERVALS * interval_s * 1000
-    if metrics.latency_mean_ms > limit_ms:
-        return (f"latency: mean {metrics.latency_mean_ms:.0f} ms > {limit_ms:.0f} ms "
-                f"({LATENCY_LIMIT_INTERVALS} publish intervals)")
-    return None

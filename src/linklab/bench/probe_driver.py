@@ -197,6 +197,8 @@ class ProbeProcess:
                 "signalled_by_runner": self.signalled_by_runner, "cpu_s": self.cpu_s,
                 "rss_peak_bytes": self.rss_peak_bytes,
                 "wall_s": (self.ended or time.monotonic()) - self.started,
+                # when the runner saw it end (CLOCK_MONOTONIC ns; None: still running)
+                "ended_ns": None if self.ended is None else int(self.ended * 1e9),
                 "summary": self.summary()}
 
 

@@ -15,13 +15,33 @@ receive the messages with minimal packet loss"). A trial at rate r is *sustained
   and a client library that queues what the link cannot take (libmosquitto does, in
   memory) delivers every sample late instead of dropping any -- without this check
   MQTT "sustained" 2.4 Gbit/s on a 1 Gbit/s link (docs/RESULTS.md);
+- the payload that arrived was measured (``goodput_bit_s``: it is what the search
+  reports);
 - and the cell did not fail otherwise (crash, mean latency above 100 intervals).
+
+Every rule reads what the trial achieved (the publisher's measured rate, the samples and
+payload that arrived, their latency); the rate asked only sets the bar the publisher's
+rate is held to. The search brackets and bisects on the rate it asks, but what it
+reports is achieved: of its sustained trials the best is the one whose publisher wrote
+the most samples per second, and the maximum is that trial's measured publish rate and
+the payload bit/s that arrived in it, with the rate asked beside them. A trial asked
+380.1 Hz of 64 KiB samples on a 200 Mbit/s link whose publisher wrote 370.0 Hz (97.3 %)
+is a maximum of 370.0 Hz and the ~193.8 Mbit/s of payload that arrived, never
+380.1 x 64 KiB = 199.3 Mbit/s.
 
 The search starts near the model's capacity of the link (or at a rate carrying
 100 Mbit/s when the link has no rate), doubles until a trial fails (or halves until one
 passes), then bisects (geometric mean) until the bracket is within the precision or the
 trial budget is spent. ``rate: 75%`` then runs a cell at that share of the maximum found
-for the same settings (paper 001 Fig. 6).
+for the same settings (paper 001 Fig. 6): of the publish rate achieved.
+
+``records/<cell>/search.json`` (search_cells.run_search): per trial the rate asked
+(``rate_hz``), whether it was sustained and why not, ``received`` / ``expected``,
+``publish_rate_hz`` and ``goodput_bit_s`` (achieved), ``latency_p50_ms``,
+``latency_growth_ms``; once the search ends, ``best_trial`` (its number, null when none
+was sustained), ``stop``, ``max_rate_hz`` and ``max_throughput_bit_s`` (achieved) and
+``asked_rate_hz``. Files written before issue 37 have neither goodput nor ``best_trial``
+(their best is the highest rate asked that was sustained).
 """
 
 from __future__ import annotations
@@ -45,25 +65,73 @@ MIN_TRIAL_SAMPLES = 20
 
 @dataclass
 class Trial:
-    rate_hz: float
+    rate_hz: float              # the rate asked
     sustained: bool
     reason: str | None          # why not sustained (None when sustained)
     row: dict[str, Any] = field(default_factory=dict)
     streams: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def publish_rate_hz(self) -> float | None:
+        """The rate the publishers achieved (the row's measured ``publish_rate_hz``)."""
+        return _num(self.row.get("publish_rate_hz"))
+
+    @property
+    def goodput_bit_s(self) -> float | None:
+        """Payload bits per second that arrived (the row's ``goodput_bit_s``)."""
+        return _num(self.row.get("goodput_bit_s"))
+
 
 @dataclass
 class SearchResult:
-    max_rate_hz: float          # 0.0 when no trial was sustained
-    best: Trial | None
+    best: Trial | None          # the sustained trial that achieved the most (best_trial)
     trials: list[Trial]
     stop: str                   # why the search ended
 
     @property
+    def max_rate_hz(self) -> float:
+        """The maximum: the publish rate achieved in the best trial (0.0 when no trial
+        was sustained; NaN when its publish rate was not measured)."""
+        return _achieved(self.best, "publish_rate_hz")
+
+    @property
+    def max_throughput_bit_s(self) -> float:
+        """The payload bit/s that arrived in the best trial (0.0 when none was
+        sustained)."""
+        return _achieved(self.best, "goodput_bit_s")
+
+    @property
+    def asked_rate_hz(self) -> float:
+        """The rate the best trial asked for (0.0 when none was sustained)."""
+        return 0.0 if self.best is None else self.best.rate_hz
+
+    @property
+    def bracket_hz(self) -> float:
+        """The highest rate asked that was sustained: the bracket's lower end."""
+        return max((t.rate_hz for t in self.trials if t.sustained), default=0.0)
+
+    @property
     def next_failure(self) -> str | None:
-        """Why the lowest failing rate above the maximum failed."""
-        failing = [t for t in self.trials if not t.sustained and t.rate_hz > self.max_rate_hz]
+        """Why the lowest failing rate above the highest sustained one failed."""
+        failing = [t for t in self.trials if not t.sustained and t.rate_hz > self.bracket_hz]
         return min(failing, key=lambda t: t.rate_hz).reason if failing else None
+
+
+def _achieved(trial: Trial | None, name: str) -> float:
+    if trial is None:
+        return 0.0
+    value = getattr(trial, name)
+    return math.nan if value is None else value
+
+
+def best_trial(trials: list[Trial]) -> Trial | None:
+    """The sustained trial whose publisher achieved the highest rate (by the rate asked
+    where none was measured, and between equal ones): None when none was sustained."""
+    sustained = [t for t in trials if t.sustained]
+    if not sustained:
+        return None
+    return max(sustained, key=lambda t: (-math.inf if t.publish_rate_hz is None
+                                         else t.publish_rate_hz, t.rate_hz))
 
 
 def judge(row: dict[str, Any], streams: list[dict[str, Any]], rate_hz: float,
@@ -82,6 +150,8 @@ def judge(row: dict[str, Any], streams: list[dict[str, Any]], rate_hz: float,
     if not reliable and delivered < BEST_EFFORT_DELIVERY:
         return (f"best effort: {delivered:.4%} of the samples arrived "
                 f"(needs {BEST_EFFORT_DELIVERY:.1%})")
+    if not (_num(row.get("goodput_bit_s")) or 0.0) > 0:
+        return "no payload throughput was measured (goodput_bit_s)"
     for stream in streams or [row]:
         growth = _num(stream.get("latency_growth_ms"))
         first = _num(stream.get("latency_first_third_ms")) or 0.0
@@ -102,8 +172,9 @@ def rule_text(reliable: bool) -> str:
     """The rule that decides a searched cell, in one line (what ``judge`` checks)."""
     delivery = "every sample arrived" if reliable else \
         f"at least {BEST_EFFORT_DELIVERY:.1%} of the samples arrived"
-    return (f"rate: max -- the highest rate whose trial was sustained: the publisher kept "
-            f"{PUBLISH_RATE_SHARE:.0%} of the rate, {delivery}, latency grew at most "
+    return (f"rate: max -- the highest publish rate achieved in a sustained trial, and the "
+            f"payload that arrived in it: the publisher kept {PUBLISH_RATE_SHARE:.0%} of "
+            f"the rate asked, {delivery}, latency grew at most "
             f"max({GROWTH_FLOOR_MS:g} ms, {GROWTH_SHARE:.0%} of the first third's median); "
             f"failed when nothing was, down to {MIN_RATE_HZ} Hz")
 
@@ -157,10 +228,7 @@ def search(run_trial: Callable[[float], Trial], start_hz: float, *, precision: f
                 stop = f"bracket within {precision:.0%}"
                 break
             rate = math.sqrt(lo * hi)
-    best = None
-    if lo is not None:
-        best = max((t for t in trials if t.sustained), key=lambda t: t.rate_hz)
-    return SearchResult(lo or 0.0, best, trials, stop)
+    return SearchResult(best_trial(trials), trials, stop)
 
 
 def model_overhead(payload_bytes: int, max_message_size: int, qos: str, path: WirePath,

@@ -20,12 +20,15 @@ matrix. Every field may appear in either place (``topics`` only under fixed)::
       durability: volatile          # volatile | transient_local (default: the QoS's)
       count: 1000
       topology: pair                # pair | star | chain (hosts: N robots in a star)
+      cpu_load: 2/core              # none | N/core | N CPU-bound competitors (bench/cpu.py)
+      cpu_quota: 1.5cores           # none | the probes' CPU quota per host, in cores
+      cpu_quota_on: [robot]         # (and cpu_load_on): hosts; default: the endpoints'
     axes:                           # lists; the matrix is their product
       link: [wifi-ideal, wifi-mild, {preset: wifi-severe, loss: 10%}]
       link.loss: [0%, 10%, 20%]     # one link field swept (over the link's value)
       payload: [32KiB, 64KiB, 128KiB, 256KiB, 512KiB]
       profile: [default, large_data, optimized]
-    trials: 1                       # repeats of every cell (the ``trial`` axis)
+    trials: 1                       # repeats of every cell (the ``trial`` axis), <= 1000
     gates:                          # pass/fail targets (gates.py)
       reception_rate: ">= 29Hz"
     search: {trial: 2s, precision: 3%, max_trials: 12}   # for rate: max (search.py)
@@ -35,13 +38,17 @@ matrix. Every field may appear in either place (``topics`` only under fixed)::
 
 Endpoints (several publishers and subscribers, traffic mixes) are in topics.py, links
 written inline in links.py. Errors name the file, the line and the field:
-``scenarios/x.yaml:12: axes.payload[2]: '12' has no unit; expected a size ...``.
+``scenarios/x.yaml:12: axes.payload[2]: '12' has no unit; expected a size ...``. Limits
+(fields.py: MAX_TRIALS, MAX_CELLS, MAX_COUNT, MAX_CELL_S, MAX_SEARCH_TRIAL_S) are named
+in the error that refuses a value beyond them; the matrix's size is checked before it is
+expanded (matrix.check_size). ``places`` keeps where each field (``key``) and each value
+of an axis (``key[i]``) is written, for errors found later (bench.checks.located).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +57,8 @@ import yaml
 from linklab.bench import links as L
 from linklab.bench.fields import (
     FIELDS,
+    MAX_SEARCH_TRIAL_S,
+    MAX_TRIALS,
     NAME,
     SCALAR_PARSERS,
     Located,
@@ -60,7 +69,7 @@ from linklab.bench.fields import (
     with_units,
 )
 from linklab.bench.gates import Gate, parse_gates
-from linklab.bench.topics import parse_topics
+from linklab.bench.topics import TopicTemplate, parse_topics, topic_names
 from linklab.errors import UsageError
 from linklab.probes.types import ANY_SIZE_TYPES
 from linklab.units import parse_duration, parse_fraction
@@ -68,6 +77,7 @@ from linklab.units import parse_duration, parse_fraction
 TOP_LEVEL = ("name", "title", "source", "description", "presets", "hosts", "fixed", "axes",
              "trials", "quick", "gates", "search")
 FIELD_LINK = "field"  # the link label of a field run without a measured preset
+TRIALS_LIMIT = "the most trials a cell takes"
 DEFAULTS: dict[str, Any] = {
     "middleware": "fastdds",
     "profile": "default",
@@ -87,6 +97,10 @@ DEFAULTS: dict[str, Any] = {
     "outage_start": 5.0,
     "outage_length": None,
     "grace": None,
+    "cpu_load": "none",      # CPU-bound competitors (bench/cpu.py)
+    "cpu_load_on": None,     # their hosts: the cell's endpoint hosts
+    "cpu_quota": "none",     # the probes' CPU quota per host
+    "cpu_quota_on": None,
 }
 
 
@@ -155,8 +169,18 @@ class FieldParser:
             return parse_topics(node, where)
         return self.value(key, plain(node, where), where)
 
+    def gate_value(self, key: str, value: Any, where: Located) -> Any:
+        """A value of a gate's ``where:``, as the cell rows hold it: ``link`` selects by
+        the link's label or preset name (whether the matrix has it is checked against
+        the cells: gates.check_scope); the rest as :meth:`value`."""
+        if key == "link":
+            if not isinstance(value, str) or not value.strip():
+                raise where.error(f"{value!r}: select a link by its preset name or label")
+            return value
+        return self.value(key, value, where)
+
     def value(self, key: str, value: Any, where: Located) -> Any:
-        """A plain value (gates' where:, quick:)."""
+        """A plain value (quick:)."""
         if key == "link":
             if isinstance(value, str):
                 return L.LinkChoice(L._check_preset(value, self.known, where))
@@ -199,6 +223,8 @@ def _section(node: yaml.Node, where: Located, parser: FieldParser, *,
             for i, item in enumerate(value_node.value):
                 item_loc = Located(where.file, item.start_mark.line + 1, f"{loc.field}[{i}]")
                 values.append(parser.node(key, item, item_loc))
+                if places is not None:  # each value's own line (checks.located)
+                    places[f"{key}[{i}]"] = item_loc
             texts = [v.key() if isinstance(v, L.LinkChoice) else str(v) for v in values]
             if len(set(texts)) != len(texts):
                 raise loc.error("lists the same value twice")
@@ -293,16 +319,20 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
             raise items["fixed"][1].error(f"{key} is both fixed and an axis; keep one")
     trials = 1
     if "trials" in items:
-        trials = positive_int(plain(*items["trials"]), items["trials"][1], most=1000)
+        trials = positive_int(plain(*items["trials"]), items["trials"][1], most=MAX_TRIALS,
+                              limit=TRIALS_LIMIT)
 
     if quick and "quick" in items:
         node, loc = items["quick"]
         for key, value_node, item_loc in mapping(node, loc):
             if key == "trials":
-                trials = positive_int(plain(value_node, item_loc), item_loc, most=1000)
+                trials = positive_int(plain(value_node, item_loc), item_loc, most=MAX_TRIALS,
+                                      limit=TRIALS_LIMIT)
                 continue
             parser.known_key(key, item_loc)
             if isinstance(value_node, yaml.SequenceNode) and key != "topics":
+                for stale in [k for k in places if k.startswith(f"{key}[")]:
+                    del places[stale]
                 sub = _section(yaml.MappingNode("tag:yaml.org,2002:map",
                                                 [(_key_node(key, value_node), value_node)]),
                                loc, parser, as_axes=True, places=places)
@@ -313,9 +343,7 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
                 fixed[key] = parser.node(key, value_node, item_loc)
                 places[key] = item_loc
     if repeat is not None:
-        if repeat <= 0:
-            raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
-        trials = repeat
+        trials = check_repeat(repeat)
 
     fixed_line = items["fixed"][1].line if "fixed" in items else 1
     has = (lambda key: key in fixed or key in axes)  # noqa: E731
@@ -347,12 +375,44 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
 
     gates: tuple[Gate, ...] = ()
     if "gates" in items:
-        gates = parse_gates(*items["gates"], cell_field=parser.value)
+        gates = parse_gates(*items["gates"], cell_field=parser.gate_value)
+    if fixed.get("topics"):  # a topic's own gates: on that topic (each of its copies)
+        gates += _topic_gates(fixed["topics"])
     search = _search(*items["search"]) if "search" in items else SearchSettings()
     return Scenario(path=path, name=name, title=text_of("title", name),
                     source=text_of("source", ""), fixed=fixed, axes=axes, trials=trials,
                     text=text, gates=gates, search=search, presets=user, places=places,
                     hosts=hosts)
+
+
+def check_repeat(repeat: Any) -> int:
+    """``--repeat N``: trials of every cell, 1 to MAX_TRIALS (as ``trials:``)."""
+    if isinstance(repeat, str):
+        text = repeat.strip()
+        if not text.isascii() or not text.isdigit():
+            raise UsageError(f"{repeat!r} is not a whole number; expected 1 to {MAX_TRIALS}",
+                             argument="--repeat")
+        repeat = int(text)
+    if isinstance(repeat, bool) or not isinstance(repeat, int):
+        raise UsageError(f"{repeat!r} is not a whole number; expected 1 to {MAX_TRIALS}",
+                         argument="--repeat")
+    if repeat < 1:
+        raise UsageError(f"{repeat} must be 1 or more (at most {MAX_TRIALS})",
+                         argument="--repeat")
+    if repeat > MAX_TRIALS:
+        raise UsageError(f"{repeat} is more than {MAX_TRIALS}, {TRIALS_LIMIT} (as trials:)",
+                         argument="--repeat")
+    return repeat
+
+
+def _topic_gates(templates: tuple[TopicTemplate, ...]) -> tuple[Gate, ...]:
+    """The ``gates:`` of each topic entry, on that topic's name (on every copy of a topic
+    with ``pairs: N``, named as the cell names them: topics.topic_names)."""
+    out: list[Gate] = []
+    for template, names in zip(templates, topic_names(templates), strict=True):
+        for gate in template.gates:
+            out.extend(replace(gate, topic=name) for name in names)
+    return tuple(out)
 
 
 def _hosts(node: yaml.Node, where: Located) -> dict[str, dict[str, Any]]:
@@ -378,6 +438,9 @@ def _search(node: yaml.Node, where: Located) -> SearchSettings:
         value = plain(value_node, loc)
         if key == "trial":
             values["trial_s"] = with_units(parse_duration, value, loc)
+            if values["trial_s"] > MAX_SEARCH_TRIAL_S:
+                raise loc.error(f"{value!r} is longer than {MAX_SEARCH_TRIAL_S / 60:g} min, "
+                                "the longest search trial linklab takes")
         elif key == "precision":
             precision = with_units(parse_fraction, value, loc)
             if not 0.005 <= precision <= 0.5:

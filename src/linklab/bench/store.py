@@ -1,142 +1,10 @@
-"""The run directory: what a bench run leaves behind, written as it goes.
+"""The run directory: what a bench run leaves behind, written as it goes (format 2).
 
-This docstring is the contract for everything that reads a run (``linklab report``, the
-HTML report, comparisons). Format version 1::
-
-    RUN_DIR/
-      run.json          description of the run (below); rewritten atomically
-      cells.parquet     one row per finished cell; rewritten atomically after each cell
-      cells.jsonl       the same rows, one JSON object a line, appended after each cell
-      streams.parquet   one row per subscriber of each finished cell (below)
-      streams.jsonl     the same rows, appended after each cell
-      gates.json        the gates checked at the end of the run, and those missed
-      records/<cell_id>/
-        pub.bin, sub.bin     probe record files (linklab.bench.metrics, DESIGN.md "Probes");
-                             with several endpoints pub-<topic>.bin, sub-<topic>-<host>.bin
-        pub.json, sub.json   each probe's JSON summary line ("applied": what the middleware
-                             really used), exit status, CPU seconds and peak RSS
-        pub.log, sub.log     the probes' stderr
-        endpoints.json       where each probe ran and what it was told
-        counters.json        interface byte counters before/after (from the link)
-      profiles/<file>.xml    every DDS profile a cell used (default, large_data, tuned ones)
-
-``run.json`` keys:
-- ``format_version`` (int, 1), ``created_utc``, ``updated_utc`` (ISO 8601), ``finished``
-  (bool: every planned cell has a row), ``interrupted`` (bool: last session ended by a
-  signal);
-- ``scenario``: ``path``, ``name``, ``title``, ``source``, ``fixed`` and ``axes`` (values in
-  SI units: bytes, Hz, s), ``trials``, ``text`` (the YAML as read); ``options``: ``quick``,
-  ``repeat``;
-- ``versions``: ``linklab``, ``git_commit`` (+ ``git_dirty``), ``kernel``, ``python``, and
-  one entry per middleware package (Debian package versions, Python bindings);
-- ``links``: preset name -> the parameters and the stages the link applied
-  (as reported by linklab.link);
-- ``profiles``: file name (under profiles/) -> {``profile``, ``cell_ids``, tuning input};
-- ``planned``: the cell ids of the matrix, in run order; ``estimated_s``;
-- ``sessions``: one entry per bench session that measured cells (the first run and every
-  ``--resume``, which may be on another machine or commit): ``started_utc``,
-  ``ended_utc``, ``link_run_name``, ``host`` (the machine's name), ``cells_before`` and
-  ``cells_measured``, ``versions`` (as above, for that session); a cell belongs to the
-  session whose times hold its ``started_utc``. ``versions`` above is the first session's
-  (a run made before sessions were recorded gets one entry for its earlier cells, from
-  ``versions``, with ``host`` null, when it is resumed);
-- ``link_run_names``: the linklab.link run names this run used (one per session), so its
-  hosts were the namespaces ``linklab-<name>-robot`` / ``linklab-<name>-edge``.
-
-``cells.parquet`` columns (one row per cell; NaN = not measured):
-- identity and settings: ``index``, ``cell_id``, ``middleware``, ``profile``, ``link`` (the
-  link's label: preset, ``preset+field=value,...`` or an inline link's name),
-  ``link_preset``, ``link_overrides`` (JSON text of the fields over the preset, or null),
-  ``topology`` (pair | star | chain), ``hosts`` (robots of a star), ``payload_bytes``,
-  ``rate_hz`` (the rate run; for ``rate: max`` the maximum found), ``rate_asked`` ("30",
-  "max", "75%"), ``qos`` (reliable | best_effort | a ROS 2 profile name), ``history``
-  (what was asked: keep_all, keep_last:N, tuned, profile, system_default),
-  ``durability`` (asked, or null), ``history_applied`` (what the probes were given),
-  ``type``, ``count``, ``duration_s``, ``warmup_s``, ``outage_start_s``, ``grace_s``,
-  ``trial``, ``topics`` (how many), ``subscribers`` (subscriber endpoints in all),
-  ``endpoints`` (text: one "name: from->to type size @rate qos" per topic). A cell with
-  several topics shows its first topic's payload, rate, QoS and history;
-- outcome: ``status`` ("ok" | "failed" | "error"), ``failure_reason`` (null when ok; a
-  failed cell's starts with "crashed:", "not completed:" or "latency:" -- with several
-  subscribers each failing one is named "topic T subscriber S: ..."; an error row's with
-  "could not run:" (a linklab error: environment, input found late) or "linklab bug:"
-  (an exception in linklab; traceback in records/<cell>/error.txt) -- an error row holds
-  no measurement and is never a link result), ``known_failure`` (a failure of the
-  middleware itself recognised by its signature in the probes' logs,
-  linklab.probes.upstream, e.g. Fast DDS 2.9.1's TCP negotiation race; its reason starts
-  with "known upstream failure:"; null otherwise), ``completion_rule`` (the rule that decided
-  the status: every sample must arrive for RELIABLE KEEP_ALL, reliable MQTT and Zenoh;
-  otherwise completed when the publishers finished and samples arrived -- delivery
-  shows what was lost), ``exit_note`` (a probe that died after completing its run, or
-  samples taken by the Fast DDS poll fallback; noted, not a failure);
-- metrics, aggregated over the cell's subscribers (linklab.bench.streams: sums for
-  counts, the mean over subscribers for reception rate, pooled samples for latency):
-  ``published`` (samples written, all publishers), ``published_exact`` (false when a
-  publisher left no summary -- killed at the deadline or crashed: its count is then its
-  records to their last flush plus every sample received, a lower bound; reports print
-  "≥N"), ``expected`` (deliveries expected: each topic's published x its subscribers),
-  ``received``, ``duplicates``,
-  ``delivery_ratio`` (received / expected), ``reception_rate_hz``, ``latency_mean_ms``,
-  ``latency_p50_ms``, ``latency_p95_ms``, ``latency_p99_ms``, ``latency_max_ms``,
-  ``jitter_ms``, ``latency_first_third_ms`` and ``latency_growth_ms`` (median latency of
-  the first third of the samples by send time, and how much the last third's exceeds
-  it), ``message_loss_rate`` (paper 002: counter gaps at the subscribers),
-  ``goodput_bit_s`` (sum), ``publish_rate_hz`` (mean over publishers),
-  ``bytes_published``, ``wire_bytes`` (rx + tx of the publishers' hosts' link
-  interfaces), ``wire_amplification`` (wire bytes / payload bytes published including the
-  ``warmup_samples``), ``model_amplification`` (the model's R_DDS / R_pub: Fast DDS over
-  UDP, one topic; NaN otherwise), ``rate_bins_hz`` (list: samples received per 1 s bin
-  from the first measured sample, all subscribers), ``interfaces`` (list of {host,
-  interface, rx_bytes, tx_bytes, rx_packets, tx_packets} during the cell),
-  ``fanout_step_ms`` / ``model_fanout_step_ms`` (one topic to several subscribers: the
-  fitted time between two subscribers' copies, measured and the model's, paper 002
-  Table III), ``outage_s`` (length of the link's outage, 0 if none), ``outage_at_s``
-  (when the outage really began, seconds after the first measured sample; NaN without
-  outage), ``warmup_samples`` (sent before the measured ones), ``write_failures``
-  (writes the middleware refused), ``polled_samples`` (Fast DDS: taken by the poll
-  fallback, with late receive timestamps);
-- link counters during the cell: ``link_dropped_packets`` / ``link_passed_packets`` (the
-  loss and outage stages, both directions), ``rate_dropped_packets`` (the rate limiter's
-  queue overflowed), ``sub_udp_rcvbuf_errors``, ``pub_udp_rcvbuf_errors``,
-  ``pub_udp_sndbuf_errors`` (/proc/net/snmp, summed over the subscribers' / publishers'
-  hosts); counters.json has them all;
-- probes: ``pub_cpu_s``, ``sub_cpu_s`` (user + system seconds from the kernel's rusage,
-  summed over the publishers / subscribers), ``cpu_fraction_max`` (the busiest probe:
-  CPU seconds over its lifetime, 1.0 = one core), ``broker_cpu_s``,
-  ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes`` (the largest VmHWM, sampled every 0.1 s);
-- a throughput search (``rate: max``; the row's metrics are those of the highest
-  sustained trial): ``search_max_rate_hz``, ``search_max_throughput_bit_s`` (payload
-  bits per second at that rate), ``search_trials``, ``search_stop`` (why the search
-  ended), ``search_next_failure`` (why the lowest failing rate above it failed),
-  ``link_rate_bit_s``, ``model_wire_bytes_per_sample`` (the serialized sample of the
-  topic's type and its headers), ``model_ip_packets_per_sample``,
-  ``model_efficiency`` (payload / wire bytes), ``model_capacity_hz`` and
-  ``model_capacity_bit_s`` (what the link's rate carries by the model's headers, paper
-  001 §V-A, counting Ethernet frames), ``model_note``; a ``rate: N %`` cell also has
-  ``search_max_rate_hz`` (the maximum it is a share of);
-- bookkeeping: ``profile_file`` (under profiles/, or null), ``started_utc``, ``wall_s``;
-- cells on real hosts (linklab.field): ``latency_basis`` (how send and receive times were
-  put on one clock), ``clock_uncertainty_ms``, ``path_rtt_ms``; null / NaN elsewhere.
-
-``streams.parquet`` (and ``streams.jsonl``): one row per subscriber of every cell that
-has a row: ``cell_id``, ``topic``, ``publisher`` and ``subscriber`` (hosts),
-``endpoint`` (the file stem under records/<cell_id>/), the metrics above for that
-subscriber against its topic's publisher (``published``, ``received``, ``duplicates``,
-``delivery_ratio``, ``reception_rate_hz``, latency columns, ``jitter_ms``,
-``message_loss_rate``, ``goodput_bit_s``, ``publish_rate_hz``, ``bytes_published``),
-``status`` / ``failure_reason`` of that subscriber, ``completion_rule``,
-``history_applied``, ``pub_cpu_s``, ``sub_cpu_s``, ``pub_cpu_fraction``,
-``sub_cpu_fraction``, ``pub_rss_peak_bytes``, ``sub_rss_peak_bytes``,
-``write_failures``, ``polled_samples``, ``applied_qos`` and ``pub_applied_qos`` (JSON
-text: the subscriber's and the publisher's ``applied.ros_qos``, read back from the
-middleware), ``fanout_rank`` (1 = the first of
-the topic's subscribers to get its copies, by mean latency) and
-``model_fanout_offset_ms`` (the model's delay of that rank's copy).
-
-``gates.json`` (written at the end of a bench run): the gates checked and every one
-missed (linklab.bench.gates). ``records/<cell_id>/endpoints.json``: each probe's role,
-topic, host, file stem, peers and QoS flags; ``records/<cell_id>/search.json`` (and
-``trial-NN/``): a search's trials, each a full measurement.
+docs/run-directory.md is the contract for everything that reads a run (``linklab
+report``, the HTML report, comparisons): the files, run.json's keys and every column of
+cells.parquet and streams.parquet. docs/metrics.md defines each metric. Rows of format 1
+(runs made before 2026-11-28) are read in today's terms (format1.py); a run resumed now
+becomes format 2, each row saying its own ``metrics_version``.
 
 A killed run loses at most the cell in flight: ``linklab bench --resume RUN_DIR`` reads
 run.json, skips every cell id that has a row and runs the rest.
@@ -147,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -158,9 +27,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from linklab import __version__
+from linklab.bench import format1
 from linklab.errors import UsageError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # format 1's rows: bench/format1.py
 RUN_JSON = "run.json"
 CELLS_PARQUET = "cells.parquet"
 CELLS_JSONL = "cells.jsonl"
@@ -262,6 +133,8 @@ class RunStore:
     streams: list[dict[str, Any]] = field(default_factory=list)
     # versions collected by create() in this process: the first session reuses them
     created_versions: dict[str, Any] | None = field(default=None, repr=False)
+    # what reading the run found and skipped (read_rows), for a report to say
+    warnings: list[str] = field(default_factory=list)
 
     # --- creating and opening ---------------------------------------------------------
 
@@ -321,9 +194,10 @@ class RunStore:
             raise UsageError(f"{path} holds a JSON {type(info).__name__}, not an object",
                              argument="RUN_DIR")
         version = info.get("format_version")
-        if version != FORMAT_VERSION:
+        if type(version) is not int or version not in READABLE_VERSIONS:
             raise UsageError(f"{path}: format version {_short(version)}, this linklab reads "
-                             f"{FORMAT_VERSION}", argument="RUN_DIR")
+                             f"{' and '.join(map(str, READABLE_VERSIONS))}",
+                             argument="RUN_DIR")
         for key, kind in (("scenario", dict), ("options", dict), ("versions", dict),
                           ("links", dict), ("profiles", dict), ("planned", list)):
             if key in info and not isinstance(info[key], kind):
@@ -332,8 +206,10 @@ class RunStore:
         if not all(isinstance(c, str) for c in info.get("planned", [])):
             raise UsageError(f"{path}: planned holds something other than cell ids",
                              argument="RUN_DIR")
-        rows = read_rows(root)
-        return cls(root, info, rows, read_streams(root, {r["cell_id"] for r in rows}))
+        warnings: list[str] = []
+        rows = read_rows(root, warnings)
+        streams = read_streams(root, {r["cell_id"] for r in rows})
+        return cls(root, info, *in_todays_terms(rows, streams), warnings=warnings)
 
     # --- writing ------------------------------------------------------------------------
 
@@ -375,6 +251,9 @@ class RunStore:
         write_parquet(self.root / CELLS_PARQUET, self.rows)
         done = {r["cell_id"] for r in self.rows}
         self.info["finished"] = all(c in done for c in self.info.get("planned", []))
+        sessions = self.info.get("sessions") or []
+        if sessions and sessions[-1].get("ended_utc") is None:  # the session measuring now
+            sessions[-1]["cells_measured"] = len(self.rows) - sessions[-1]["cells_before"]
         self.save_info()
 
     def begin_session(self, link_run_name: str,
@@ -394,6 +273,9 @@ class RunStore:
             versions = (self.created_versions if self.created_versions is not None
                         else collect_versions())
         self.created_versions = None
+        # a run made with format 1 and resumed now holds rows of both: its run.json says
+        # the newer format (a linklab that reads only format 1 refuses it, rightly)
+        self.info["format_version"] = FORMAT_VERSION
         session = {"started_utc": now_utc(), "ended_utc": None,
                    "link_run_name": link_run_name, "host": platform.node(),
                    "cells_before": len(self.rows), "cells_measured": 0,
@@ -411,7 +293,7 @@ class RunStore:
         return {r["cell_id"] for r in self.rows}
 
     def search_result(self, key: str) -> dict[str, Any] | None:
-        """The maximum rate a search of this run found for ``key`` (runner.search_key)."""
+        """The maximum rate a search of this run found for ``key`` (search_cells.search_key)."""
         return (self.info.get("searches") or {}).get(key)
 
     def record_search(self, key: str, cell_id: str, max_rate_hz: float, stop: str) -> None:
@@ -420,10 +302,32 @@ class RunStore:
         self.save_info()
 
 
+def in_todays_terms(rows: list[dict[str, Any]], streams: list[dict[str, Any]]
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows and streams with format-1 rows re-derived in today's definitions (format1.py);
+    rows written now pass unchanged."""
+    streams = [format1.upgrade_stream(s) for s in streams]
+    by_cell: dict[str, list[dict[str, Any]]] = {}
+    for stream in streams:
+        by_cell.setdefault(str(stream.get("cell_id")), []).append(stream)
+    return [format1.upgrade_cell(r, by_cell.get(r["cell_id"], [])) for r in rows], streams
+
+
 def _append_jsonl(path: Path, rows) -> None:
+    """Append one JSON line per row. A last line cut by a kill (no newline) is ended
+    first, so the next row gets a line of its own instead of joining the cut one."""
+    try:
+        with open(path, "rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            cut = existing.read(1) != b"\n"
+    except (FileNotFoundError, OSError):
+        cut = False
     with open(path, "a") as out:
-        for row in rows:
-            out.write(json.dumps(_jsonable(row)) + "\n")
+        if cut:
+            out.write("\n")
+        for row in rows:  # the cell id first: a line cut by a kill still names its cell
+            first = {"cell_id": row["cell_id"]} if "cell_id" in row else {}
+            out.write(json.dumps(_jsonable({**first, **row})) + "\n")
         out.flush()
         os.fsync(out.fileno())
 
@@ -473,13 +377,13 @@ def read_streams(root: Path, cell_ids: set[str] | None = None) -> list[dict[str,
     return [r for r in rows if r.get("cell_id") in have_cells]
 
 
-def read_rows(root: Path) -> list[dict[str, Any]]:
+def read_rows(root: Path, warnings: list[str] | None = None) -> list[dict[str, Any]]:
     """The cells of a run. cells.parquet is the truth; rows only in cells.jsonl (a kill
     between the two writes) are added from there. A row that is not a cell (not an
     object, no text ``cell_id``/``link``/``profile``, no integer ``index``, a metric that
-    is not a number) is
-    a one-line UsageError naming the file; a cells.jsonl line that is not JSON at all (cut
-    by a kill) is skipped."""
+    is not a number) is a one-line UsageError naming the file; a cells.jsonl line that is
+    not JSON at all (cut by a kill) is skipped -- and said in ``warnings`` unless its cell
+    has a row after all (in cells.parquet, or measured again after a --resume)."""
     rows: list[dict[str, Any]] = []
     parquet = root / CELLS_PARQUET
     jsonl = root / CELLS_JSONL
@@ -494,6 +398,7 @@ def read_rows(root: Path) -> list[dict[str, Any]]:
             table = []  # damaged: cells.jsonl holds the same rows
         rows = [check_row(row, f"{parquet}, row {i + 1}") for i, row in enumerate(table)]
     have = {r["cell_id"] for r in rows}
+    broken: list[tuple[int, str | None]] = []
     if jsonl.exists():
         try:
             lines = jsonl.read_bytes().splitlines()
@@ -504,13 +409,27 @@ def read_rows(root: Path) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
-                continue  # a line cut by a kill
+                if line.strip():  # a line cut by a kill, or damaged: said below
+                    found = _CELL_ID.search(line.decode("utf-8", "replace"))
+                    broken.append((number, found[1] if found else None))
+                continue
             row = check_row(row, f"{jsonl}, line {number}")
             if row["cell_id"] not in have:
                 rows.append(row)
                 have.add(row["cell_id"])
+    if warnings is not None:
+        for number, cell_id in broken:
+            if cell_id in have:
+                continue
+            what = f"cell {cell_id}" if cell_id else "a row"
+            warnings.append(f"{jsonl}, line {number}: not a JSON row ({what}, cut by a kill "
+                            "or damaged); skipped: that cell has no row (linklab bench "
+                            "--resume runs it again)")
     rows.sort(key=lambda r: r["index"])
     return rows
+
+
+_CELL_ID = re.compile(r'"cell_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
 # Columns that hold numbers (NaN = not measured): by name, and by suffix.

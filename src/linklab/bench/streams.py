@@ -6,10 +6,13 @@ with the definitions of metrics.py. The cell's row carries the aggregate:
 - ``published``: samples written, summed over the publishers; ``expected``: deliveries
   expected (each topic's published x its subscribers); ``received``: summed over the
   streams; ``delivery_ratio`` = received / expected;
-- ``reception_rate_hz``: the mean over the streams (each is seed 000's received /
-  (t_last - t_first)); ``goodput_bit_s``: the sum over the streams;
+- ``reception_rate_hz``: the mean over the streams (each is received / its window,
+  metrics.py); ``goodput_bit_s``: the sum over the streams;
+- ``message_loss_rate`` = 1 - delivery_ratio; ``gap_loss_rate``: paper 002's counter gaps,
+  pooled over the streams; ``stall_max_s`` / ``stall_link_up_s``: the longest over the
+  streams (with when it began);
 - latency mean/p50/p95/p99/max and jitter: over every received sample of every stream
-  (pooled); ``message_loss_rate``: paper 002's counter gaps, pooled;
+  (pooled);
 - ``publish_rate_hz``: the mean over the publishers; ``bytes_published``: their sum;
   ``wire_amplification``: wire bytes / (bytes published + warm-up bytes);
 - ``published_exact``: false when a publisher stopped without its summary (the runner
@@ -25,6 +28,7 @@ made before cells had several endpoints.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,10 +45,12 @@ class StreamInput:
     pub: np.ndarray        # the topic's publisher records
     sub: np.ndarray        # this subscriber's records
     published_exact: bool = True  # False: ``pub`` is a lower bound (completed_from_received)
+    end_ns: int | None = None  # the end of the subscriber's observation (its end), if known
 
 
-def stream_metrics(stream: StreamInput) -> M.CellMetrics:
-    m = M.compute(stream.pub, stream.sub)
+def stream_metrics(stream: StreamInput,
+                   dark: Sequence[tuple[int, int | None]] = ()) -> M.CellMetrics:
+    m = M.compute(stream.pub, stream.sub, end_ns=stream.end_ns, dark=dark)
     m.published_exact = stream.published_exact
     return m
 
@@ -83,10 +89,12 @@ def holds_every_seq(pub: np.ndarray, messages: int) -> bool:
 
 def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
               wire_bytes: int | None, warmup_bytes: int | None, bins_origin_ns: int | None,
-              n_bins: int | None) -> tuple[M.CellMetrics, list[M.CellMetrics], int]:
+              n_bins: int | None, dark: Sequence[tuple[int, int | None]] = ()
+              ) -> tuple[M.CellMetrics, list[M.CellMetrics], int]:
     """(the cell's metrics, each stream's, deliveries expected). ``warmup_bytes`` None:
-    the warm-up is not known, so neither is the wire bytes' divisor (no amplification)."""
-    per_stream = [stream_metrics(s) for s in streams]
+    the warm-up is not known, so neither is the wire bytes' divisor (no amplification).
+    ``dark``: the declared outages (metrics.longest_stall)."""
+    per_stream = [stream_metrics(s, dark) for s in streams]
     subscribers_of: dict[str, int] = {}
     for s in streams:
         subscribers_of[s.topic] = subscribers_of.get(s.topic, 0) + 1
@@ -100,39 +108,40 @@ def aggregate(publishers: dict[str, np.ndarray], streams: list[StreamInput], *,
                             for p in publishers.values())
     if expected:
         m.delivery_ratio = m.received / expected
-    m.publish_rate_hz = _mean(M.compute(p, M.empty_records()).publish_rate_hz
-                              for p in publishers.values())
+        m.message_loss_rate = max(0.0, 1.0 - m.delivery_ratio)
+    m.publish_rate_hz = _mean(M.publish_rate_hz(p) for p in publishers.values())
     m.reception_rate_hz = _mean(x.reception_rate_hz for x in per_stream)
     goodputs = [x.goodput_bit_s for x in per_stream if not math.isnan(x.goodput_bit_s)]
     m.goodput_bit_s = float(sum(goodputs)) if goodputs else math.nan
     received = [M.unique_received(s.sub) for s in streams]
     pooled = np.concatenate(received) if received else M.empty_records()
-    if len(pooled):
-        lat = M.latencies_ms(pooled)
-        m.latency_mean_ms = float(lat.mean())
-        m.latency_p50_ms, m.latency_p95_ms, m.latency_p99_ms = (
-            float(v) for v in np.percentile(lat, [50, 95, 99]))
-        m.latency_max_ms = float(lat.max())
-        m.jitter_ms = float(lat.std())
-        gaps = spans = 0
-        for r in received:
-            if len(r):
-                seqs = np.unique(r["seq"].astype(np.uint64))
-                span = int(seqs[-1]) - int(seqs[0]) + 1
-                spans += span
-                gaps += span - len(seqs)
-        m.message_loss_rate = gaps / spans if spans else math.nan
-        grown = [x for x in per_stream if not math.isnan(x.latency_growth_ms)]
-        if grown:
-            worst = max(grown, key=lambda x: x.latency_growth_ms)
-            m.latency_first_third_ms = worst.latency_first_third_ms
-            m.latency_growth_ms = worst.latency_growth_ms
+    gaps = [M.gap_counts(r, s.pub) for r, s in zip(received, streams, strict=True)]
+    spans = sum(e for _, e in gaps)
+    m.gap_loss_rate = sum(g for g, _ in gaps) / spans if spans else math.nan
+    _longest_stalls(m, per_stream)
+    M.latency_summary(m, pooled)
+    grown = [x for x in per_stream if not math.isnan(x.latency_growth_ms)]
+    if grown:
+        worst = max(grown, key=lambda x: x.latency_growth_ms)
+        m.latency_first_third_ms = worst.latency_first_third_ms
+        m.latency_growth_ms = worst.latency_growth_ms
     m.wire_bytes = wire_bytes
     if wire_bytes is not None and warmup_bytes is not None and m.bytes_published:
         m.wire_amplification = wire_bytes / (m.bytes_published + warmup_bytes)
     if bins_origin_ns is not None:
         m.rate_bins_hz = M.rate_bins_hz(pooled, bins_origin_ns, n_bins)
     return m, per_stream, expected
+
+
+def _longest_stalls(m: M.CellMetrics, per_stream: list[M.CellMetrics]) -> None:
+    """The cell's stalls: the longest of its streams' (and when it began)."""
+    stalled = [x for x in per_stream if not math.isnan(x.stall_max_s)]
+    if stalled:
+        worst = max(stalled, key=lambda x: x.stall_max_s)
+        m.stall_max_s, m.stall_at_s = worst.stall_max_s, worst.stall_at_s
+        worst = max(stalled, key=lambda x: x.stall_link_up_s)
+        m.stall_link_up_s, m.stall_link_up_at_s = worst.stall_link_up_s, \
+            worst.stall_link_up_at_s
 
 
 def _mean(values) -> float:

@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from linklab.bench.fields import (
+    MAX_CELL_S,
     MAX_PAIRS,
     RATE_MAX,
     RELIABILITIES,
@@ -87,6 +88,9 @@ class Topic:
     duration_s: float | None
     explicit: frozenset[str] = frozenset()  # QoS policies the scenario set itself
     gates: tuple[Any, ...] = field(default=(), compare=False)
+    # where the topic entry is written and the settings it sets itself (errors name it)
+    where: Located | None = field(default=None, compare=False, repr=False)
+    own: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def messages(self) -> int:
@@ -132,7 +136,7 @@ def parse_topics(node: yaml.Node, where: Located) -> tuple[TopicTemplate, ...]:
         gates: tuple[Any, ...] = ()
         for key, value_node, key_loc in mapping(item, loc):
             if key == "gates":
-                gates = parse_gate_mapping(value_node, key_loc)
+                gates = parse_gate_mapping(value_node, key_loc, in_topic=True)
                 continue
             value = plain(value_node, key_loc)
             if key == "name":
@@ -288,13 +292,10 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
                                   subscribers=t.subscribers or (subscriber,)))
         templates = tuple(placed)
     topics: list[Topic] = []
-    for template in templates:
-        copies = [(f"{template.name}_{c}" if template.name else None, c)
-                  for c in range(1, template.pairs + 1)] if template.pairs > 1 \
-            else [(template.name, 1)]
-        for name, _ in copies:
-            topics.append(_resolve_one(values, template, name or f"t{len(topics) + 1}",
-                                       topology))
+    for template, names in zip(templates, topic_names(templates), strict=True):
+        for name in names:
+            topics.append(_resolve_one(values, template, name, topology,
+                                       at("count", "rate", "duration")))
     names = [t.name for t in topics]
     for t in topics:
         if names.count(t.name) > 1:
@@ -325,12 +326,29 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
     return tuple(topics), (hosts if topology == "star" else None)
 
 
+def topic_names(templates: tuple[TopicTemplate, ...]) -> list[list[str]]:
+    """The names of each template's topics in a cell: its name, ``name_1..N`` with
+    ``pairs: N``, and ``tK`` (K-th topic of the cell) for a topic without a name."""
+    out: list[list[str]] = []
+    k = 0
+    for template in templates:
+        copies = [f"{template.name}_{c}" if template.name else None
+                  for c in range(1, template.pairs + 1)] if template.pairs > 1 \
+            else [template.name]
+        names = []
+        for name in copies:
+            k += 1
+            names.append(name or f"t{k}")
+        out.append(names)
+    return out
+
+
 def _expanded(templates: tuple[TopicTemplate, ...]) -> list[TopicTemplate]:
     return [t for t in templates for _ in range(t.pairs)]
 
 
 def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
-                 topology: str) -> Topic:
+                 topology: str, cell_where: Located | None = None) -> Topic:
     settings = {k: template.settings.get(k, values.get(k)) for k in TOPIC_SETTINGS}
     where = template.where
     for key in ("rate", "type"):
@@ -365,6 +383,13 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
             and round(settings["rate"] * settings["duration"]) < 1:
         raise where.error(f"rate {settings['rate']:g} Hz for {settings['duration']:g} s "
                           "publishes no sample; give a longer duration or a count")
+    if not isinstance(settings["rate"], str) and settings["count"] is not None \
+            and settings["count"] / settings["rate"] > MAX_CELL_S:
+        own = {"count", "rate"} & set(template.settings)
+        raise (where if own or cell_where is None else cell_where).error(
+            f"count {settings['count']} at {settings['rate']:g} Hz publishes for "
+            f"{settings['count'] / settings['rate'] / 3600:.3g} h; one cell publishes at "
+            f"most {MAX_CELL_S / 3600:g} h")
     qos = settings["qos"] or "reliable"
     history, explicit = resolve_history(qos, settings["history"], settings["depth"], where)
     durability = settings["durability"]
@@ -381,7 +406,8 @@ def _resolve_one(values: dict[str, Any], template: TopicTemplate, name: str,
         rate_hz=float(rate) if not isinstance(rate, str) else 0.0, rate=rate,
         qos=qos, history=history, durability=durability,
         count=settings["count"], duration_s=settings["duration"],
-        explicit=frozenset(explicit), gates=template.gates)
+        explicit=frozenset(explicit), gates=template.gates, where=template.where,
+        own=frozenset(template.settings))
 
 
 def resolve_history(qos: str, history: str | None, depth: int | None,

@@ -1,11 +1,17 @@
 """linklab's agent on one host: UDP measurements between hosts, driven over stdin/stdout.
 
-This file is copied to every host of a field run (over SSH) and runs there as
-``python3 agent.py``; it uses the standard library only and Python 3.8+, so a robot with
-ROS 2 needs nothing else. It must not import linklab.
+This file is copied to every host of a field run (over SSH) with procwrap.py and runs
+there as ``python3 agent.py [--pids DIR]``; it uses the standard library (and procwrap.py
+beside it) only and Python 3.8+, so a robot with ROS 2 needs nothing else. It must not
+import linklab.
 
 Protocol: one JSON object per line on stdin (``{"op": ..., ...}``), one JSON reply per
-line on stdout (``{"ok": true, ...}`` or ``{"ok": false, "error": "..."}``). EOF ends it.
+line on stdout (``{"ok": true, ...}`` or ``{"ok": false, "error": "..."}``).
+
+The agent never outlives its controller (procwrap.py ``lifeline``): ``quit`` or EOF on
+stdin, the loss of its parent process, SIGINT, SIGTERM or SIGHUP end it at once, even in
+the middle of a stream or a ramp step; ``--pids DIR`` also registers it with the host's
+keeper.
 
 One UDP socket (bound by ``bind``) carries every measurement; a receiver thread answers
 and records what arrives, stamped by the kernel (SO_TIMESTAMPNS, CLOCK_REALTIME, turned
@@ -430,6 +436,19 @@ class Agent:
         sock.close()
         return {"send_errors": errors}
 
+    def reply(self, line: str) -> dict:
+        """The reply to one command line."""
+        try:
+            msg = json.loads(line)
+            handler = getattr(self, "op_" + str(msg.get("op")), None)
+            if handler is None:
+                return {"ok": False, "error": f"unknown op {msg.get('op')!r}"}
+            reply = handler(msg)
+            reply.setdefault("ok", True)
+            return reply
+        except Exception as error:  # noqa: BLE001 -- reported to the controller, one line
+            return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+
     def socket_drops(self) -> int | None:
         """Datagrams the kernel dropped for this socket (/proc/net/udp, last column)."""
         if self.sock is None:
@@ -481,29 +500,12 @@ def _swapped(values: array) -> bytes:
     return copy.tobytes()
 
 
-def serve() -> int:
+def serve(args: list) -> int:
+    import procwrap  # beside this file on the host: the agent's lifetime (``lifeline``)
+
     agent = Agent()
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            msg = json.loads(line)
-            handler = getattr(agent, "op_" + str(msg.get("op")), None)
-            if msg.get("op") == "quit":
-                break
-            if handler is None:
-                reply = {"ok": False, "error": f"unknown op {msg.get('op')!r}"}
-            else:
-                reply = handler(msg)
-                reply.setdefault("ok", True)
-        except Exception as error:  # noqa: BLE001 -- reported to the controller, one line
-            reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-    agent.stop.set()
-    return 0
+    return procwrap.lifeline(lambda line: json.dumps(agent.reply(line)), args)
 
 
 if __name__ == "__main__":
-    sys.exit(serve())
+    sys.exit(serve(sys.argv[1:]))

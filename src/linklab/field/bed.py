@@ -73,6 +73,7 @@ def _flag(argv: list[str], flag: str) -> str | None:
 
 class FieldBed:
     outage_s = 0.0
+    shares_local_clock = False  # probes on other machines: their own clocks
 
     def __init__(self, env: Any, cell: Any):
         self.env = env
@@ -206,6 +207,9 @@ class FieldBed:
 
     def outage_on_ns(self) -> int | None:
         return None
+
+    def dark_windows_ns(self) -> list[tuple[int, int | None]]:
+        return []  # no declared outage: the real network is what it is
 
     def row_fields(self) -> dict[str, Any]:
         """Columns for the cell's row, once the cell is over (for a runner that merges a

@@ -102,7 +102,8 @@ def add_measure(link: typer.Typer) -> None:
                                  help="Write a preset that replays the path (and the full "
                                       "measurement as FILE.measure.json)."),
         name: str = typer.Option(None, "--name",
-                                 help="The preset's name (default: A's and B's names)."),
+                                 help="The preset's name (default: A's and B's names; "
+                                      "letters, digits, _ . -, not a shipped preset's)."),
         compare_to: Path = typer.Option(None, "--compare", metavar="MEASUREMENT.json",
                                         help="Compare with an earlier measurement (a replay "
                                              "with its original); exit 1 if outside the "
@@ -127,11 +128,11 @@ def add_measure(link: typer.Typer) -> None:
             except (OSError, ValueError, KeyError, TypeError) as error:
                 raise UsageError(f"cannot read {compare_to}: {error}",
                                  argument="--compare") from None
-        preset_name = name or f"{spec_a.name}-{spec_b.name}"
-        if out is not None and out.suffix not in (".yaml", ".yml"):
-            raise UsageError(f"{out}: a preset file ends in .yaml", argument="--out")
-        if out is not None and not out.resolve().parent.is_dir():
-            raise UsageError(f"{out.parent} is not a directory", argument="--out")
+        # every argument is checked before anything starts (a measurement takes minutes)
+        check_hosts(spec_a, spec_b)
+        preset_name = check_preset_name(name, f"{spec_a.name}-{spec_b.name}")
+        if out is not None:
+            check_out(out)
         command = "linklab " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
 
         def progress(text: str) -> None:
@@ -173,6 +174,61 @@ def measure_settings(duration: str, probe_rate: str, ramp_step: str, max_rate: s
         max_rate_bps=parse_bitrate(max_rate, "--max-rate"))
     settings.check()
     return settings
+
+
+def check_hosts(a, b) -> None:
+    """A and B as far as they can be checked without connecting: not both this machine,
+    each namespace there, the ssh configuration file readable."""
+    from linklab.field.shell import ssh_options
+
+    if a.kind == b.kind == "local":
+        raise UsageError("A and B are both this machine; measure between two hosts",
+                         argument="B")
+    for spec, argument in ((a, "A"), (b, "B")):
+        if spec.kind == "netns" and not Path("/run/netns", spec.target).exists():
+            raise UsageError(f"no network namespace {spec.target!r} here (ip netns list; "
+                             f"{spec.text})", argument=argument)
+        if spec.kind == "ssh":
+            ssh_options()
+
+
+def check_preset_name(name: str | None, default: str) -> str:
+    """The preset's name: a preset file's name that no shipped preset has (a user file with
+    a shipped name does not load: link/presets.py)."""
+    from linklab.link.preset_file import NAME, NAME_FORMS
+    from linklab.link.presets import load_presets
+
+    chosen = name if name is not None else default
+    if not NAME.match(chosen):
+        what = repr(chosen) if name is not None else f"the default name {chosen!r}"
+        raise UsageError(f"{what} is not a preset name; use {NAME_FORMS}", argument="--name")
+    if chosen in load_presets():
+        raise UsageError(f"{chosen!r} is the name of a shipped preset (linklab link presets); "
+                         f"give yours another name, e.g. {chosen}-measured", argument="--name")
+    return chosen
+
+
+def check_out(out: Path) -> None:
+    """--out: a .yaml file, and FILE.measure.json beside it, that this process can write
+    (each opened for appending, so nothing that exists changes; what did not exist is
+    removed again)."""
+    if out.suffix not in (".yaml", ".yml"):
+        raise UsageError(f"{out}: a preset file ends in .yaml", argument="--out")
+    for path in (out, out.with_suffix(".measure.json")):
+        if not path.resolve().parent.is_dir():
+            raise UsageError(f"{path.parent} is not a directory", argument="--out")
+        if path.is_dir():
+            raise UsageError(f"{path} is a directory; give a file (FILE.yaml)",
+                             argument="--out")
+        existed = path.exists()
+        try:
+            with open(path, "a"):
+                pass
+        except OSError as error:
+            raise UsageError(f"cannot write {path}: {error.strerror}; give a file in a "
+                             "directory you can write", argument="--out") from None
+        if not existed:
+            path.unlink(missing_ok=True)
 
 
 def _host_name(text: str, default: str) -> str:

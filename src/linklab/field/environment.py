@@ -28,10 +28,11 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from linklab.bench.environment import LinklabEnvironment, Profiles
+from linklab.bench.environment import LinklabEnvironment
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
 from linklab.bench.middlewares import base_middleware
+from linklab.bench.profiles import Profiles
 from linklab.errors import UsageError
 from linklab.field import preflight, probes_remote, sync
 from linklab.field.address import HostSpec, parse_hosts
@@ -126,18 +127,27 @@ class FieldEnvironment(LinklabEnvironment):
                              "hosts: (linklab connects only to hosts it uses)",
                              argument=f"hosts.{unused[0]}")
 
-    def check_ready(self, cells: list[Cell]) -> None:
-        """Refuse what cannot run, then connect, place probes, and run the preflight."""
+    def check_ready(self, cells: list[Cell], *, connect: bool = True) -> None:
+        """Refuse what cannot run, then (``connect``) connect, place probes, and run the
+        preflight. Without ``connect`` (``linklab bench --dry-run``) nothing reaches the
+        hosts: the refusals, the profiles and QoS, and the probes built here."""
+        from linklab.bench.checks import about
         from linklab.bench.endpoints import qos_args
         from linklab.bench.probe_driver import probe_binary
 
         self.refuse(cells)
         for cell in cells:
-            self.profiles.check(cell)
+            with about(cell):
+                self.profiles.check(cell)
             for topic in cell.topics:
-                qos_args(cell.middleware, topic, self.history_for(cell, topic)
-                         if topic.history not in ("tuned", "profile") or cell.rate_hz
-                         else "keep_last:1")
+                with about(cell, topic):
+                    qos_args(cell.middleware, topic, self.history_for(cell, topic)
+                             if topic.history not in ("tuned", "profile") or cell.rate_hz
+                             else "keep_last:1")
+        for middleware in sorted({c.middleware for c in cells}):
+            probe_binary(middleware)
+        if not connect:
+            return
         specs = dict(self.specs)
         local = [n for n, s in specs.items() if s.kind == "local"]
         if not local:  # the runner's clock is this machine's: an agent here anchors it

@@ -24,7 +24,9 @@ class AgentSession:
         self.buffer = b""
 
     def start(self, session: int, bind_address: str = "0.0.0.0") -> None:
-        self.process = self.host.popen(["python3", "-u", self.host.path("agent.py")],
+        pids = self.host.pids_dir     # the keeper's list: it ends the agent if need be
+        register = ["--pids", pids] if pids else []
+        self.process = self.host.popen(["python3", "-u", self.host.path("agent.py"), *register],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, start_new_session=True)
         self.hello = self.call("hello")

@@ -7,11 +7,13 @@ master connection per host (ControlMaster, a socket in a private 0700 directory)
 carries every command; it is this process's child, ends with it (PR_SET_PDEATHSIG), and
 ``close`` ends it.
 
-On the host, a work directory (``mktemp -d /tmp/linklab-field.XXXXXX``) receives the agent
-(agent.py, procwrap.py), the probes and their records. A keeper (``procwrap.py keep``)
-holds it: when its SSH session ends -- ``close``, or this process dying, which ends the
-master -- it stops any probe still running there and removes the directory. Nothing is
-left on the host.
+On the host, a keeper (``procwrap.py keep --make``, started from the file's text before
+anything is on the host) makes a work directory (``/tmp/linklab-field.XXXXXX``) that
+receives the agent (agent.py, procwrap.py), the probes and their records, and holds it:
+when its SSH session ends -- ``close``, or this process dying, which ends the master --
+it stops the agent and any probe still running there (each listed in ``pids/``) and
+removes the directory. The agent also ends by itself when its own session ends
+(procwrap.py ``lifeline``). Nothing is left on the host.
 
 :class:`LocalHost` (``local``) and :class:`NetnsHost` (``netns:NAME``) run on this machine;
 their work directory is a local temporary directory. Local directories carry their
@@ -20,6 +22,7 @@ owner (leftovers.py), so a session killed with SIGKILL is cleaned by the next on
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import os
 import shlex
@@ -27,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +51,14 @@ def die_with_parent() -> None:
     """preexec_fn: SIGTERM this child when linklab exits, however it exits."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def keeper_command() -> list[str]:
+    """``procwrap.py keep --make`` run from procwrap.py's text (packed: a short command
+    line, which ``pgrep -f agent.py`` does not match)."""
+    packed = base64.b64encode(zlib.compress((HERE / "procwrap.py").read_bytes(), 9)).decode()
+    return ["python3", "-c", "import base64, zlib; exec(zlib.decompress(base64.b64decode("
+            f"'{packed}')))", "keep", "--make"]
 
 
 def ssh_options() -> list[str]:
@@ -114,6 +126,12 @@ class Host:
 
     def path(self, *parts: str) -> str:
         return "/".join([self.workdir, *parts])
+
+    @property
+    def pids_dir(self) -> str | None:
+        """Where the host's keeper looks for what to stop (None: no keeper; the processes
+        are this one's children and end with it)."""
+        return None
 
     def put(self, data: bytes, path: str, mode: int = 0o644) -> None:
         Path(path).write_bytes(data)
@@ -194,19 +212,21 @@ class SshHost(Host):
             time.sleep(0.1)
         self.opened = True
         self.check_python()
-        made = self.run(["mktemp", "-d", "/tmp/linklab-field.XXXXXX"])
-        self.workdir = made.stdout.decode().strip()
-        self.run(["mkdir", "-p", self.path("pids")])
-        for name in AGENT_FILES:
-            self.put((HERE / name).read_bytes(), self.path(name))
-        self.keeper = self.popen(["python3", self.path("procwrap.py"), "keep", self.workdir],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
-        line = self.keeper.stdout.readline()
-        if line.strip() != b"ready":
+        self.keeper = self.popen(keeper_command(), stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+        ready, _, made = self.keeper.stdout.readline().decode(errors="replace").partition(" ")
+        if ready != "ready" or not made.strip().startswith("/tmp/linklab-field."):
             self.close()
             raise LinklabError(f"{self.name}: the clean-up keeper did not start on "
                                f"{self.spec.text}")
+        self.workdir = made.strip()
+        for name in AGENT_FILES:
+            self.put((HERE / name).read_bytes(), self.path(name))
+
+    @property
+    def pids_dir(self) -> str | None:
+        return self.path("pids") if self.workdir else None
 
     def put(self, data: bytes, path: str, mode: int = 0o644) -> None:
         self.run(["sh", "-c", f"cat > {shlex.quote(path)} && chmod {mode:o} "

@@ -112,9 +112,10 @@ def cell_objects(cell: Cell, placement: PL.Placement, profile: Any, history_of,
 
 
 class KubeBed:
-    """One cell on the cluster (runner.Bed; the runner calls run_cell)."""
+    """One cell on the cluster (bench.protocols.Bed; the runner calls run_cell)."""
 
     outage_s = 0.0
+    shares_local_clock = False  # probes in pods: ends are reported by podrun, not seen here
 
     def __init__(self, env: KubeEnvironment, cell: Cell):
         self.env = env
@@ -122,7 +123,7 @@ class KubeBed:
         self.cluster: Cluster = env.cluster
         self.placed: dict[str, Any] = {}
 
-    # runner.Bed, for a bed whose endpoints are not local processes
+    # bench.protocols.Bed, for a bed whose endpoints are not local processes
     def spawn(self, host, argv, stdout, stderr):  # noqa: ARG002
         raise EnvironmentProblem("a cluster bed runs whole cells (run_cell), not processes")
 
@@ -143,6 +144,9 @@ class KubeBed:
 
     def outage_on_ns(self) -> int | None:
         return None
+
+    def dark_windows_ns(self) -> list[tuple[int, int | None]]:
+        return []  # no declared outage: the real network is what it is
 
     def stages(self) -> dict[str, Any]:
         spec = self.env.links.spec(self.cell.link_choice or LinkChoice(self.cell.link))
@@ -310,7 +314,7 @@ class KubeBed:
 
 
 class KubeEnvironment(LinklabEnvironment):
-    """bench.runner.Environment on a cluster (see module doc): the emulated environment's
+    """bench.protocols.Environment on a cluster (see module doc): the emulated environment's
     links and profiles (profile, history_for, model_amplification, link_mtu), cells in pods."""
 
     def __init__(self, cluster: Cluster, options: K8sOptions,
@@ -338,9 +342,18 @@ class KubeEnvironment(LinklabEnvironment):
         return float(rate) if rate else None
 
     def check_ready(self, cells: list[Cell]) -> None:
+        from linklab.bench.checks import about
+        from linklab.bench.cpu import CPU_NONE
         from linklab.bench.endpoints import qos_args
 
         for cell in cells:
+            for key in ("cpu_load", "cpu_quota"):  # pods: no competitors, no cgroups
+                if getattr(cell, key) != CPU_NONE:
+                    with about(cell):
+                        raise UsageError(f"{getattr(cell, key)}: linklab k8s runs pods, it "
+                                         "starts no CPU competitors and makes no cgroups; "
+                                         f"remove {key} (or run the scenario with linklab "
+                                         "bench)", argument=key)
             check_cell(cell, self.links, self.options)
             self.profiles.check(cell)
             for topic in cell.topics:

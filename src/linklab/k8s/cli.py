@@ -7,7 +7,7 @@
 
 Cluster options as kubectl: KUBECONFIG / --kubeconfig, --context, --namespace (-n).
 Exit status as ``linklab bench`` (0, 1 gates missed, 2 bad input, 70 a cell could not
-run, 130 interrupted); ``preflight`` exits 1 when a cell cannot be placed.
+run, 130 interrupted, 143 by SIGTERM); ``preflight`` exits 1 when a cell cannot be placed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import console, err_console
+from linklab.output import console, err_console, err_line
+from linklab.stop_signals import exit_status
 
 DEFAULT_IMAGE = "localhost/linklab-probe:latest"
 
@@ -105,6 +106,18 @@ def _load(scenario_path, quick, repeat, presets, resume):
     return scenario, expand_with_flows(scenario), store
 
 
+def failure_lines(rows: list[dict]) -> list[str]:
+    """One line per cell that could not run (a linklab error) or failed, worded as at the
+    end of a run (bench.cli.conclude_run with failed_cells)."""
+    lines = []
+    for row in rows:
+        if row.get("status") == "error":
+            lines.append(f"linklab error in cell {row['cell_id']}: {row.get('failure_reason')}")
+        elif row.get("status") == "failed":
+            lines.append(f"cell {row['cell_id']} failed: {row.get('failure_reason')}")
+    return lines
+
+
 @k8s_app.command("run")
 def run_command(
     scenario_path: Path | None = typer.Argument(None, metavar="SCENARIO.yaml"),
@@ -127,7 +140,8 @@ def run_command(
     secret: str | None = SECRET, start: float = START,
 ) -> None:
     """Run a scenario's cells as pods; write the run directory linklab report reads.
-    Ctrl-C keeps finished cells and deletes everything this run created."""
+    Ctrl-C keeps finished cells (naming those that failed, one line each) and deletes
+    everything this run created."""
     from linklab.bench.gates import parse_cli_gate
     from linklab.bench.matrix import estimate_s
     from linklab.bench.store import RunStore
@@ -142,6 +156,14 @@ def run_command(
     if store is not None and image is None:
         image = (store.info["k8s"].get("sessions") or [{}])[-1].get("image")
     options = _options(session.new_run_id(), image, pull, role, selector, memory, secret, start)
+    from linklab.bench.checks import check_gates, located
+    from linklab.k8s.bed import KubeEnvironment
+
+    check_gates(list(scenario.gates) + cli_gates, cells)  # --dry-run too: nothing remote
+    try:
+        KubeEnvironment(None, options, scenario.presets).check_ready(cells)  # type: ignore
+    except UsageError as error:
+        raise located(error, scenario) from None
     if dry_run:
         objects = session.dry_run_objects(cells, options, scenario)
         version = validate_objects(objects, kube_version)
@@ -151,9 +173,6 @@ def run_command(
                          "filled in with the address of that host's pod once it runs\n")
         sys.stdout.write(to_yaml(objects, namespace))
         return
-    from linklab.k8s.bed import KubeEnvironment
-
-    KubeEnvironment(None, options, scenario.presets).check_ready(cells)  # type: ignore
     cluster = _cluster(kubeconfig, context, namespace)
     if store is None:
         total = sum(estimate_s(c) for c in cells)
@@ -180,11 +199,13 @@ def run_command(
 
     try:
         rows = session.run(store, cells, cluster, options, scenario, on_progress)
-    except (KeyboardInterrupt, SystemExit):
-        err_console.print(f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
-                          f"{store.root}; the run's pods and ConfigMaps were deleted; continue "
-                          f"with: linklab k8s run --resume {store.root}")
-        raise typer.Exit(130) from None
+    except (KeyboardInterrupt, SystemExit) as stop:
+        for line in failure_lines(store.rows):  # the kept cells that failed, one line each
+            err_console.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
+        err_line(f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
+                 f"{store.root}; the run's pods and ConfigMaps were deleted; continue "
+                 f"with: linklab k8s run --resume {store.root}")
+        raise typer.Exit(exit_status(stop) or 130) from None
     from linklab.bench.cli import conclude_run
 
     conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from linklab.errors import LinklabError, UsageError
 from linklab.held_signals import signals_held
-from linklab.link import cluster, userns
+from linklab.link import cgroups, cluster, userns
 from linklab.link.blueprint import Design
 from linklab.link.journal import Journal
 from linklab.link.netops import NetOps, Snapshot
@@ -72,11 +72,15 @@ class Testbed:
             return inside
         return self.shell.exec_argv(self.plan.host(host).netns, [str(a) for a in argv])
 
-    def popen(self, host: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
+    def popen(self, host: str, argv: Sequence[str], *, cgroup: Path | None = None,
+              **kwargs: Any) -> subprocess.Popen[Any]:
         """Start ``argv`` inside ``host``. The process is recorded in the run's journal
         (pid and start time): ``down`` and ``clean`` end it if it still runs, also after
-        this process was killed."""
+        this process was killed. ``cgroup``: a group of the run (cgroups.make) the process
+        is in before it runs (a host's CPU quota)."""
         full = self.argv(host, argv)
+        if cgroup is not None:
+            full = cgroups.join_argv(cgroup, full)
         with signals_held():
             child = subprocess.Popen(full, **kwargs)
             try:

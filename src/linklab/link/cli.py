@@ -160,10 +160,13 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
-        """Build hosts and links; they stay up until `linklab link down`.
+        """Build hosts and links; they stay up until `linklab link down`
+        (`linklab link clean` leaves them alone).
 
         Options replace the preset's values. A preset from --presets FILE is recorded
-        with the run: status, exec and down do not need the file.
+        with the run: status, exec and down do not need the file. Ctrl-C (or SIGTERM)
+        before the link is up and recorded undoes everything (exit 130/143); after that
+        it is ignored: the status is printed and the exit status is 0.
         """
         from linklab.emu.link_options import emu_overrides
         from linklab.link.lifecycle import up
@@ -182,7 +185,8 @@ def register(app: typer.Typer) -> None:
                  **radio_overrides(radio=radio, distance=distance, tx_power=tx_power),
                  **emu_overrides(delay=delay, jitter=jitter,
                                  jitter_distribution=jitter_distribution,
-                                 loss_model=loss_model, trace=trace))
+                                 loss_model=loss_model, trace=trace),
+                 finish_once_up=True)
         status = bed.status()
         if as_json:
             print_json(status)
@@ -282,7 +286,10 @@ def register(app: typer.Typer) -> None:
                  "unrecorded linklab namespaces."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Remove whatever linklab left behind (and only that)."""
+        """Remove whatever linklab left behind (and only that): runs whose process was
+        killed (a bench, a testbed, a `link up` killed before its link was up) and
+        namespaces of runs whose state is gone. A run whose process is alive, and a link
+        made by `linklab link up` (it stays until `linklab link down`), are left alone."""
         from linklab.link.lifecycle import clean
 
         report = clean(name=name, prefix=prefix, sweep=not journals_only)
@@ -291,7 +298,8 @@ def register(app: typer.Typer) -> None:
         else:
             for key in ("runs_removed", "namespaces_removed", "skipped", "problems"):
                 for item in report[key]:
-                    console.print(f"{key.replace('_', ' ')}: {item}")
+                    console.print(f"{key.replace('_', ' ')}: {item}", markup=False,
+                                  highlight=False, soft_wrap=True)
             if not any(report.values()):
                 console.print("nothing to clean")
         if report["problems"]:

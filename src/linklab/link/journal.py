@@ -1,7 +1,7 @@
 """The one place every network change of a run goes through, and how it is undone.
 
 A :class:`Journal` runs a change (namespace, link, address, route, nft table, qdisc,
-sysctl, helper process), and records *what it made* -- data, never a command (see
+sysctl, helper process, cgroup), and records *what it made* -- data, never a command (see
 ``made.py``) -- in a state file ``<run name>.json`` in the state directory
 (``statedir.py``: /run/linklab for root, /tmp/linklab-<uid> otherwise,
 ``$LINKLAB_STATE_DIR`` to override; owned by the user and 0700, checked every time).
@@ -17,8 +17,12 @@ did not create (for example a namespace of the same name that already existed).
 State file, format 2 (JSON object): ``version`` (2), ``name`` (the run, = file name),
 ``created_unix``, ``steps`` (list of records, oldest first, each with ``what``: text for
 messages, and ``kind`` + its fields, see ``made.py``), plus what lifecycle keeps there
-(``inputs``, ``owner``, ``holder``, ``wires``, ``outage``, ``socket_buffers``,
-``tcp_congestion``, ``emu``).
+(``inputs``, ``owner``, ``detached``, ``holder``, ``wires``, ``outage``, ``socket_buffers``,
+``tcp_congestion``, ``emu``). ``owner`` (pid and start time) is the process the run lives
+for -- ``clean`` leaves it alone while that process lives and undoes it once it is gone;
+a run being built always has one. ``detached: true`` with no owner marks a run that is
+fully up and meant to stay until ``linklab link down`` (``linklab link up``): ``clean``
+never takes it down (``runs.kept_by``).
 Format 1 files (undo argv lists) are refused with a message naming what they hold.
 """
 
@@ -37,7 +41,7 @@ from typing import Any
 
 from linklab.errors import LinklabError, UsageError
 from linklab.held_signals import signals_held
-from linklab.link import made
+from linklab.link import cgroups, made
 from linklab.link.statedir import StateDir, UnsafeStateDir, default_path
 from linklab.link.system import CommandFailed, Shell
 
@@ -144,6 +148,9 @@ def parse_state(data: bytes, run: str, where: Path | str) -> dict[str, Any]:
         if value is not None and not _pid_record(value):
             raise StateFileError(f"state file {where}: {key} is not a pid and start time; "
                                  f"{_by_hand(run)}")
+    if not isinstance(state.get("detached", False), bool):
+        raise StateFileError(f"state file {where}: detached is not true or false; "
+                             f"{_by_hand(run)}")
     return state
 
 
@@ -352,6 +359,8 @@ class Journal:
             for name in step["names"]:
                 self.store.remove(name)
             return None
+        if step["kind"] == "cgroup":  # a host's CPU quota (cgroups.py)
+            return cgroups.remove(Path(step["path"]))
         if step["kind"] == "netns":
             end_processes_in_netns(step["netns"])
         command = made.undo_command(step)

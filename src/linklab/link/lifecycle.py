@@ -2,7 +2,10 @@
 
 ``up()`` validates everything first (preset, values, topology, which wire each link
 needs) and touches nothing until all of it is valid; then it builds through the
-journal, and if anything fails or is interrupted half-way it undoes what it made.
+journal, and if anything fails or is interrupted half-way it undoes what it made
+(``interrupts.py``: SIGINT, SIGTERM and SIGHUP included). A run is recorded with its
+owner process from the moment its state file exists; a detached run (``linklab link
+up``) is marked ``detached`` only once it is fully up (journal.py, runs.kept_by).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
-from linklab.link import cluster, made, userns
+from linklab.held_signals import signals_held
+from linklab.link import cluster, interrupts, made, userns
 from linklab.link.bed import Testbed
 from linklab.link.blueprint import DEFAULT_NAME, design
 from linklab.link.journal import (
@@ -56,13 +60,21 @@ from linklab.link.topology import (
 def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
        topology: str = "pair", hosts: int = 1, name: str = DEFAULT_NAME,
        wire: str | None = None, owner: bool = False, arm_outage: bool = True,
-       **overrides: Any) -> Testbed:
+       finish_once_up: bool = False, **overrides: Any) -> Testbed:
     """Build a testbed and return it (it stays up until ``down``; see ``testbed()``).
 
-    ``owner=True`` records this process as the owner: ``clean`` leaves the run alone
-    while this process lives. Overrides: loss, rate, outage, mtu, tcp_congestion (and the
-    relay fields delay, jitter, burst_loss, trace), as strings with units or per-direction
-    mappings.
+    ``owner=True`` records this process as the owner: ``clean`` leaves the run alone while
+    this process lives and takes it down once it is gone. Otherwise the run is detached:
+    this process is its owner only while building it (a build killed half-way is left
+    behind, for ``clean``); once it is fully up its state says ``detached`` and names no
+    owner, and it stays until ``down`` (``clean`` never takes it down).
+    An interrupt while building (SIGINT; SIGTERM and SIGHUP raise SystemExit(128 + signal)
+    unless the caller handles them) undoes everything made so far and is raised again.
+    ``finish_once_up`` (a command that only reports the run once it is up: ``linklab link
+    up``): this process ignores SIGINT, SIGTERM and SIGHUP for good from the moment the
+    run is recorded as up, so an interrupt either undoes everything or changes nothing.
+    Overrides: loss, rate, outage, mtu, tcp_congestion (and the relay fields delay,
+    jitter, burst_loss, trace), as strings with units or per-direction mappings.
     ``preset_fields``: a preset from a user's file (see ``design``).
     """
     plan_design = design(preset, preset_fields=preset_fields, topology=topology,
@@ -81,7 +93,10 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
                   "topology": topology, "hosts": hosts, "name": name,
                   "wire": wire, "arm_outage": arm_outage,
                   **{k: v for k, v in overrides.items() if v is not None}}
-        userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None)
+        with interrupts.stop_raises():
+            userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None,
+                                on_ready=interrupts.ignore_from_now if finish_once_up
+                                else None)
         return open_run(name)
     shell = Shell()
     present = set(list_netns(shell))
@@ -90,17 +105,30 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
         raise UsageError(f"namespace(s) {', '.join(clash)} already exist; a run named "
                          f"{name!r} is up or was left behind: linklab link down --name {name} "
                          f"(or linklab link clean --name {name})", argument="--name")
-    journal = Journal.claim(
-        name, shell, inputs=plan_design.inputs,
-        owner={"pid": os.getpid(), "start": process_start_time(os.getpid())} if owner else None,
-        wires={k: w.name for k, w in plan_design.wires.items()})
-    bed = Testbed(journal, plan_design)
-    try:
-        _build(bed, arm_outage=arm_outage)
-    except BaseException:
-        bed.down()
-        raise
+    bed: Testbed | None = None
+    with interrupts.stop_raises():
+        try:
+            with signals_held():   # the state file, and the object that undoes it
+                journal = Journal.claim(
+                    name, shell, inputs=plan_design.inputs, owner=this_process(),
+                    wires={k: w.name for k, w in plan_design.wires.items()})
+                bed = Testbed(journal, plan_design)
+            _build(bed, arm_outage=arm_outage)
+            if not owner:
+                if finish_once_up:
+                    interrupts.ignore_from_now()
+                journal.update(owner=None, detached=True)   # up: it lives until `down`
+        except BaseException:
+            if bed is not None:
+                bed.down()
+            raise
+    assert bed is not None
     return bed
+
+
+def this_process() -> dict[str, Any]:
+    """This process as a run's owner: pid and kernel start time."""
+    return {"pid": os.getpid(), "start": process_start_time(os.getpid())}
 
 
 def _build(bed: Testbed, *, arm_outage: bool) -> None:

@@ -2,11 +2,11 @@
 
 A state file never holds a command. Each journal step is one of the records below (a
 namespace, an interface in a namespace, an address, a route, an nft table, a qdisc, a
-sysctl and its old value, a helper or host process with its start time, a wireguard-go
-UAPI socket, ...); ``check``
-validates a record read back from a file field by field, and ``undo_command`` derives
-the one command (argv, never a shell) that removes it. A record that fails the check
-is refused as a whole: linklab acts on nothing it cannot read exactly.
+sysctl and its old value, a helper or host process with its start time, a cgroup, a
+wireguard-go UAPI socket, ...); ``check`` validates a record read back from a file field
+by field, and ``undo_command`` derives the one command (argv, never a shell) that removes
+it. A record that fails the check is refused as a whole: linklab acts on nothing it
+cannot read exactly.
 """
 
 from __future__ import annotations
@@ -106,6 +106,13 @@ def wg_socket(ifname: str) -> Record:
     return {"kind": "wg_socket", "ifname": ifname}
 
 
+def cgroup(path: str) -> Record:
+    """A cgroup of the cpu controller made for a host's CPU quota
+    (``<cgroup>/linklab-<run>-<host>``, link/cgroups.py): removed on undo, after ending
+    what is still in it."""
+    return {"kind": "cgroup", "path": path}
+
+
 def files(names: list[str]) -> Record:
     """Files in the state directory next to the run's state file (``<run>.<suffix>``)."""
     return {"kind": "files", "names": list(names)}
@@ -143,7 +150,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "offloads": ("netns", "ifname", "features"), "sysctl": ("netns", "key", "old"),
     "nft_table": ("netns", "family", "table"), "qdisc": ("netns", "dev", "parent"),
     "process": ("pid", "start", "role"), "files": ("names",), "inside": (),
-    "wg_socket": ("ifname",),
+    "wg_socket": ("ifname",), "cgroup": ("path",),
 }
 KINDS = tuple(_FIELDS)
 
@@ -208,6 +215,8 @@ def check(step: Any, run: str) -> Record:
         if step["role"] not in ("helper", "host"):
             raise BadRecord(f"process role {_show(step['role'])} is not valid")
         out.update(pid=pid, start=start, role=step["role"])
+    elif kind == "cgroup":
+        out["path"] = _cgroup_path(step["path"], run)
     elif kind == "files":
         names = step["names"]
         if not isinstance(names, list):
@@ -220,11 +229,29 @@ def check(step: Any, run: str) -> Record:
     return out
 
 
+CGROUP_ROOT = "/sys/fs/cgroup/"
+CGROUP_PART = re.compile(r"^[A-Za-z0-9_.:@-]{1,255}$")
+
+
+def _cgroup_path(value: Any, run: str) -> str:
+    """A run's own cgroup: under /sys/fs/cgroup, plain path parts, the last one
+    ``linklab-<run>-<host>`` (nothing else is ever removed, nor its processes ended)."""
+    if not isinstance(value, str) or not value.startswith(CGROUP_ROOT):
+        raise BadRecord(f"cgroup {_show(value)} is not under {CGROUP_ROOT}")
+    parts = value[len(CGROUP_ROOT):].split("/")
+    if any(not CGROUP_PART.match(p) or p in (".", "..") for p in parts):
+        raise BadRecord(f"cgroup {_show(value)} is not a plain path")
+    if not re.fullmatch(re.escape(f"linklab-{run}-") + r"[a-z][a-z0-9]{0,31}", parts[-1]):
+        raise BadRecord(f"cgroup {_show(value)} is not one of run {run!r}'s "
+                        f"(linklab-{run}-HOST)")
+    return value
+
+
 # --- undo --------------------------------------------------------------------------------
 
 def undo_command(record: Record) -> tuple[list[str], str | None] | None:
     """(argv, namespace to run it in, or None) that undoes ``record``; None: nothing to run
-    (``inside``, or records undone otherwise: processes, files)."""
+    (``inside``, or records undone otherwise: processes, files, cgroups)."""
     kind = record["kind"]
     ns = record.get("netns")
     if kind == "netns":

@@ -14,7 +14,9 @@ OFDM 54 Mbit/s. linklab makes that a link: the fields below, on any preset or in
 ``radio``     ``ns3`` (the default): the ns-3 simulation itself (wires/ns3.py), realtime;
               ``curve``: the fast mode -- no simulator; each robot's link gets the loss
               the ns-3 medium measured at that distance for 60-byte packets
-              (radio_curve.py, ``radio-curve.json``), applied by the kernel loss stage.
+              (radio_curve.py, ``radio-curve.json``), applied by the kernel loss stage;
+              beyond the curve's range (100 %) every packet is dropped, labelled "out
+              of range" (radio_curve.CurveLossStage says why: applied, not refused).
 
 The calibration (why these defaults) is in CALIBRATION below and in radio-curve.json.
 """

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from linklab.errors import EnvironmentProblem
-from linklab.link.stages import LOSS_RESOLUTION, LossStage
+from linklab.link.stages import LOSS_RESOLUTION, LossStage, steps_text
 from linklab.units import format_percent
 
 CURVE_FILE = "radio-curve.json"
@@ -109,7 +109,17 @@ def measured_curve() -> Curve:
 
 @dataclass
 class CurveLossStage(LossStage):
-    """The kernel loss stage with its loss taken from the measured curve (named as such)."""
+    """The kernel loss stage with its loss taken from the measured curve (named as such).
+
+    Beyond the curve's range (100 %: 27.4 m and on at 16.0206 dBm) the stage is applied,
+    not refused: the link is up and drops every packet, counted, and says "out of range".
+    Paper 002 measures there: Fig. 4's loss runs on to 100 % with distance, and its
+    message-loss figures (Fig. 5, the Parameters profile: "none of the messages manage to
+    be delivered") include distances where nothing arrives; the ns-3 mode at such a
+    distance (radio_plan.AirStage) brings the medium up and loses every frame, and the
+    fast mode stands in for it, so a distance sweep gets the same answer in both modes.
+    A loss that only rounds to 100 % (or to 0 %) in the stage's 0.0001 % steps says what
+    the curve gave beside what is applied."""
 
     distance_m: float = 0.0
     tx_power_dbm: float | None = None   # None: the power the curve was measured at
@@ -117,8 +127,16 @@ class CurveLossStage(LossStage):
     kind: ClassVar[str] = "loss"
 
     def params(self) -> dict[str, Any]:
-        text = format_percent(self.threshold / LOSS_RESOLUTION)
+        applied = self.threshold / LOSS_RESOLUTION
         power = "" if self.tx_power_dbm is None else f", {self.tx_power_dbm:g} dBm"
+        where = f"{self.model} curve at {self.distance_m:g} m{power}"
+        if applied != self.loss and applied in (0.0, 1.0):   # rounded to none / every one
+            curve = f"{self.loss * 100:.6f}".rstrip("0").rstrip(".")
+            where += (f" gives {curve} %, the nearest "
+                      f"{format_percent(1 / LOSS_RESOLUTION)} step")
+        if self.drops_all:
+            where = "out of range: " + where
         return {**super().params(), "model": self.model, "distance_m": self.distance_m,
                 **({} if self.tx_power_dbm is None else {"tx_power_dbm": self.tx_power_dbm}),
-                "text": f"{text} ({self.model} curve at {self.distance_m:g} m{power})"}
+                "out_of_range": self.drops_all,
+                "text": f"{steps_text(self.threshold)} ({where})"}

@@ -23,17 +23,26 @@ measured curve at that robot's distance from the edge (radio_curve.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
 from linklab.link.names import netns_name
+from linklab.link.netops import Snapshot
 from linklab.link.radio import RadioSpec, format_metres, separation_m, station_positions
 from linklab.link.spec import DIRECTIONS, LinkSpec
-from linklab.link.stages import Stage
-from linklab.link.topology import HostPlan, LinkPlan, Port, TopologyPlan
+from linklab.link.stages import Stage, StageCounters
+from linklab.link.topology import HostPlan, LinkPlan, PathView, Port, TopologyPlan
 
 AIR_HOST = "ap"
+
+
+@dataclass
+class AirCounters(StageCounters):
+    """An air stage's frames, and the simulation's lag behind the wall clock (the ns-3
+    wire's ``simulator`` figures: linklab.link.ns3.AirStats.lag_figures)."""
+
+    simulator: dict[str, Any] | None = field(default=None)
 
 
 @dataclass
@@ -52,6 +61,10 @@ class AirStage(Stage):
                 "sender": self.sender, "receiver": self.receiver,
                 "distance_m": self.distance_m, "tx_power_dbm": self.tx_power_dbm,
                 "text": f"{format_metres(self.distance_m)} {self.tx_power_dbm:g}dBm"}
+
+    def counters(self, snapshot: Snapshot, path: PathView) -> AirCounters | None:
+        found = snapshot.relay.get((path.link, path.direction, self.kind))
+        return AirCounters(**found) if found else None
 
 
 def robots_of(plan: TopologyPlan) -> list[str]:

@@ -2,6 +2,8 @@
 
 ``clean`` removes what linklab left behind and only that: runs whose owner is gone are
 undone from their journals, and marked namespaces whose state file is gone are swept.
+A run made by ``linklab link up`` (``detached`` in its state, no owner) is meant to live
+until ``linklab link down``: ``clean`` never takes it down (see ``kept_by``).
 """
 
 from __future__ import annotations
@@ -72,19 +74,44 @@ def _in_scope(run: str, name: str | None, prefix: str | None) -> bool:
     return True
 
 
+def kept_by(run: str, state: dict[str, Any]) -> str | None:
+    """Why run ``run`` is not left behind (a line for the report), None if it is.
+
+    * A recorded owner (a bench, a ``testbed()`` block, a ``linklab link up`` still
+      building it) that is alive keeps it; a dead owner leaves it behind.
+    * No owner: the run is detached -- made by ``linklab link up`` and recorded as
+      ``detached`` once fully up (state files of an older linklab had no mark; their
+      ownerless runs were ``link up`` runs too) -- and stays until ``link down``. Only a
+      normal user's detached run whose holder process is gone is left behind: its
+      namespaces died with the holder's user namespace.
+    """
+    owner = state.get("owner")
+    if owner:
+        if process_alive(owner.get("pid"), owner.get("start")):
+            return f"{run}: owned by live process {owner['pid']}"
+        return None
+    holder = state.get("holder")
+    if holder and not process_alive(holder.get("pid"), holder.get("start")):
+        return None
+    return (f"{run}: made by linklab link up, it stays until linklab link down "
+            f"--name {run}")
+
+
 def clean(name: str | None = None, prefix: str | None = None,
           sweep: bool = True) -> dict[str, Any]:
     """Remove what linklab left behind (only that), within the scope given.
 
-    1. Every run in the state directory whose owner process is gone (or that has no
-       owner: runs made by ``linklab link up``) is undone from its journal: the
-       processes it started in its hosts are ended (pid and start time recorded), then
-       everything else it made, newest first.
+    1. Every run in the state directory whose owner process is gone (a bench, a
+       ``testbed()`` block or a ``linklab link up`` killed before the run was up) is
+       undone from its journal: the processes it started in its hosts are ended (pid
+       and start time recorded), then everything else it made, newest first.
     2. Namespaces named ``linklab-<run>-<host>`` that carry linklab's mark (the alias
        of their lo names the run's state file) but whose state file is gone are deleted,
        after ending the processes still inside them (``sweep=False`` skips this step).
        A run recorded in another state directory is left alone.
-    Runs whose owner process is alive are left alone and reported.
+    Runs whose owner process is alive, and runs made by ``linklab link up`` (detached:
+    they stay until ``linklab link down``, whatever the scope), are left alone and
+    reported (``kept_by``).
     """
     check_privileges()
     report: dict[str, Any] = {"runs_removed": [], "namespaces_removed": [], "skipped": [],
@@ -102,9 +129,9 @@ def clean(name: str | None = None, prefix: str | None = None,
                 report["problems"].append(str(error))
                 continue
             state = journal.state
-            owner = state.get("owner") or {}
-            if process_alive(owner.get("pid"), owner.get("start")):
-                report["skipped"].append(f"{run}: owned by live process {owner['pid']}")
+            keeper = kept_by(run, state)
+            if keeper is not None:
+                report["skipped"].append(keeper)
                 continue
             holder = state.get("holder")
             if holder and not userns.is_root():

@@ -119,20 +119,46 @@ class OutageStage(Stage):
         return _nft_counters(snapshot, path, self.kind)
 
 
+def steps_text(threshold: int) -> str:
+    """The loss a stage applies, as a percentage that reads 100 % (0 %) only when every
+    (no) packet is dropped: 99.9999 % is not rounded up to 100 %."""
+    text = format_percent(threshold / LOSS_RESOLUTION)
+    if text in ("100 %", "0 %") and 0 < threshold < LOSS_RESOLUTION:
+        text = f"{threshold * 100 / LOSS_RESOLUTION:.4f}".rstrip("0").rstrip(".") + " %"
+    return text
+
+
 @dataclass
 class LossStage(Stage):
     """Bernoulli packet loss: ``numgen random mod 1000000 < N drop`` on ingress (loss in
-    steps of 0.0001 %: spec.LOSS_RESOLUTION)."""
+    steps of 0.0001 %: spec.LOSS_RESOLUTION). A loss of every step (N = 1000000, e.g. a
+    radio curve at a distance beyond its range: radio_curve.py) is a plain ``drop`` of
+    every packet: nft refuses ``< 1000000`` ("exceeds valid range 0-999999"), since
+    ``mod 1000000`` never reaches it. Dropped packets are counted either way."""
 
     loss: float
     kind: ClassVar[str] = "loss"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.loss <= 1.0:   # what would reach nft otherwise: refused here
+            raise ValueError(f"a loss stage takes 0..1, not {self.loss!r}")
 
     @property
     def threshold(self) -> int:
         return loss_steps(self.loss)
 
+    @property
+    def drops_all(self) -> bool:
+        return self.threshold >= LOSS_RESOLUTION
+
     def params(self) -> dict[str, Any]:
-        return {"loss": self.loss, "text": format_percent(self.threshold / LOSS_RESOLUTION)}
+        return {"loss": self.loss, "text": steps_text(self.threshold)}
+
+    def rule(self, drop_counter: str) -> str:
+        """The nft rule that drops (pure: what ``install`` adds)."""
+        draw = "" if self.drops_all else (
+            f"numgen random mod {LOSS_RESOLUTION} < {self.threshold} ")
+        return f"{draw}counter name \"{drop_counter}\" drop"
 
     def install(self, net: NetOps, path: PathView) -> None:
         family, chain = net.ingress_chain(path.receiver, path.receiver_shaped)
@@ -140,9 +166,7 @@ class LossStage(Stage):
         drop, passed = (_chain_counter(path, self.kind, w) for w in ("drop", "pass"))
         net.nft_counter(ns, family, drop)
         net.nft_counter(ns, family, passed)
-        net.nft_rule(ns, family, chain,
-                     f"numgen random mod {LOSS_RESOLUTION} < {self.threshold} "
-                     f"counter name \"{drop}\" drop")
+        net.nft_rule(ns, family, chain, self.rule(drop))
         net.nft_rule(ns, family, chain, f"counter name \"{passed}\"")
 
     def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters:

@@ -17,16 +17,19 @@ If unprivileged user namespaces are disabled, linklab says so in one line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from linklab.errors import LinklabError, PrivilegeError, UsageError
+from linklab.held_signals import signals_held
 from linklab.link.journal import process_alive, process_start_time
 
 
@@ -73,8 +76,14 @@ def holder_prefix(holder: dict[str, Any]) -> tuple[str, ...]:
 
 # --- starting a holder ------------------------------------------------------------------------
 
-def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None) -> Path:
-    """Start a holder that builds the testbed ``kwargs`` describes; return its state file."""
+def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None,
+                 on_ready: Callable[[], None] | None = None) -> Path:
+    """Start a holder that builds the testbed ``kwargs`` describes; return its state file.
+
+    ``on_ready`` is called as soon as the holder says the run is up. If this process is
+    interrupted before that (an exception while it waits, ``on_ready``'s included), the
+    holder is asked to stop -- it takes down what it built -- and waited for.
+    """
     from linklab.link.statedir import StateDir
 
     with StateDir.open() as store:  # made if missing; checked: ours and 0700
@@ -83,13 +92,25 @@ def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None) -> Path:
     if owner_pid is not None:
         config["owner"] = {"pid": owner_pid, "start": process_start_time(owner_pid)}
     env = {**os.environ, "LINKLAB_STATE_DIR": str(directory)}
-    proc = subprocess.Popen(
-        ["unshare", "--user", "--map-root-user", "--mount", "--net", "--propagation", "private",
-         sys.executable, "-m", "linklab.link.userns_holder", "hold", json.dumps(config)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True, env=env, start_new_session=True)
+    proc: subprocess.Popen[str] | None = None
+    try:
+        with signals_held():   # a holder is never started without being known here
+            proc = subprocess.Popen(
+                ["unshare", "--user", "--map-root-user", "--mount", "--net", "--propagation",
+                 "private", sys.executable, "-m", "linklab.link.userns_holder", "hold",
+                 json.dumps(config)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True, env=env, start_new_session=True)
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if line.startswith("ready ") and on_ready is not None:
+            on_ready()
+    except BaseException:
+        if proc is not None:
+            with signals_held():
+                _abandon(proc)
+        raise
     assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
     proc.stdout.close()
     if line.startswith("ready "):
         return Path(line.split(" ", 1)[1])
@@ -98,6 +119,20 @@ def start_holder(kwargs: dict[str, Any], owner_pid: int | None = None) -> Path:
     if code == "2":
         raise UsageError(message)
     raise LinklabError(message or "the user-namespace holder failed to start")
+
+
+def _abandon(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
+    """Stop a holder whose starter gives up: SIGTERM (it finishes what it is making, takes
+    the testbed down and exits), SIGKILL after ``timeout``."""
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def stop_holder(holder: dict[str, Any], state: Path, timeout: float = 30.0) -> None:

@@ -37,16 +37,25 @@ def hold(config: dict[str, Any]) -> int:
         signal.signal(sig, _stop)
     try:
         _mount_private_netns_dir()
-        bed = up(**config["kwargs"])
+        bed = up(**config["kwargs"], owner=True)   # this holder owns it while building
     except LinklabError as error:
         print(f"{error.exit_code} {error}", flush=True)
         return error.exit_code
     except Exception as error:  # noqa: BLE001 - reported to the starting process
         print(f"1 {error}", flush=True)
         return 1
+    if stop["now"]:   # the starter gave up while the testbed was being built
+        bed.down()
+        return 0
+    # The process the run lives for, or none: a detached run (linklab link up), kept
+    # by this holder until linklab link down (runs.kept_by).
     bed.journal.update(holder={"pid": os.getpid(), "start": process_start_time(os.getpid())},
-                       owner=config.get("owner"))
-    print(f"ready {bed.journal.path}", flush=True)
+                       owner=config.get("owner"), detached=config.get("owner") is None)
+    try:
+        print(f"ready {bed.journal.path}", flush=True)
+    except OSError:   # the starter is gone (killed) before it learnt the run is up
+        bed.down()
+        return 0
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nobody reads us any more
     owner = config.get("owner") or {}
     while not stop["now"]:

@@ -95,7 +95,9 @@ def rows(r: ModelResult) -> list[tuple[str, str, str]]:
          f"000 IV-C, r/n = {m.rate_hz / m.heartbeat_hz:.4g}"),
         ("X (backlog per round)", format_size(r.backlog_bytes_per_round), "000 Eq. 3"),
         ("R_DDS", format_bitrate(r.r_dds_bytes_per_s * 8), "000 Eq. 4"),
-        ("R_DDS / R_pub", f"{r.amplification:.4g}", "000 Eq. 4"),
+        ("R_DDS / R_pub", f"{r.amplification:.4g}", "000 Eq. 4 (one repair per round)"),
+        ("wire / payload, every loss repaired", wire_text(r),
+         "model/wire.py; ∞: the link cannot carry it (000 Eq. 2)"),
         ("B_DDS (burst)", f"{r.burst_bytes * 8 / 1e6:.4g} Mbit ({format_size(r.burst_bytes)})",
          f"000 Eq. 5, n = {m.heartbeat_hz:.4g} Hz"),
         ("N_HC", str(r.n_hc), "000 Eq. 6"),
@@ -112,6 +114,11 @@ def rows(r: ModelResult) -> list[tuple[str, str, str]]:
     ]
 
 
+def wire_text(r: ModelResult) -> str:
+    """model/wire.py's figure for a strictly reliable stream, "∞" when it cannot complete."""
+    return "∞" if r.wire_note else f"{r.wire_amplification:.4g}"
+
+
 def narrative(r: ModelResult) -> list[str]:
     """The table in words: what each failure cause of 000 IV does to this topic."""
     m = r.inputs
@@ -121,7 +128,10 @@ def narrative(r: ModelResult) -> list[str]:
         f"all arrive: at PER {format_percent(m.per)} a message survives with q = {r.q:.3g}.",
         f"Load (Eq. 4): retransmissions raise R_pub {format_bitrate(r.r_pub_bytes_per_s * 8)} "
         f"to R_DDS {format_bitrate(r.r_dds_bytes_per_s * 8)} (x{r.amplification:.3g}); with "
-        f"headers {format_percent(r.link_load)} of the link.",
+        f"headers {format_percent(r.link_load)} of the link. Eq. 4 repairs a lost message once "
+        f"per round; repairing every loss until it arrives (model/wire.py) the wire carries "
+        + ("more than the link can: the stream cannot complete (∞)." if r.wire_note else
+           f"x{r.wire_amplification:.3g} of R_pub with headers."),
         f"Bursts (Eq. 5): with a heartbeat every {format_duration(1 / m.heartbeat_hz)}, a round's "
         f"backlog leaves with a fresh sample: B_DDS = {r.burst_bytes * 8 / 1e6:.4g} Mbit, "
         f"{format_duration(r.burst_drain_s)} of the DDS share (publish interval "
@@ -137,13 +147,14 @@ def narrative(r: ModelResult) -> list[str]:
     return lines
 
 
-SWEEP_COLUMNS = ("R_pub Mb/s", "N_IP", "q", "R_DDS Mb/s", "x R_pub", "B_DDS Mbit", "N_HC",
-                 "BE deliv.", "verdict")
+SWEEP_COLUMNS = ("R_pub Mb/s", "N_IP", "q", "R_DDS Mb/s", "x R_pub", "wire x", "B_DDS Mbit",
+                 "N_HC", "BE deliv.", "verdict")
 
 
 def sweep_row(r: ModelResult) -> list[str]:
     return [f"{r.r_pub_bytes_per_s * 8e-6:.4g}", str(r.n_ip), f"{r.q:.3g}",
             f"{r.r_dds_bytes_per_s * 8e-6:.4g}", f"{r.amplification:.3g}",
+            "∞" if r.wire_note else f"{r.wire_amplification:.3g}",
             f"{r.burst_bytes * 8e-6:.4g}", str(r.n_hc), f"{r.best_effort_delivery:.1%}",
             r.verdict]
 
@@ -166,19 +177,11 @@ def wide_console() -> Console:
 
 
 def link_infos(info: dict) -> dict:
-    """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU)."""
-    from linklab.tune.wirecheck import LinkInfo
+    """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU); links
+    without a rate are left out (tune/wirecheck.py link_infos)."""
+    from linklab.tune.wirecheck import link_infos as read_links
 
-    out = {}
-    for label, entry in (info.get("links") or {}).items():
-        spec = (entry or {}).get("spec") or {}
-        up = spec.get("up") or {}
-        if not up.get("rate"):
-            continue
-        loss = str(up.get("loss") or "0%").replace(" ", "")
-        out[label] = LinkInfo(parse_bitrate(str(up["rate"]).replace(" ", ""), "run.json"),
-                              parse_fraction(loss, "run.json"), int(spec.get("mtu") or 1500))
-    return out
+    return read_links(info)
 
 
 def register_check(app: typer.Typer) -> None:
@@ -192,7 +195,8 @@ def register_check(app: typer.Typer) -> None:
         Fast DDS and Cyclone DDS, profiles default and optimized; for 1 -> k cells also
         model/fanout.py's step and added latency. Exit 1 when a completed cell's wire
         bytes are more than 15 % off (a cell without a measured wire / payload is listed,
-        not counted)."""
+        not counted; so is one the model says cannot complete, its wire exceeding the
+        link: "∞" and why, model/completion.py)."""
         from pathlib import Path
 
         from linklab.bench.store import RunStore

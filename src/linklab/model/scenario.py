@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from linklab.model.completion import completion
 from linklab.model.delivery import best_effort_delivery
 from linklab.model.fanout import fanout_time
 from linklab.model.fragmentation import (
@@ -28,12 +29,19 @@ from linklab.model.reassembly import (
     held_reassembly_bytes,
     reassembly_overflows,
 )
+from linklab.model.repair import expected_rounds
 from linklab.model.retransmission import (
     amplification,
     burst_bytes,
     staircase,
     steady_backlog,
     steady_dds_rate,
+)
+from linklab.model.wire import (
+    fastdds_profile,
+    predict,
+    repair_datagram_packets,
+    sample_ip_packets,
 )
 
 FASTDDS_DEFAULT_HEARTBEAT_HZ = 1.0 / 3.0  # Fast DDS heartbeatPeriod 3 s (000, IV-D, Fig. 5)
@@ -85,6 +93,10 @@ class ModelResult:
     repair_delay_s: float  # mean time to repair one lost message (derived, see below)
     burst_drain_s: float  # B_DDS / (T * omega)
     reassembly_held_bytes: float  # incomplete IP datagrams the kernel holds (reassembly.py)
+    # wire / payload when every loss is repaired (model/wire.py, Fast DDS datagrams of M),
+    # math.inf when the link cannot carry it, and why (model/completion.py, C1)
+    wire_amplification: float = float("nan")
+    wire_note: str | None = None
     verdict: str = field(default="")
     reasons: list[str] = field(default_factory=list)
 
@@ -109,9 +121,30 @@ def repair_delay(heartbeat_hz: float, p: float, q: float) -> float:
     return float("inf") if success <= 0 else 1.0 / (heartbeat_hz * success)
 
 
+def repairing_wire(m: ModelInput) -> tuple[float, str | None]:
+    """Wire bytes per payload byte of a strictly reliable stream (every loss repaired,
+    model/wire.py) sending Fast DDS datagrams of M with heartbeat n, k copies; math.inf
+    and "cannot complete: ..." when the link cannot carry it (model/completion.py, C1).
+    Piggyback Heartbeats are left out (they add in-flight repeats of a few % for the
+    shipped default; tune/predict.py has the measured spacing)."""
+    profile = fastdds_profile(m.max_message_size, m.heartbeat_hz, piggyback_bytes=None)
+    fragments = max(1, -(-(m.payload_bytes + profile.serialized_extra)
+                         // profile.fragment_bytes))
+    rounds = expected_rounds(fragments, m.per) if m.per > 0 else 0.0
+    wire = predict(profile, m.payload_bytes, m.rate_hz, m.per, m.link_bits_per_s, m.mtu,
+                   repair_rounds=rounds)
+    verdict = completion(m.subscribers * wire.amplification, m.payload_bytes, m.rate_hz,
+                         m.link_bits_per_s, m.per,
+                         sample_ip_packets(profile, m.payload_bytes, m.mtu),
+                         repair_datagram_packets(profile, m.payload_bytes, m.mtu))
+    return verdict.amplification, verdict.reason
+
+
 def judge(m: ModelInput, r_pub: float, budget: float, wire_rate_bits: float,
-          repair_s: float, drain_s: float, held_bytes: float = 0.0) -> tuple[str, list[str]]:
-    """Verdict: infeasible (R_pub > T*omega), fails, marginal or feasible, with reasons."""
+          repair_s: float, drain_s: float, held_bytes: float = 0.0,
+          wire_note: str | None = None) -> tuple[str, list[str]]:
+    """Verdict: infeasible (R_pub > T*omega), fails, marginal or feasible, with reasons.
+    ``wire_note``: why a strictly reliable stream cannot complete (``repairing_wire``)."""
     reasons: list[str] = []
     interval = 1.0 / m.rate_hz
     if r_pub * m.subscribers > budget:
@@ -124,6 +157,8 @@ def judge(m: ModelInput, r_pub: float, budget: float, wire_rate_bits: float,
         reasons.append(f"incomplete IP datagrams ({held_bytes / 2**20:.3g} MiB held for "
                        f"reassembly) overflow the kernel's {LINUX_IPFRAG_HIGH_THRESH >> 20} MiB "
                        "net.ipv4.ipfrag_high_thresh: fragmented messages are dropped wholesale")
+    if wire_note:
+        reasons.append(f"{wire_note} (strictly reliable: model/wire.py repairs every loss)")
     if reasons:
         return "fails", reasons
     if wire_rate_bits / 8.0 > budget:
@@ -157,7 +192,8 @@ def evaluate(m: ModelInput) -> ModelResult:
     # every RTPS message of every sample is one UDP datagram of up to min(u, M) bytes
     held = held_reassembly_bytes(m.rate_hz * n_rt, min(m.payload_bytes, m.max_message_size),
                                  nip, p)
-    verdict, reasons = judge(m, r_pub, budget, wire_rate, repair, drain, held)
+    wire_amp, wire_note = repairing_wire(m)
+    verdict, reasons = judge(m, r_pub, budget, wire_rate, repair, drain, held, wire_note)
     return ModelResult(
         inputs=m,
         r_pub_bytes_per_s=r_pub,
@@ -185,6 +221,8 @@ def evaluate(m: ModelInput) -> ModelResult:
         repair_delay_s=repair,
         burst_drain_s=drain,
         reassembly_held_bytes=held,
+        wire_amplification=wire_amp,
+        wire_note=wire_note,
         verdict=verdict,
         reasons=reasons,
     )

@@ -165,6 +165,23 @@ def _datagrams(profile: Profile, size: int) -> list[tuple[int, int, int]]:
     return out
 
 
+def sample_ip_packets(profile: Profile, payload_bytes: int, mtu: int = 1500) -> int:
+    """IP packets of one sample's first copies: all of them must arrive for the sample to
+    arrive without a repair, P(sample) = p^n (000 IV-C, q = p^N_IP over the sample)."""
+    size = payload_bytes + profile.serialized_extra
+    return sum(count * datagram_wire(datagram_rtps_bytes(profile, frags, sample_bytes), mtu)[0]
+               for count, frags, sample_bytes in _datagrams(profile, size))
+
+
+def repair_datagram_packets(profile: Profile, payload_bytes: int, mtu: int = 1500) -> int:
+    """IP packets of one repair datagram (``predict``'s repair term: it arrives with p^n,
+    so a lost fragment is sent 1/p^n times on average)."""
+    size = payload_bytes + profile.serialized_extra
+    per_repair = profile.repair_fragments_per_datagram
+    return datagram_wire(datagram_rtps_bytes(
+        profile, per_repair, per_repair * min(profile.fragment_bytes, size)), mtu)[0]
+
+
 def predict(profile: Profile, payload_bytes: int, rate_hz: float, per: float,
             link_bits_per_s: float, mtu: int = 1500,
             repair_rounds: float = 1.0) -> WireBreakdown:

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import console, err_console, print_json
+from linklab.output import console, err_console, err_line, print_json
 from linklab.report.outcome import EXIT_ERROR_ROWS, EXIT_GATES_MISSED
 
 
@@ -102,6 +102,9 @@ def register(app: typer.Typer) -> None:
         if fail_on_regression and compare_dir is None:
             raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
         run = load_run(run_dir, list(with_dirs), pool=table.check_pool(pool))
+        for store in run.stores:  # what reading the run skipped, one line each
+            for warning in store.warnings:
+                err_line(f"linklab: warning: {warning}")
         made = build(run, gate)
         html_path = None if html_out is None else html.output_path(run_dir, html_out)
         comparison = None if compare_dir is None else compare.compare_runs(run_dir, run.rows,
@@ -127,8 +130,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(export.markdown(run.info, run.rows, made))
         else:
             console.print(table.render_report(made, console))
-        for miss in made.misses:
-            err_console.print(miss.line(), highlight=False)
+        for miss in made.misses:  # one line each, whatever the terminal's width
+            err_line(miss.line())
         for row in errors:
             err_console.print(f"linklab error in cell {row['cell_id']}: "
                               f"{row.get('failure_reason')}", highlight=False, soft_wrap=True)

@@ -57,6 +57,7 @@ METRICS: dict[str, tuple[str, bool, float, float]] = {
     "pub_cpu_s": ("publisher CPU (s)", False, 0.30, 0.05),
     "sub_cpu_s": ("subscriber CPU (s)", False, 0.30, 0.05),
     "message_loss_rate": ("message loss rate", False, 0.30, 0.005),
+    "stall_max_s": ("longest stall (s)", False, 0.30, 0.2),
     "search_max_rate_hz": ("max rate of a search (Hz)", True, 0.05, 0.5),
 }
 TOLERANCE = {k: v[2] for k, v in METRICS.items()}

@@ -1,11 +1,12 @@
 """Loss and latency against distance: paper 002's figures as one table.
 
-Paper 002 (002_d18906a16de1bd6a.txt §IV) plots the message loss rate (gaps in the
-subscriber's sequence numbers) and the latency against the distance between publisher and
-subscribers, one curve per QoS profile (Fig. 5-7), security setting (Figs. 8-12) or
-number of subscribers. Where a run sweeps ``link.distance``, this table has a row per
-distance and a column per curve: what else varies between the cells (middleware, QoS,
-history, subscribers, the rest of the link). The paper's readings stand under the table.
+Paper 002 (002_d18906a16de1bd6a.txt §IV) plots the message loss rate (received over what
+the subscriber was supposed to receive: 1 - delivered, docs/metrics.md) and the latency
+against the distance between publisher and subscribers, one curve per QoS profile
+(Fig. 5-7), security setting (Figs. 8-12) or number of subscribers. Where a run sweeps
+``link.distance``, this table has a row per distance and a column per curve: what else
+varies between the cells (middleware, QoS, history, subscribers, the rest of the link).
+The paper's readings stand under the table.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def _cell_text(row: dict[str, Any]) -> Cell:
     reason = str(row.get("failure_reason") or "")
     unmatched = _unmatched_count(row)
     subscribers = max(int(num(row.get("subscribers")) or 1), unmatched)
-    if loss is None and not received:
+    if not received:
         # no match across the medium is not a data-plane loss: say which it was
         if not unmatched:
             return Cell("nothing arrived", "failed", reason)
@@ -108,7 +109,7 @@ def distance_section(rows: list[dict[str, Any]]) -> Section | None:
     section = Section(
         "distance", "Message loss rate and latency vs distance (paper 002 Figs. 5-12 layout)",
         ["Distance (m)", *curves],
-        legend="Each cell: message loss rate (gaps in the sequence numbers) · mean one-way "
+        legend="Each cell: message loss rate (1 - delivered) · mean one-way "
                "latency; a failed cell in red (its reason on hover in the HTML); no "
                "discovery: the endpoints never matched across the link (its announcements "
                "were lost), so no sample could be sent; with several subscribers, how many "

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from linklab.errors import UsageError
+from linklab.report import outcome
 from linklab.report.outcome import delivered_text
 from linklab.report.table import METRICS, build_blocks
 from linklab.report.view import to_markdown
@@ -120,8 +121,10 @@ def _write_csv(rows: list[dict[str, Any]], out_dir: Path,
 def run_document(info: dict[str, Any], rows: list[dict[str, Any]],
                  report: Report | None = None) -> dict[str, Any]:
     """The run as one JSON-able document (see the module docstring)."""
+    checked = _checked(info, rows, report)
     doc: dict[str, Any] = {"run": info,
-                           "blocks": [b.to_dict() for b in build_blocks(rows, _pool(report))]}
+                           "blocks": [b.to_dict() for b in build_blocks(checked,
+                                                                        _pool(report))]}
     if report is not None:
         sections = report.to_dict()
         doc["paper_004"] = sections.pop("paper_004", None)
@@ -144,10 +147,13 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
     """The Table II blocks as Markdown tables ("ours (paper)") -- or seed 004's tables for
     a run of that study -- then outage recovery, and every section of ``report``."""
     lines: list[str] = []
+    old = outcome.format1_note(rows)
+    if old:
+        lines.append(f"> {old}\n")
     if report is not None and report.paper_004 is not None:
         lines.extend(to_markdown(s) for s in report.paper_004)
     else:
-        lines.extend(table2_markdown(rows, _pool(report)))
+        lines.extend(table2_markdown(_checked(info, rows, report), _pool(report)))
     lines.extend(outage_markdown(rows))
     if report is not None:
         lines.extend(to_markdown(s) for s in report.shown("markdown"))
@@ -160,13 +166,23 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
     return "\n".join(lines)
 
 
+def _checked(info: dict[str, Any], rows: list[dict[str, Any]],
+             report: Report | None) -> list[dict[str, Any]]:
+    """``rows`` with the model's verdict on each figure (report/wire.py), links from every
+    run the report reads."""
+    from linklab.report.wire import run_links, with_model_verdicts
+
+    return with_model_verdicts(rows, run_links(report.run if report is not None else info))
+
+
 def _pool(report: Report | None) -> tuple[str, ...]:
     """The settings the report pools in its Table II blocks (report --pool)."""
     return report.run.pool if report is not None else ()
 
 
 def table2_markdown(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> list[str]:
-    from linklab.report.table import profile_label
+    from linklab.report.table import model_notes, profile_label
+    from linklab.report.wire import model_text
     from linklab.units import size_label
 
     lines: list[str] = []
@@ -189,12 +205,18 @@ def table2_markdown(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> lis
         lines.append("| Delivered | " + " | ".join(delivered) + " |")
         wire = []
         for col in block.columns:
-            measured, model = (col.measured("wire_amplification"),
-                               col.measured("model_amplification"))
-            wire.append(_md_value(measured) + (f" ({_md_value(model)})" if model else ""))
+            model = model_text(col.rows)[0]
+            wire.append(_md_value(col.measured("wire_amplification"))
+                        + (f" ({model})" if model != "—" else ""))
         lines.append("| Wire bytes / published (model R_DDS/R_pub) | " + " | ".join(wire)
                      + " |")
         lines.append("")
+        notes = model_notes(block.columns)
+        for col, note in notes:
+            lines.append(f"∞ {profile_label(col.profile)} {size_label(col.payload_bytes)}: "
+                         f"{note}  ")
+        if notes:
+            lines.append("")
     return lines
 
 

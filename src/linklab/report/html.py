@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,14 +21,16 @@ from typer.core import TyperCommand
 
 from linklab.bench.store import measured_with
 from linklab.errors import UsageError
+from linklab.report import outcome
 from linklab.report.html_cells import all_cells, errors_html, failed_html
 from linklab.report.html_parts import e, fmt
 from linklab.report.html_setup import setup_html
 from linklab.report.html_style import CHECK_SCRIPT, STYLE
 from linklab.report.run import Run
 from linklab.report.sections import Report
-from linklab.report.table import METRICS, Block, Column, build_blocks
+from linklab.report.table import METRICS, Block, Column, build_blocks, model_notes
 from linklab.report.view import num, to_html
+from linklab.report.wire import model_text, run_links, with_model_verdicts
 from linklab.units import size_label
 
 if TYPE_CHECKING:  # plots imports matplotlib: only when a page is written
@@ -71,7 +74,9 @@ def output_path(run_dir: Path, value: str) -> Path:
 def write_report(run: Run, report: Report, out: Path, comparison: Any = None) -> Path:
     from linklab.report.figures import all_plots
 
-    page = render(run, report, all_plots(run), comparison)
+    # the model's figure only where it is a steady state, in the figures too (report/wire.py)
+    checked = replace(run, rows=with_model_verdicts(run.rows, run_links(run)))
+    page = render(run, report, all_plots(checked), comparison)
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         tmp.write_text(page, encoding="utf-8")
@@ -108,8 +113,10 @@ def _header(run: Run) -> str:
                f"kernel {e(versions.get('kernel', '?'))}, {e(measured_with(info))}")
     source = (f"<p class=meta>source: {e(scenario['source'])}</p>"
               if scenario.get("source") else "")
+    old = outcome.format1_note(rows)
+    old_html = f"<p class=meta id=format1>{e(old)}</p>" if old else ""
     return (f"<header><h1>{e(title)}</h1>{source}<p class=meta>{' · '.join(meta)}</p>"
-            f"<p class=summary>{summary}</p><p id=image-check class=dim>figures: "
+            f"<p class=summary>{summary}</p>{old_html}<p id=image-check class=dim>figures: "
             f"checking…</p></header>")
 
 
@@ -220,15 +227,27 @@ def _block_table(block: Block, index: int) -> str:
         delivered.append(f"<td class='{c.state if c.failed else ''}' data-metric=delivered>"
                          f"{e(c.delivered_text())}</td>")
     body.append(f"<tr><th>Delivered</th>{''.join(delivered)}</tr>")
-    for metric, label in (("wire_amplification", "Wire / published"),
-                          ("model_amplification", "model R_DDS/R_pub")):
-        values = "".join(f"<td class=amplification data-metric={metric}>"
-                         f"{fmt(c.measured(metric))}</td>" for c in columns)
-        body.append(f"<tr class=amplification><th>{label}</th>{values}</tr>")
+    values = "".join(f"<td class=amplification data-metric=wire_amplification>"
+                     f"{fmt(c.measured('wire_amplification'))}</td>" for c in columns)
+    body.append(f"<tr class=amplification><th>Wire / published</th>{values}</tr>")
+    body.append("<tr class=amplification><th>model R_DDS/R_pub</th>"
+                f"{''.join(_model_cell(c) for c in columns)}</tr>")
     condition = f" data-condition='{e(block.condition)}'" if block.condition else ""
+    notes = "".join(f"<p class='legend model-note'>∞ {e(c.profile)} "
+                    f"{e(size_label(c.payload_bytes))}: {e(note)}</p>"
+                    for c, note in model_notes(columns))
     return (f"<table class=t2 id=block-{index} data-link='{e(block.key['link'])}'{condition}>"
             f"<caption>{e(block.title)}</caption><thead>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")
+            f"<tbody>{''.join(body)}</tbody></table>{notes}")
+
+
+def _model_cell(col: Column) -> str:
+    """The model's figure, or "∞" with why the cell cannot complete as its tooltip (and
+    under the table): report/wire.py."""
+    text, note = model_text(col.rows)
+    tip = f" title='{e(note)}'" if note else ""
+    return (f"<td class=amplification data-metric=model_amplification{tip}>"
+            f"{e(text)}</td>")
 
 
 def _tables(report: Report) -> str:
@@ -237,7 +256,8 @@ def _tables(report: Report) -> str:
         return (f"<section id=tables><h2>Results (seed 004's tables)</h2><p class=legend>"
                 f"This run is a seed 004 study (its middlewares and message types): ours "
                 f"and the paper's values.</p>{tables}</section>")
-    blocks = build_blocks(report.run.rows, report.run.pool)
+    blocks = build_blocks(with_model_verdicts(report.run.rows, run_links(report.run)),
+                          report.run.pool)
     if not blocks:
         return ""
     any_paper = any(b.paper(c, "reception_rate_hz")[0] for b in blocks for c in b.columns)
@@ -277,6 +297,8 @@ def _views(report: Report, keys: tuple[str, ...], section_id: str, title: str) -
 
 
 def render(run: Run, report: Report, plots: list[Plot], comparison: Any = None) -> str:
+    # the rows' model figures as the tables show them (report/wire.py)
+    checked = replace(run, rows=with_model_verdicts(run.rows, run_links(run)))
     scenario = run.info.get("scenario", {})
     compared = ""
     if comparison is not None:
@@ -290,9 +312,9 @@ def render(run: Run, report: Report, plots: list[Plot], comparison: Any = None) 
                 _views(report, ("subscribers", "topics", "fanout"), "streams",
                        "Subscribers and topics"),
                 _views(report, ("gates",), "gates-section", "Gates"),
-                _plots(plots), errors_html(run), failed_html(run),
+                _plots(plots), errors_html(checked), failed_html(checked),
                 setup_html(run), _views(report, ("interfaces",), "wire", "Wire"),
-                all_cells(run.rows)]
+                all_cells(checked.rows)]
     nav_items = [("comparison", "Comparison"), ("tables", "Tables"),
                  ("throughput", "Throughput"), ("streams", "Subscribers"),
                  ("gates-section", "Gates"), ("figures", "Figures"), ("errors", "Errors"),

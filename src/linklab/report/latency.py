@@ -13,12 +13,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from linklab.report.outcome import delivered_text, is_ok, metric_text, status_cell
+from linklab.report.outcome import delivered_text, is_error, is_ok, metric_text, status_cell
 from linklab.report.view import Section, num, pct
 
 KEYS = ("cell_id", "trial", "received", "expected", "reception_rate_hz", "latency_mean_ms",
         "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "jitter_ms",
-        "message_loss_rate", "status")
+        "message_loss_rate", "gap_loss_rate", "stall_max_s", "stall_link_up_s", "status")
+
+
+def stall_text(row: dict[str, Any]) -> str:
+    """The longest stall in s ("—" not measured: an error row, a run of format 1); with
+    a declared outage, the part with the link up after it: "20.3 (0.3 up)"."""
+    stall, up = num(row.get("stall_max_s")), num(row.get("stall_link_up_s"))
+    if stall is None or is_error(row):
+        return "—"
+    if up is not None and abs(up - stall) >= 0.05:
+        return f"{stall:.1f} ({up:.1f} up)"
+    return f"{stall:.2f}"
 
 
 def _single_stream(row: dict[str, Any]) -> bool:
@@ -35,10 +46,11 @@ def latency_section(rows: list[dict[str, Any]]) -> Section | None:
     section = Section(
         "latency", "Latency distribution per cell",
         ["Cell", "Delivered", "Rate (Hz)", "Mean (ms)", "p50", "p95", "p99", "Max",
-         "Jitter (ms)", "Loss (gaps)", "Status"],
+         "Jitter (ms)", "Loss", "Stall (s)", "Status"],
         legend="One-way latency of every received sample, in ms (paper 001 draws these "
-               "as box plots: Figs. 6, 8, 10, 13, 14); loss = paper 002's message loss "
-               "rate (gaps in the sequence numbers).", right=tuple(range(1, 10)))
+               "as box plots: Figs. 6, 8, 10, 13, 14); loss = 1 - delivered; stall = the "
+               "longest time nothing arrived while samples were outstanding, shown for "
+               "failed cells too (docs/metrics.md).", right=tuple(range(1, 11)))
     for row in mine:
         name = str(row.get("cell_id"))
         if trials:
@@ -48,6 +60,6 @@ def latency_section(rows: list[dict[str, Any]]) -> Section | None:
                         "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
                         "latency_p99_ms", "latency_max_ms", "jitter_ms")),
                     pct(row.get("message_loss_rate")) if is_ok(row) else "—",
-                    status_cell(row))
+                    stall_text(row), status_cell(row))
         section.records.append({k: row.get(k) for k in KEYS})
     return section

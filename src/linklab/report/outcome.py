@@ -27,6 +27,19 @@ EXIT_GATES_MISSED = 1   # as linklab bench
 EXIT_ERROR_ROWS = 70    # as linklab bench: a cell linklab could not measure
 
 
+def format1_note(rows: list[dict[str, Any]]) -> str | None:
+    """One line for a run holding cells measured with run format 1 (before the metric
+    definitions of docs/metrics.md): what was re-derived and what was not."""
+    old = [r for r in rows if r.get("metrics_version") == 1 and not is_error(r)]
+    if not old:
+        return None
+    which = "every cell" if len(old) == len(rows) else f"{len(old)} of {len(rows)} cells"
+    return (f"{which} measured with run format 1: reception rate, goodput and message loss "
+            "re-derived from their stored columns (today's definitions, exact); no stall "
+            "measured, so a RELIABLE KEEP_LAST cell among them was judged without the "
+            "stall rule (docs/metrics.md)")
+
+
 def is_error(row: dict[str, Any]) -> bool:
     return row.get("status") == ERROR
 

@@ -2,7 +2,9 @@
 
 001_20e21b052d053958.txt §V-A, Fig. 5: the payload a link carried at the highest rate a
 subscriber kept up with, per payload size, log axes. One solid line per middleware (and
-link, QoS when they vary) through the searched payloads, in Mbit/s of payload; beside
+link, QoS when they vary) through the searched payloads, in Mbit/s of payload that
+arrived in the best sustained trial (linklab.report.searches.figures: never the rate
+asked times the payload, also for runs recorded before issue 37); beside
 each, dashed with hollow markers in the same colour, the model's capacity of the link's
 rate with that middleware's headers (RTPS + UDP + IPv4 per packet, VXLAN and WireGuard on a
 cluster's underlay, Ethernet frames counted: ``model_capacity_bit_s``,
@@ -22,7 +24,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from linklab.report.plots import DPI, FAILED_COLOUR, RC, WIDTH_IN, Plot, _log_axis, _png, style  # noqa: E402
-from linklab.report.searches import is_search  # noqa: E402
+from linklab.report.searches import figures, is_search  # noqa: E402
 from linklab.report.view import num  # noqa: E402
 from linklab.units import size_label  # noqa: E402
 
@@ -48,7 +50,7 @@ def throughput(rows: list[dict[str, Any]]) -> Plot | None:
     for i, (name, series) in enumerate(_series(searched).items()):
         series = sorted(series, key=lambda r: num(r.get("payload_bytes")) or 0)
         st = style(i)
-        points = [(num(r.get("payload_bytes")), num(r.get("search_max_throughput_bit_s")))
+        points = [(num(r.get("payload_bytes")), figures(r)["max_throughput_bit_s"])
                   for r in series]
         ok = [(p, v / 1e6) for p, v in points if p and v]
         floor_marks += [p for p, v in points if p and not v]
@@ -83,8 +85,9 @@ def throughput(rows: list[dict[str, Any]]) -> Plot | None:
     ax.set_ylabel("payload throughput (Mbit/s)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return Plot("throughput", "Maximum throughput vs payload",
-                "Per payload, the payload bits per second at the highest rate a throughput "
-                "search sustained (rate: max; seed 001 Fig. 5), one line per middleware. "
+                "Per payload, the payload bits per second that arrived in the best trial a "
+                "throughput search sustained (rate: max; seed 001 Fig. 5), one line per "
+                "middleware. "
                 "Dashed, hollow markers, same colour: the model's capacity of the link's "
                 "rate with that middleware's headers (RTPS + UDP + IPv4, VXLAN and "
                 "WireGuard on a cluster's underlay, Ethernet frames counted); none for TCP "

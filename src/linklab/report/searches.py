@@ -4,11 +4,17 @@ at a share of the maximum (``rate: 75%``) like its Fig. 6.
 001_20e21b052d053958.txt §V-A: Fig. 5 is the maximum throughput per payload, "the
 publish rate ... dynamically selected to ensure that the subscriber receive the
 messages with minimal packet loss"; Fig. 6 the latency percentiles at 75 % of it. Per
-search cell (linklab.bench.search; columns in linklab.bench.store): the maximum rate
-sustained and the payload it carried, the model's bytes on the wire per sample, its
-efficiency (payload / wire bytes) and the capacity of the link's rate by the model's
-headers, measured / model, how many trials and why the search stopped. The trials
-themselves are records/<cell>/search.json (:func:`trials`).
+search cell (linklab.bench.search; columns in linklab.bench.store): the maximum --
+what the best sustained trial achieved: its publisher's measured rate and the payload
+bit/s that arrived -- with the rate that trial asked beside it, the model's bytes on the
+wire per sample, its efficiency (payload / wire bytes) and the capacity of the link's
+rate by the model's headers, measured / model, how many trials and why the search
+stopped. No figure shown is the rate asked times the payload (a 64 KiB search once
+printed 380.1 Hz = 199.28 Mbit/s on a 200 Mbit/s link: asked, not carried). A row
+recorded before the asked rate had its own column (issue 37) stored the rate asked as
+its maximum: it is shown as asked, and the achieved figures are its best trial's own
+``publish_rate_hz`` and ``goodput_bit_s`` (:func:`figures`). The trials themselves are
+records/<cell>/search.json (:func:`trials`).
 """
 
 from __future__ import annotations
@@ -57,13 +63,42 @@ def _with_flow(section: Section, found: list[dict[str, Any]]) -> Section:
     return section
 
 
+ACHIEVED = "achieved"
+OLD_ROW = ("recorded before searches kept what they achieved (issue 37): the maximum stored "
+           "is the rate asked (Asked Hz); Max Hz and Mbit/s are the best trial's measured "
+           "publish_rate_hz and goodput_bit_s")
+
+
+def figures(row: dict[str, Any]) -> dict[str, Any]:
+    """A search row's maximum as achieved -- ``max_rate_hz`` (the publisher's measured
+    rate), ``max_throughput_bit_s`` (payload bit/s that arrived) -- ``asked_rate_hz``
+    beside them, and ``basis`` (ACHIEVED, or OLD_ROW for a row stored with the rate
+    asked as its maximum: its achieved figures are then the row's own measurement, the
+    best trial's, and none when nothing was sustained)."""
+    asked = num(row.get("search_asked_rate_hz"))
+    if asked is not None:
+        return {"max_rate_hz": num(row.get("search_max_rate_hz")),
+                "max_throughput_bit_s": num(row.get("search_max_throughput_bit_s")),
+                "asked_rate_hz": asked, "basis": ACHIEVED}
+    asked = num(row.get("search_max_rate_hz"))
+    if not asked or row.get("status") != "ok":  # nothing sustained: no maximum
+        nothing = 0.0 if asked == 0 else None
+        return {"max_rate_hz": nothing, "max_throughput_bit_s": nothing,
+                "asked_rate_hz": asked, "basis": OLD_ROW}
+    return {"max_rate_hz": num(row.get("publish_rate_hz")),
+            "max_throughput_bit_s": num(row.get("goodput_bit_s")),
+            "asked_rate_hz": asked, "basis": OLD_ROW}
+
+
 def search_record(row: dict[str, Any]) -> dict[str, Any]:
-    rate, capacity = num(row.get("search_max_rate_hz")), num(row.get("model_capacity_hz"))
+    got = figures(row)
+    rate, capacity = got["max_rate_hz"], num(row.get("model_capacity_hz"))
     return {
         "cell_id": row["cell_id"], "middleware": row.get("middleware"),
         "link": row.get("link"), "qos": row.get("qos"), "payload_bytes": row.get("payload_bytes"),
         "status": row.get("status"), "max_rate_hz": rate,
-        "max_throughput_bit_s": num(row.get("search_max_throughput_bit_s")),
+        "max_throughput_bit_s": got["max_throughput_bit_s"],
+        "asked_rate_hz": got["asked_rate_hz"], "basis": got["basis"],
         "link_rate_bit_s": num(row.get("link_rate_bit_s")),
         "model_wire_bytes_per_sample": num(row.get("model_wire_bytes_per_sample")),
         "model_ip_packets_per_sample": num(row.get("model_ip_packets_per_sample")),
@@ -83,11 +118,14 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
         return None
     section = Section(
         "searches", "Maximum throughput per payload (paper 001 Fig. 5 layout)",
-        ["Middleware", "Link", "QoS", "Payload", "Max Hz", "Mbit/s", "Wire B", "Eff.",
-         "Model Hz", "Model Mbit/s", "Ratio", "Delivered", "Trials", "Stopped", "Status"],
-        legend="Max Hz: the highest publish rate a trial sustained (the row's metrics are "
-               "that trial's; where none was, the lowest trial's); Mbit/s: of payload at "
-               "that rate. Model (paper 001 §V-A): "
+        ["Middleware", "Link", "QoS", "Payload", "Max Hz", "Mbit/s", "Asked Hz", "Wire B",
+         "Eff.", "Model Hz", "Model Mbit/s", "Ratio", "Delivered", "Trials", "Stopped",
+         "Status"],
+        legend="Max Hz: the publish rate achieved in the best sustained trial (its "
+               "publisher's measured rate; the row's metrics are that trial's, where none "
+               "was sustained the lowest trial's); Mbit/s: the payload bits per second that "
+               "arrived in it; Asked Hz: the rate that trial asked for. Model (paper 001 "
+               "§V-A): "
                "Wire B = bytes on the link per sample (the serialized sample: payload, "
                "CDR encapsulation and the type's own fields; RTPS + UDP + IPv4 headers; on a "
                "cluster's underlay VXLAN and WireGuard too, at the pod MTU), Eff. = "
@@ -96,16 +134,21 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
                "nor where both ends sit on one cluster node (the link is not on the way). "
                "Ratio = Max Hz / Model Hz (measured / model). Stopped: why the search "
                "ended.",
-        right=tuple(range(4, 13)))
+        right=tuple(range(4, 14)))
+    old = []
     for row in found:
         rec = search_record(row)
         ratio = rec["measured_over_model"]
         eff = rec["model_efficiency"]
+        asked = fmt(rec["asked_rate_hz"], 1)
+        if rec["basis"] != ACHIEVED:
+            old.append(str(row["cell_id"]))
+            asked = Cell(f"{asked} †", title=OLD_ROW)
         section.add(str(row.get("middleware")), str(row.get("link")), str(row.get("qos")),
                     size_label(int(num(row.get("payload_bytes")) or 0)),
                     Cell(fmt(rec["max_rate_hz"], 1), data={"cell": row["cell_id"],
                                                            "metric": "max_rate_hz"}),
-                    _mbit(rec["max_throughput_bit_s"]),
+                    _mbit(rec["max_throughput_bit_s"]), asked,
                     fmt(rec["model_wire_bytes_per_sample"], 0),
                     "—" if eff is None else f"{eff * 100:.1f} %",
                     fmt(rec["model_capacity_hz"], 1), _mbit(rec["model_capacity_bit_s"]),
@@ -118,6 +161,8 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
         if rec["next_failure"]:
             section.notes.append(f"{row['cell_id']}: the lowest failing rate above the "
                                  f"maximum failed because {rec['next_failure']}")
+    if old:
+        section.notes.append(f"† {', '.join(old)}: {OLD_ROW}")
     return _with_flow(section, found)
 
 
@@ -130,7 +175,9 @@ def shares_section(rows: list[dict[str, Any]]) -> Section | None:
         ["Middleware", "Link", "Payload", "Asked", "Max Hz", "Rate Hz", "Delivered",
          "p50 (ms)", "p95 (ms)", "p99 (ms)", "Mean (ms)", "Status"],
         legend="rate: N % runs the cell at that share (Asked) of the maximum a search "
-               "found for the same settings (Max Hz); Rate Hz: the rate it ran at.",
+               "found for the same settings (Max Hz: the publish rate its best trial "
+               "achieved; in runs recorded before issue 37, the rate that trial asked); "
+               "Rate Hz: the rate it ran at.",
         right=tuple(range(4, 11)))
     for row in found:
         section.add(str(row.get("middleware")), str(row.get("link")),
@@ -147,46 +194,67 @@ def shares_section(rows: list[dict[str, Any]]) -> Section | None:
     return _with_flow(section, found)
 
 
-def trials(cell_dir: Path) -> list[dict[str, Any]]:
-    """A search's trials from records/<cell>/search.json (empty when absent)."""
+def _search_doc(cell_dir: Path) -> dict[str, Any]:
     try:
         doc = json.loads((cell_dir / "search.json").read_text())
     except (OSError, json.JSONDecodeError):
-        return []
-    found = doc.get("trials") if isinstance(doc, dict) else None
-    return [t for t in found or [] if isinstance(t, dict)]
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
-def best_trial_dir(cell_dir: Path) -> Path | None:
-    """records/<cell>/trial-NN of the highest sustained trial (the row's measurement)."""
+def trials(cell_dir: Path) -> list[dict[str, Any]]:
+    """A search's trials from records/<cell>/search.json (empty when absent)."""
+    return [t for t in _search_doc(cell_dir).get("trials") or [] if isinstance(t, dict)]
+
+
+def best_trial(cell_dir: Path) -> int | None:
+    """The number of the search's best trial (the row's measurement): as search.json
+    names it, or in one written before it did (issue 37), the highest rate asked that
+    was sustained."""
+    doc = _search_doc(cell_dir)
+    if "best_trial" in doc:
+        best = num(doc["best_trial"])
+        return None if best is None else int(best)
     sustained = [t for t in trials(cell_dir) if t.get("sustained")]
     if not sustained:
         return None
-    best = max(sustained, key=lambda t: num(t.get("rate_hz")) or 0)
-    path = cell_dir / f"trial-{int(best.get('trial') or 0):02d}"
-    return path if path.is_dir() else None
+    return int(num(max(sustained, key=lambda t: num(t.get("rate_hz")) or 0).get("trial"))
+               or 0)
+
+
+def best_trial_dir(cell_dir: Path) -> Path | None:
+    """records/<cell>/trial-NN of the best trial (the row's measurement)."""
+    best = best_trial(cell_dir)
+    path = None if best is None else cell_dir / f"trial-{best:02d}"
+    return path if path is not None and path.is_dir() else None
 
 
 def trials_section(rows: list[dict[str, Any]], cell_dir) -> Section | None:
     """Every trial of every search (HTML and JSON)."""
-    found = [(r, trials(cell_dir(str(r["cell_id"])))) for r in rows if is_search(r)]
-    found = [(r, t) for r, t in found if t]
+    found = [(r, cell_dir(str(r["cell_id"]))) for r in rows if is_search(r)]
+    found = [(r, trials(d), best_trial(d)) for r, d in found]
+    found = [(r, t, b) for r, t, b in found if t]
     if not found:
         return None
     section = Section(
-        "search-trials", "Search trials", ["Cell", "Trial", "Rate (Hz)", "Sustained",
-                                           "Delivered", "Publish rate (Hz)", "p50 (ms)",
-                                           "Why not sustained"],
-        legend="Each trial is a full measurement (records/<cell>/trial-NN/).",
-        right=(1, 2, 4, 5, 6), outputs=("html", "json"))
-    for row, cell_trials in found:
+        "search-trials", "Search trials", ["Cell", "Trial", "Asked (Hz)", "Sustained",
+                                           "Delivered", "Achieved (Hz)", "Goodput (Mbit/s)",
+                                           "p50 (ms)", "Why not sustained"],
+        legend="Each trial is a full measurement (records/<cell>/trial-NN/). Asked: the "
+               "rate the trial asked for; Achieved: the rate its publisher wrote; Goodput: "
+               "the payload bits per second that arrived (— in searches recorded before "
+               "it was kept); best: the trial the search reports.",
+        right=(1, 2, 4, 5, 6, 7), outputs=("html", "json"))
+    for row, cell_trials, best in found:
         for t in cell_trials:
             ok = bool(t.get("sustained"))
+            is_best = ok and best is not None and num(t.get("trial")) == best
             got, want = t.get("received"), t.get("expected")
             section.add(str(row["cell_id"]), count(t.get("trial")), fmt(t.get("rate_hz"), 1),
-                        Cell("yes" if ok else "no", "" if ok else "failed"),
+                        Cell(("yes, best" if is_best else "yes") if ok else "no",
+                             "" if ok else "failed"),
                         f"{'—' if got is None else got}/{'—' if want is None else want}",
-                        fmt(t.get("publish_rate_hz"), 1), fmt(t.get("latency_p50_ms")),
-                        str(t.get("reason") or ""))
-            section.records.append(dict(t, cell_id=row["cell_id"]))
+                        fmt(t.get("publish_rate_hz"), 1), _mbit(t.get("goodput_bit_s")),
+                        fmt(t.get("latency_p50_ms")), str(t.get("reason") or ""))
+            section.records.append(dict(t, cell_id=row["cell_id"], best=is_best))
     return section

@@ -26,7 +26,10 @@ from linklab.units import size_label
 SETTING_KEYS = ("link", "link_preset", "link_overrides", "middleware", "profile", "topology",
                 "hosts", "topics", "subscribers", "endpoints", "history", "durability",
                 "type", "rate_hz", "rate_asked", "qos", "payload_bytes", "count", "duration_s",
-                "warmup_s", "outage_start_s", "outage_length_s", "grace_s")
+                "warmup_s", "outage_start_s", "outage_length_s", "grace_s",
+                "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
+# CPU contention as asked (linklab.bench.cpu): "none", "2/core", "1.5cores", "robot,edge"
+CPU_KEYS = ("cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
 # Settings whose value is the outcome of a search, not a choice: left out of the key.
 SEARCHED = {"max": ("rate_hz", "count", "duration_s"), "share": ("rate_hz",)}
 
@@ -99,6 +102,8 @@ def varying_keys(rows: list[dict[str, Any]], keys: tuple[str, ...] = SETTING_KEY
 def format_setting(key: str, value: Any) -> str:
     """A setting as a reader wants it: 256KiB, 30 Hz, duration 10 s ... Values that are
     not numbers where a number is usual (rate "max", "75%") are shown as they are."""
+    if value is None and key in ("cpu_load_on", "cpu_quota_on"):
+        return f"{key.replace('_', ' ')} endpoints"   # the default: the endpoints' hosts
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     number = num(value)
@@ -118,6 +123,8 @@ def format_setting(key: str, value: Any) -> str:
         return f"{int(number)} {key}"
     if key == "link_overrides":
         return f"over preset: {value}"
+    if key in CPU_KEYS:  # cpu load 2/core, cpu quota on robot
+        return f"{key.replace('_', ' ')} {value}"
     return str(value)
 
 

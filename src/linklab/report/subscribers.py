@@ -23,6 +23,7 @@ from collections import OrderedDict
 from typing import Any
 
 from linklab.model.fanout import TABLE_III_NS, fit_fanout_step
+from linklab.report.latency import stall_text
 from linklab.report.outcome import (
     delivered_sum,
     delivered_text,
@@ -34,7 +35,8 @@ from linklab.report.view import Cell, Section, count, fmt, num, pct
 STREAM_KEYS = ("cell_id", "topic", "publisher", "subscriber", "endpoint", "published",
                "published_exact", "received", "duplicates", "delivery_ratio", "reception_rate_hz",
                "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-               "latency_max_ms", "jitter_ms", "message_loss_rate", "goodput_bit_s",
+               "latency_max_ms", "jitter_ms", "message_loss_rate", "gap_loss_rate",
+               "stall_max_s", "stall_link_up_s", "goodput_bit_s",
                "status", "failure_reason", "completion_rule", "fanout_rank",
                "model_fanout_offset_ms")
 # a cell's QoS -> the row of Table III it is compared with (ROS 2 profile names)
@@ -76,10 +78,12 @@ def per_subscriber(rows: list[dict[str, Any]], streams: list[dict[str, Any]]
     section = Section(
         "subscribers", "Per subscriber",
         ["Cell", "Topic", "Publisher → subscriber", "Delivered", "Rate (Hz)", "Mean (ms)",
-         "p50", "p95", "p99", "Max", "Jitter (ms)", "Loss (gaps)", "Status"],
+         "p50", "p95", "p99", "Max", "Jitter (ms)", "Loss", "Stall (s)", "Status"],
         legend="Each subscriber against its topic's publisher: delivered = received/"
-               "published; latency one-way in ms; loss = paper 002's message loss rate "
-               "(gaps in the sequence numbers).", right=tuple(range(3, 12)))
+               "published; latency one-way in ms; loss = 1 - delivered (paper 002's rate "
+               "of message loss, counted from the publisher's records); stall = the "
+               "longest time nothing arrived while samples were outstanding "
+               "(docs/metrics.md).", right=tuple(range(3, 13)))
     for cell_id, mine in cells.items():
         for s in mine:
             section.add(cell_id, str(s.get("topic")),
@@ -89,7 +93,7 @@ def per_subscriber(rows: list[dict[str, Any]], streams: list[dict[str, Any]]
                         fmt(s.get("latency_p50_ms")), fmt(s.get("latency_p95_ms")),
                         fmt(s.get("latency_p99_ms")), fmt(s.get("latency_max_ms")),
                         fmt(s.get("jitter_ms")), pct(s.get("message_loss_rate")),
-                        status_cell(s))
+                        stall_text(s), status_cell(s))
             section.records.append({k: s.get(k) for k in STREAM_KEYS})
     return section
 

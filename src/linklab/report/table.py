@@ -37,6 +37,7 @@ from linklab.report import outcome
 from linklab.report.paper_000 import CONDITION_TITLES, condition_of, paper_value
 from linklab.report.run import Run
 from linklab.report.sections import Report, build
+from linklab.report.settings import CPU_KEYS
 from linklab.report.view import to_rich
 from linklab.units import size_label
 
@@ -48,7 +49,8 @@ METRICS = (
 # Settings that split blocks when they vary (profile and payload are the columns).
 BLOCK_KEYS = ("link", "middleware", "topology", "flow", "hosts", "subscribers", "topics",
               "rate_hz", "qos", "history", "durability", "type", "outage_start_s",
-              "outage_length_s", "count", "duration_s", "warmup_s", "grace_s")
+              "outage_length_s", "count", "duration_s", "warmup_s", "grace_s",
+              "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
 # Settings a report may pool (--pool): their cells share a block and a column averages
 # over them, as seed 000's Table II averages over its message types (§V-C).
 POOLABLE = tuple(k for k in BLOCK_KEYS if k != "link")
@@ -156,8 +158,20 @@ class Block:
                 has, paper = self.paper(col, metric)
                 entry[metric] = {"shown": col.shown(metric), "measured": col.measured(metric),
                                  "paper": paper if has else None, "paper_has_cell": has}
+            entry["wire_amplification"] = col.measured("wire_amplification")
+            entry["model_amplification"] = _model_entry(col)
             out["columns"].append(entry)
         return out
+
+
+def _model_entry(column: Column) -> dict[str, Any]:
+    """The model row for --json: the figure (null without one), "∞" or the figure as
+    printed, and why it is "∞" (report/wire.py)."""
+    from linklab.report.wire import model_text
+
+    text, note = model_text(column.rows)
+    return {"value": None if note else column.measured("model_amplification"),
+            "text": text, "note": note}
 
 
 def profile_label(profile: str) -> str:
@@ -168,13 +182,25 @@ def profile_label(profile: str) -> str:
 def _fmt_key(key: str, value: Any) -> str:
     if key == "rate_hz" and isinstance(value, (int, float)):
         return f"{value:g} Hz"
+    if key in ("cpu_load_on", "cpu_quota_on") and value is None:
+        return "endpoints"  # the default: the hosts of the cell's probes
     return str(value)
 
 
 def _block_value(row: dict[str, Any], key: str) -> Any:
     if key == "rate_hz" and str(row.get("rate_asked") or "").endswith("%"):
         return row["rate_asked"]  # rate: 75% -- its rate in Hz differs per payload
+    if key == "cpu_load" and row.get("cpu_load") not in (None, "none") \
+            and isinstance(row.get("cpu_load_processes"), int):
+        # as asked and as applied (N/core: per online CPU of the machine that ran it)
+        return f"{row['cpu_load']} ({row['cpu_load_processes']} competitors)"
     return row.get(key)
+
+
+def _cpu_keys(rows: list[dict[str, Any]]) -> list[str]:
+    """The CPU settings a title names even when every cell has them: a load or a quota
+    is never left unsaid (bench/cpu.py)."""
+    return [k for k in CPU_KEYS if any(r.get(k) not in (None, "none") for r in rows)]
 
 
 def is_search(row: dict[str, Any]) -> bool:
@@ -196,8 +222,9 @@ def build_blocks(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> list[B
     split blocks: its cells share a column, which then averages over all their trials
     (the block's title lists the pooled values)."""
     rows = [r for r in rows if not is_search(r)]
+    cpu_keys = _cpu_keys(rows)
     varying = [k for k in BLOCK_KEYS if k not in pool
-               and len({str(_block_value(r, k)) for r in rows}) > 1]
+               and (len({str(_block_value(r, k)) for r in rows}) > 1 or k in cpu_keys)]
     if _merges_cells(rows, varying, pool):
         varying.append(TIEBREAK_KEY)
     blocks: OrderedDict[tuple, Block] = OrderedDict()
@@ -253,8 +280,18 @@ def _cell_text(ours: str, paper: tuple[bool, float | None], digits: int) -> Text
 
 def render_block(block: Block, columns: list[Column] | None = None) -> Group:
     """One block: its title on its own line (a table's title is cut to the table's width),
-    then the table."""
-    return Group(Text(block.title, style="bold"), _block_table(block, columns))
+    then the table, then why a model figure is "∞" (one line per such column)."""
+    columns = block.columns if columns is None else columns
+    notes = [Text(f"∞ {profile_label(c.profile)} {size_label(c.payload_bytes)}: {note}",
+                  style="dim") for c, note in model_notes(columns)]
+    return Group(Text(block.title, style="bold"), _block_table(block, columns), *notes)
+
+
+def model_notes(columns: list[Column]) -> list[tuple[Column, str]]:
+    """The columns whose model row is "∞", with the reason (report/wire.py)."""
+    from linklab.report.wire import model_text
+
+    return [(c, note) for c in columns for _, note in [model_text(c.rows)] if note]
 
 
 def _block_table(block: Block, columns: list[Column] | None = None) -> Table:
@@ -283,9 +320,13 @@ def _block_table(block: Block, columns: list[Column] | None = None) -> Table:
 
 
 def _wire_text(column: Column) -> Text:
-    wire, model = column.measured("wire_amplification"), column.measured("model_amplification")
+    """Measured wire / published, and under it the model's figure: "∞" where the model
+    says the cell cannot complete (the reason under the table; report/wire.py)."""
+    from linklab.report.wire import model_text
+
+    wire = column.measured("wire_amplification")
     text = Text("—" if wire is None else f"{wire:.2f}")
-    text.append("\n" + ("—" if model is None else f"{model:.2f}"), style="dim")
+    text.append("\n" + model_text(column.rows)[0], style="dim")
     return text
 
 
@@ -354,6 +395,9 @@ def header(info: dict[str, Any], rows: list[dict[str, Any]], planned: int,
                 f"Fast DDS {versions.get('libfastrtps-dev') or '?'}, "
                 f"kernel {versions.get('kernel', '?')}, "
                 f"{measured_with(info)}\n")
+    note = outcome.format1_note(rows)
+    if note:
+        head.append(f"{note}\n", style="yellow")
     return head
 
 
@@ -364,7 +408,10 @@ def render_report(report: Report, console: Console) -> Group:
     if report.paper_004 is not None:
         parts.extend(to_rich(s) for s in report.paper_004)
     else:
-        parts.extend(render_blocks(build_blocks(run.rows, run.pool), console.width))
+        from linklab.report.wire import run_links, with_model_verdicts
+
+        rows = with_model_verdicts(run.rows, run_links(run))
+        parts.extend(render_blocks(build_blocks(rows, run.pool), console.width))
     bins = render_bins(run.rows)
     if bins is not None:
         parts.append(bins)

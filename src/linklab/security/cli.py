@@ -21,10 +21,12 @@ def register(app: typer.Typer) -> None:
         directory: Path = typer.Argument(..., metavar="DIR", help="Where to create the keystore."),
         enclave: list[str] = typer.Option(
             None, "--enclave", help="Enclave (participant identity) to create, e.g. "
-            "/linklab/robot; repeat for more. Default: /linklab/robot and /linklab/edge."),
+            "/linklab/robot (letters, digits, _; at most 60 characters); repeat for more. "
+            "Default: /linklab/robot and /linklab/edge."),
         tls_address: list[str] = typer.Option(
-            None, "--tls-address", help="IP address or DNS name the TLS certificates are "
-            "valid for (broker/router addresses); repeatable. Default: 127.0.0.1, localhost."),
+            None, "--tls-address", help="IP address (IPv4/IPv6) or DNS name (RFC 1123 labels: "
+            "letters, digits, '-') the TLS certificates are valid for (broker/router "
+            "addresses); repeatable. Default: 127.0.0.1, localhost."),
         json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Create a keystore like `ros2 security create_keystore` + `create_enclave`."""

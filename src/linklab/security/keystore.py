@@ -16,7 +16,6 @@ Zenoh signed by the same CA.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,15 @@ from pathlib import Path
 from linklab.errors import UsageError
 from linklab.security import documents, pki, profiles
 from linklab.security.enclave import Enclave
+from linklab.security.names import (
+    ENCLAVE_NAME,
+    check_enclave_name,
+    check_keystore_dir,
+    check_tls_name,
+)
 
-ENCLAVE_NAME = re.compile(r"^(/[A-Za-z0-9_]+)+$")
+__all__ = ["Keystore", "check_enclave_name", "create_keystore", "load_keystore"]
+
 DEFAULT_ENCLAVES = ("/linklab/robot", "/linklab/edge")
 CA_NAME = "linklab keystore CA"
 KEYSTORE_DIRS = ("public", "private", "enclaves")
@@ -50,24 +56,24 @@ class Keystore:
         return sorted(p for p in self.root.rglob("*key.pem"))
 
 
-def check_enclave_name(name: str) -> str:
-    if not ENCLAVE_NAME.match(name):
-        raise UsageError(f"expected a path like /linklab/robot (letters, digits, _), got {name!r}",
-                         argument="--enclave")
-    return name
-
-
 def create_keystore(root: Path, enclaves: tuple[str, ...] = DEFAULT_ENCLAVES,
                     tls_names: tuple[str, ...] = ("127.0.0.1", "localhost"),
                     domains: documents.DomainRange = documents.DomainRange()) -> Keystore:
-    """Create a keystore in ``root`` (which must not hold one yet) with ``enclaves``."""
+    """Create a keystore in ``root`` (which must not hold one yet) with ``enclaves``.
+    Every name is checked before anything is written; whatever stops the creation half-way
+    (a write error, Ctrl-C) removes what this call made."""
     for name in enclaves:
         check_enclave_name(name)
     if not enclaves:
         raise UsageError("at least one enclave is needed", argument="--enclave")
     if len(set(enclaves)) != len(enclaves):
         raise UsageError("enclave names must be distinct", argument="--enclave")
+    for name in tls_names:
+        check_tls_name(name)
+    if not tls_names:
+        raise UsageError("at least one address is needed", argument="--tls-address")
     try:
+        check_keystore_dir(root)
         _check_target(root)
     except OSError as error:
         raise UsageError(f"{root}: {error.strerror or error} ({error.filename or root})",
@@ -76,9 +82,11 @@ def create_keystore(root: Path, enclaves: tuple[str, ...] = DEFAULT_ENCLAVES,
                                              if not (root / sub).exists()]
     try:
         return _create(root, enclaves, tls_names, domains)
-    except OSError as error:
+    except BaseException as error:
         for target in ours:  # what this call made, nothing that was there before
             shutil.rmtree(target, ignore_errors=True)
+        if not isinstance(error, OSError):
+            raise
         where = error.filename or root
         raise UsageError(f"cannot write the keystore at {where}: {error.strerror or error}; "
                          "nothing was left behind", argument="DIR") from None
@@ -167,7 +175,7 @@ def load_keystore(root: Path) -> Keystore:
         if directory.name == "tls":
             continue
         name = "/" + directory.relative_to(root / "enclaves").as_posix()
-        if not ENCLAVE_NAME.match(name):
+        if not ENCLAVE_NAME.fullmatch(name):
             raise UsageError(f"{directory}: {name!r} is not an enclave name", argument="DIR")
         identity = _identity(cert, directory / "key.pem")
         if identity.certificate.issuer != ca.certificate.subject:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import Path
 
 import typer
@@ -42,12 +44,45 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
         subscribers=subscribers,
         ros=ros,
         per=None if per is None else parse_fraction(per, "--per"),
-        peers=tuple(peers or ()),
+        peers=tuple(parse_peer(p) for p in peers or ()),
         outage_tolerance_s=parse_duration(outage_tolerance, "--outage-tolerance"),
         delay_s=parse_delay(delay),
         history_memory_bytes=parse_size(history_memory, "--history-memory"),
         history_depth=history_depth,
     )
+
+
+_LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
+_HOST_NAME = re.compile(rf"{_LABEL}(\.{_LABEL})*\.?")
+
+
+def parse_peer(text: str) -> str:
+    """A --peer as Cyclone DDS takes it (Discovery/Peers/Peer@Address): an IP address or a
+    host name (RFC 1123 labels), optionally with :port, an IPv6 address with a port in
+    brackets; anything else is refused, not written into the profile."""
+    host, port = text, None
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else (rest or None)
+        bracketed = rest == "" or rest.startswith(":")
+    else:
+        bracketed = True
+        if text.count(":") == 1:
+            host, port = text.split(":")
+    ok = bracketed and (port is None or (port.isascii() and port.isdigit()
+                                         and 1 <= int(port) <= 65535))
+    if ok:
+        try:
+            address = ipaddress.ip_address(host)
+            ok = not text.startswith("[") or address.version == 6
+        except ValueError:
+            ok = not text.startswith("[") and len(host) <= 253 and \
+                _HOST_NAME.fullmatch(host) is not None
+    if not ok:
+        raise UsageError(f"{text!r} is not an address; expected an IP address or host name, "
+                         "optionally with :port, e.g. 10.0.0.2, robot.local:7410, "
+                         "[fe80::1]:7400", argument="--peer")
+    return text
 
 
 def parse_delay(text: str) -> float:
@@ -76,8 +111,9 @@ def register(app: typer.Typer) -> None:
                                 help="Packet error rate to explain for (default: the paper's "
                                      "1% and 20%)."),
         peer: list[str] = typer.Option(None, "--peer",
-                                       help="Unicast peer (Cyclone; turns multicast off). "
-                                            "Repeatable."),
+                                       help="Unicast peer (Cyclone; turns multicast off): "
+                                            "an IP address or host name, optionally "
+                                            ":port. Repeatable."),
         outage_tolerance: str = typer.Option(
             f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s", "--outage-tolerance",
             help="Longest link outage the session must survive, e.g. 60s or 2min: the "
@@ -100,8 +136,9 @@ def register(app: typer.Typer) -> None:
         verify_outage: str = typer.Option(
             None, "--verify-outage",
             help="--verify also cuts the link for this long after 1 s, e.g. 5s."),
-        verify_seconds: str = typer.Option("10s", "--verify-seconds",
-                                           help="--verify: seconds of samples per cell."),
+        verify_seconds: str = typer.Option(None, "--verify-seconds",
+                                           help="--verify: seconds of samples per cell "
+                                                "(default 10s)."),
         verify_middleware: list[str] = typer.Option(
             None, "--verify-middleware",
             help="--verify: fastdds and/or cyclonedds (default both). Repeatable."),
@@ -119,10 +156,16 @@ def register(app: typer.Typer) -> None:
                         peer, outage_tolerance, delay, history_memory, history_depth)
         result = tune(t)  # validates everything before any file is touched
         checks = None
-        if verify or verify_outage is not None or verify_middleware:
+        given = [option for option, v in (("--verify-outage", verify_outage),
+                                          ("--verify-seconds", verify_seconds),
+                                          ("--verify-middleware", verify_middleware),
+                                          ("--verify-out", verify_out)) if v not in (None, [], ())]
+        if given and not verify:   # applied or refused, never dropped
+            raise UsageError("needs --verify", argument=given[0])
+        if verify:
             from linklab.tune.cli_verify import check_verify_options
 
-            checks = check_verify_options(verify, verify_outage, verify_seconds,
+            checks = check_verify_options(verify, verify_outage, verify_seconds or "10s",
                                           verify_middleware)
         if strict and result.verdict == "infeasible":
             if json_output:

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from linklab.errors import UsageError
+from linklab.model.completion import completion
+from linklab.model.wire import repair_datagram_packets, sample_ip_packets
 from linklab.output import err_console
 from linklab.tune import TuningResult
 from linklab.tune.predict import predict_wire, tuned_profile
@@ -67,8 +69,14 @@ def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOpti
     verdicts: list[Verdict] = []
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     for middleware in options.middlewares:
-        predicted = predict_wire(tuned_profile(middleware, s), "optimized", t.payload_bytes,
-                                 t.rate_hz, per, t.link_bits_per_s, t.mtu).amplification
+        profile = tuned_profile(middleware, s)
+        wire = predict_wire(profile, "optimized", t.payload_bytes, t.rate_hz, per,
+                            t.link_bits_per_s, t.mtu).amplification
+        # inf and why where the link cannot carry it (model/completion.py, C1)
+        model = completion(wire, t.payload_bytes, t.rate_hz, t.link_bits_per_s, per,
+                           sample_ip_packets(profile, t.payload_bytes, t.mtu),
+                           repair_datagram_packets(profile, t.payload_bytes, t.mtu))
+        predicted = model.amplification
         recovery = recovery_s(t, s, options.outage_s, predicted) if options.outage_s else 0.0
         text = scenario_text(t, s, middleware, str(paths[middleware]), per, options.seconds,
                              options.outage_s, recovery)
@@ -90,5 +98,5 @@ def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOpti
                                   outage_s=outage, covers_outage=(
                                       outage is not None and s.history_depth
                                       >= t.rate_hz * outage),
-                                  recovery=recovery))
+                                  recovery=recovery, model_note=model.reason))
     return verdicts

@@ -13,14 +13,17 @@ A cell passes when the profile did what it promises on that link:
   the backlog the writer owes, min(N_HC, r*D) samples at the predicted wire bytes per
   sample, over what the live stream leaves of the writer's pacing ceiling.
 
-The measured wire bytes per payload byte are printed beside model.wire's prediction;
-they inform, they do not decide.
+The measured wire bytes per payload byte are printed beside model.wire's prediction
+("∞" and the reason where the model says the stream cannot complete on that link:
+model/completion.py); they inform, they do not decide. Each row names its middleware and
+the profile file it ran (both middlewares run a cell named after the link).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import yaml
 
@@ -102,6 +105,8 @@ class Verdict:
     reception_rate_hz: float
     delivered: str
     latency_mean_ms: float
+    profile: str = ""  # the profile file the cell ran (its name)
+    model_note: str | None = None  # why the model says it cannot complete (wire: inf)
 
 
 def _num(row: dict, key: str) -> float:
@@ -113,8 +118,9 @@ def _num(row: dict, key: str) -> float:
 
 
 def judge(row: dict, *, rate_hz: float, predicted_wire: float, outage_s: float | None,
-          covers_outage: bool, recovery: float) -> Verdict:
-    """Pass/fail of one bench row (see the module docstring)."""
+          covers_outage: bool, recovery: float, model_note: str | None = None) -> Verdict:
+    """Pass/fail of one bench row (see the module docstring). ``predicted_wire``: inf with
+    ``model_note`` when the model says the stream cannot complete."""
     kind = "outage" if outage_s else "steady"
     received, published = row.get("received") or 0, row.get("published") or 0
     rate = _num(row, "reception_rate_hz")
@@ -150,18 +156,28 @@ def judge(row: dict, *, rate_hz: float, predicted_wire: float, outage_s: float |
         passed=not reasons, why="; ".join(reasons) or "ok",
         measured_wire=_num(row, "wire_amplification"), predicted_wire=predicted_wire,
         reception_rate_hz=rate, delivered=f"{received}/{published}",
-        latency_mean_ms=_num(row, "latency_mean_ms"))
+        latency_mean_ms=_num(row, "latency_mean_ms"),
+        profile=PurePath(str(row.get("profile") or "")).name, model_note=model_note)
 
 
 def render(verdicts: list[Verdict]) -> list[str]:
+    """One row per cell, labelled with its middleware and profile file; why it failed and
+    why the model says it cannot complete under it."""
+    mw = max([10] + [len(v.middleware) for v in verdicts])
+    pw = max([7] + [len(v.profile) for v in verdicts])
+    cw = max([13] + [len(v.cell_id) for v in verdicts])
     lines = ["", "Verify (linklab bench over the stated link, the written profiles):",
-             f"  {'cell':<34} {'result':<6} {'Hz':>6} {'delivered':>10} {'latency':>9} "
-             f"{'wire':>6} {'model':>6}"]
+             f"  {'middleware':<{mw}} {'profile':<{pw}} {'cell':<{cw}} {'result':<6} "
+             f"{'Hz':>6} {'delivered':>10} {'latency':>9} {'wire':>6} {'model':>6}"]
     for v in verdicts:
-        lines.append(f"  {v.cell_id:<34} {'PASS' if v.passed else 'FAIL':<6} "
+        model = f"{v.predicted_wire:>6.3g}" if math.isfinite(v.predicted_wire) else \
+            f"{'∞':>6}"
+        lines.append(f"  {v.middleware:<{mw}} {v.profile:<{pw}} {v.cell_id:<{cw}} "
+                     f"{'PASS' if v.passed else 'FAIL':<6} "
                      f"{v.reception_rate_hz:>6.2f} {v.delivered:>10} "
-                     f"{v.latency_mean_ms:>7.1f}ms {v.measured_wire:>6.3g} "
-                     f"{v.predicted_wire:>6.3g}")
+                     f"{v.latency_mean_ms:>7.1f}ms {v.measured_wire:>6.3g} {model}")
         if not v.passed:
             lines.append(f"      {v.why}")
+        if v.model_note:
+            lines.append(f"      model: {v.model_note}")
     return lines

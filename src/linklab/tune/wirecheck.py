@@ -7,15 +7,27 @@ A cell is predicted when it ran Fast DDS or Cyclone DDS with the ``default`` or 
 (linklab.tune with the cell's rate, payload, link rate and loss, as
 bench/environment.py's ``tuned`` calls it). The target (issue 15): every completed cell
 within 15 %.
+
+A cell whose wire the link cannot carry (model/completion.py, C1: the repairs of a
+strictly reliable stream need more than T_OS->Link) has no steady-state figure:
+``verdict_for`` gives it infinity and the reason, and ``compare`` lists it as "model:
+cannot complete", counted neither within nor outside 15 % (whether it completed or not).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
+from linklab.model.completion import completion
 from linklab.model.fanout import interleaved_step, shared_link_completion
-from linklab.model.wire import datagram_rtps_bytes, datagram_wire
+from linklab.model.wire import (
+    datagram_rtps_bytes,
+    datagram_wire,
+    repair_datagram_packets,
+    sample_ip_packets,
+)
 from linklab.probes.types import sample_extra_bytes
 from linklab.tune import TuningInput, tune
 from linklab.tune.predict import default_profile, predict_wire, tuned_profile
@@ -41,12 +53,18 @@ class Comparison:
     per: float
     completed: bool
     measured: float
-    predicted: float
+    predicted: float  # math.inf: the model says the cell cannot complete (``note``)
+    note: str | None = None  # why it cannot complete (model/completion.py)
+
+    @property
+    def cannot_complete(self) -> bool:
+        return self.note is not None
 
     @property
     def error(self) -> float:
-        """(predicted - measured) / measured."""
-        if not self.measured or math.isnan(self.measured):
+        """(predicted - measured) / measured; NaN without a finite figure."""
+        if not self.measured or math.isnan(self.measured) or not math.isfinite(
+                self.predicted):
             return math.nan
         return (self.predicted - self.measured) / self.measured
 
@@ -57,8 +75,9 @@ class Comparison:
     @property
     def checked(self) -> bool:
         """Completed with a measured wire / payload (a cell whose publisher left no
-        summary has wire bytes but no known divisor: bench/cellrun.py)."""
-        return self.completed and not math.isnan(self.error)
+        summary has wire bytes but no known divisor: bench/cellrun.py) and a steady-state
+        figure of the model to hold it against (not one it says cannot complete)."""
+        return self.completed and not self.cannot_complete and not math.isnan(self.error)
 
     @property
     def missed(self) -> bool:
@@ -68,7 +87,8 @@ class Comparison:
         return {"cell_id": self.cell_id, "middleware": self.middleware, "profile": self.profile,
                 "payload_bytes": self.payload_bytes, "per": self.per,
                 "completed": self.completed, "measured": self.measured,
-                "predicted": self.predicted, "error": self.error, "within": self.within}
+                "predicted": self.predicted, "error": self.error, "within": self.within,
+                "checked": self.checked, "model_note": self.note}
 
 
 def _model(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
@@ -92,6 +112,58 @@ def predicted_for(middleware: str, profile: str, payload_bytes: int, rate_hz: fl
     model = _model(middleware, profile, payload_bytes, rate_hz, link, subscribers, type_name)
     return subscribers * predict_wire(model, profile, payload_bytes, rate_hz, link.per,
                                       link.rate_bits_per_s, link.mtu).amplification
+
+
+@lru_cache(maxsize=4096)
+def verdict_for(middleware: str, profile: str, payload_bytes: int, rate_hz: float,
+                link: LinkInfo, subscribers: int = 1,
+                type_name: str = "Bytes") -> tuple[float, str | None]:
+    """(wire bytes per payload byte, None) for a cell that reaches the model's steady
+    state; (math.inf, "cannot complete: ...") for one whose wire the link cannot carry
+    (model/completion.py, C1 from 000 Eq. 2). Cached: a report asks once per row."""
+    model = _model(middleware, profile, payload_bytes, rate_hz, link, subscribers, type_name)
+    amplification = subscribers * predict_wire(
+        model, profile, payload_bytes, rate_hz, link.per, link.rate_bits_per_s,
+        link.mtu).amplification
+    verdict = completion(amplification, payload_bytes, rate_hz, link.rate_bits_per_s,
+                         link.per, sample_ip_packets(model, payload_bytes, link.mtu),
+                         repair_datagram_packets(model, payload_bytes, link.mtu))
+    return verdict.amplification, verdict.reason
+
+
+def row_verdict(row: dict, links: dict[str, LinkInfo]) -> tuple[float, str | None] | None:
+    """``verdict_for`` a bench row's settings over its link (run.json ``links``), or None
+    when the model does not apply to it (middleware, profile, several topics, no rate)
+    or its link is not known."""
+    middleware, profile = row.get("middleware"), row.get("profile")
+    link = links.get(row.get("link"))
+    if middleware not in MIDDLEWARES or profile not in PROFILES or link is None:
+        return None
+    if (row.get("topics") or 1) != 1 or not row.get("rate_hz") or not row.get(
+            "payload_bytes"):
+        return None
+    return verdict_for(middleware, profile, int(row["payload_bytes"]), float(row["rate_hz"]),
+                       link, int(row.get("subscribers") or 1), row.get("type") or "Bytes")
+
+
+def link_infos(info: dict, unlimited_bits_per_s: float | None = None) -> dict[str, LinkInfo]:
+    """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU). A link
+    without a rate is left out, or given ``unlimited_bits_per_s`` (the bench's model uses
+    1 Gbit/s for it: bench/environment.py Links.rate_bits)."""
+    from linklab.units import parse_bitrate, parse_fraction
+
+    out = {}
+    for label, entry in (info.get("links") or {}).items():
+        spec = (entry.get("spec") if isinstance(entry, dict) else None) or {}
+        up = spec.get("up") or {}
+        if not up.get("rate") and unlimited_bits_per_s is None:
+            continue
+        loss = str(up.get("loss") or "0%").replace(" ", "")
+        rate = parse_bitrate(str(up["rate"]).replace(" ", ""), "run.json") \
+            if up.get("rate") else unlimited_bits_per_s
+        out[label] = LinkInfo(rate, parse_fraction(loss, "run.json"),
+                              int(spec.get("mtu") or 1500))
+    return out
 
 
 @dataclass(frozen=True)
@@ -190,32 +262,53 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[Comparison]:
             continue
         measured = row.get("wire_amplification")
         measured = float(measured) if measured is not None else math.nan
+        predicted, note = verdict_for(middleware, profile, int(row["payload_bytes"]),
+                                      float(row["rate_hz"]), link,
+                                      int(row.get("subscribers") or 1),
+                                      row.get("type") or "Bytes")
         out.append(Comparison(
             cell_id=str(row.get("cell_id")), middleware=middleware, profile=profile,
             payload_bytes=int(row["payload_bytes"]), per=link.per,
             completed=row.get("status") == "ok", measured=measured,
-            predicted=predicted_for(middleware, profile, int(row["payload_bytes"]),
-                                    float(row["rate_hz"]), link,
-                                    int(row.get("subscribers") or 1),
-                                    row.get("type") or "Bytes")))
+            predicted=predicted, note=note))
     return out
 
 
 def render(comparisons: list[Comparison]) -> list[str]:
+    """One line per cell, then the reasons of the cells the model says cannot complete,
+    then the count: those cells are neither within nor outside 15 %."""
     lines = [f"{'cell':<44} {'done':<5} {'measured':>9} {'model':>7} {'error':>7}  "]
     for c in comparisons:
-        mark = "" if not c.completed else (
-            "no wire / payload" if not c.checked else ("ok" if c.within else "OUTSIDE 15 %"))
+        if c.cannot_complete:
+            mark = "model: cannot complete" + (" (but it did)" if c.completed else "")
+        else:
+            mark = "" if not c.completed else (
+                "no wire / payload" if not c.checked else (
+                    "ok" if c.within else "OUTSIDE 15 %"))
+        model = f"{c.predicted:>7.3f}" if math.isfinite(c.predicted) else f"{'∞':>7}"
+        error = f"{c.error:>+7.1%}" if not c.cannot_complete else f"{'—':>7}"
         lines.append(f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
-                     f"{c.measured:>9.3f} {c.predicted:>7.3f} {c.error:>+7.1%}  {mark}")
+                     f"{c.measured:>9.3f} {model} {error}  {mark}")
+    impossible = [c for c in comparisons if c.cannot_complete]
+    by_note: dict[str, list[str]] = {}
+    for c in impossible:
+        by_note.setdefault(str(c.note), []).append(c.cell_id)
+    for note, cells in by_note.items():
+        more = f" and {len(cells) - 1} more" if len(cells) > 1 else ""
+        lines.append(f"  ∞ {cells[0]}{more}: {note}")
     done = [c for c in comparisons if c.checked]
     inside = [c for c in done if c.within]
     worst = max((abs(c.error) for c in done), default=math.nan)
-    unmeasured = sum(c.completed and not c.checked for c in comparisons)
+    unmeasured = sum(c.completed and not c.checked and not c.cannot_complete
+                     for c in comparisons)
     line = (f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} "
             f"(largest error {worst:.1%}); "
             f"{sum(not c.completed for c in comparisons)} not completed")
     if unmeasured:
         line += f"; {unmeasured} completed without a measured wire / payload"
+    if impossible:
+        done_anyway = sum(c.completed for c in impossible)
+        line += (f"; {len(impossible)} the model says cannot complete (not compared"
+                 + (f"; {done_anyway} of them completed" if done_anyway else "") + ")")
     lines.append(line)
     return lines

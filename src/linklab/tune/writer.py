@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from linklab.errors import UsageError
+from linklab.held_signals import signals_held
 from linklab.tune.result import TuningResult
 
 FASTDDS_FILE = "fastdds.xml"
@@ -16,7 +17,9 @@ def write_profiles(result: TuningResult, out_dir: str | os.PathLike) -> dict[str
     """Write ``fastdds.xml`` and ``cyclonedds.xml`` into ``out_dir`` (created if needed).
 
     Each file is written to a temporary name and renamed, so a reader never sees half a
-    profile. Returns {"fastdds": path, "cyclonedds": path} (absolute paths).
+    profile; SIGINT/SIGTERM/SIGHUP meanwhile take effect once both are there, so an
+    interrupted tune leaves both profiles or neither. Returns {"fastdds": path,
+    "cyclonedds": path} (absolute paths).
     """
     directory = Path(out_dir).expanduser().resolve()
     if directory.exists() and not directory.is_dir():
@@ -24,10 +27,12 @@ def write_profiles(result: TuningResult, out_dir: str | os.PathLike) -> dict[str
     try:
         directory.mkdir(parents=True, exist_ok=True)
         paths = {"fastdds": directory / FASTDDS_FILE, "cyclonedds": directory / CYCLONEDDS_FILE}
-        for key, text in (("fastdds", result.fastdds_xml), ("cyclonedds", result.cyclonedds_xml)):
-            tmp = paths[key].with_suffix(".xml.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(paths[key])
+        with signals_held():
+            for key, text in (("fastdds", result.fastdds_xml),
+                              ("cyclonedds", result.cyclonedds_xml)):
+                tmp = paths[key].with_suffix(".xml.tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(paths[key])
     except OSError as error:
         raise UsageError(f"cannot write profiles into {directory}: {error.strerror}",
                          argument="--out") from error

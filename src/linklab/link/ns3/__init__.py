@@ -22,7 +22,10 @@ from linklab.errors import EnvironmentProblem
 # moment is not that: this machine is a VM whose CPU can be taken away for milliseconds
 # (an idle medium here saw 6 ms once in 10 s), which delays every link, simulated or not;
 # the simulation catches up within a few events. The stats file keeps the largest lag
-# (lag_max_ms) and the time spent behind (behind_ms) for the record.
+# (lag_max_ms) and the time spent behind (behind_ms) for the record, and the lag's peaks
+# (lag_peaks) from which the largest lag of any stretch of time is read (lag_max_since):
+# a bench cell stores it (linklab.bench.simlag), as every latency through the medium
+# includes it.
 LAG_LIMIT_MS = 10.0
 LAG_HOLD_MS = 500.0
 # SCHED_FIFO priority of the simulation (as the emu relay's): other processes' load must
@@ -59,6 +62,19 @@ class AirStats:
     behind_ms: float
     stations: tuple[dict[str, Any], ...]
     pairs: tuple[dict[str, Any], ...]
+    # (end of a 100 ms period in simulated s, largest lag in it ms): the periods no later
+    # one reached, oldest first (ns3/linklab-ns3.cc); None from a program that predates
+    # them (then only lag_max_ms is known)
+    lag_peaks: tuple[tuple[float, float], ...] | None = None
+    lag_peaks_from_s: float = 0.0   # the peaks are complete for windows from here on
+
+    def lag_figures(self) -> dict[str, Any]:
+        """The lag as plain data (a stage's counters carry it into every snapshot)."""
+        return {"pid": self.pid, "sim_s": self.sim_s, "lag_ms": self.lag_ms,
+                "lag_max_ms": self.lag_max_ms, "lag_max_at_s": self.lag_max_at_s,
+                "lag_peaks": None if self.lag_peaks is None else [list(p) for p in
+                                                                  self.lag_peaks],
+                "lag_peaks_from_s": self.lag_peaks_from_s}
 
     def pair(self, src: str, dst: str) -> dict[str, Any]:
         for entry in self.pairs:
@@ -74,6 +90,22 @@ class AirStats:
                 "(the ceiling: python -m linklab.link.ns3.ceiling)")
 
 
+def lag_max_since(figures: dict[str, Any], since_s: float | None) -> float:
+    """The largest lag (ms) the simulation had after simulated time ``since_s`` (None:
+    since it started), from ``AirStats.lag_figures()`` -- to within one 100 ms period:
+    the period open at ``since_s`` counts whole, and one still open when the figures were
+    written is not in them yet. Where the kept peaks do not reach back to ``since_s`` (a
+    program without them, or past the cap) the answer is the largest lag since the start,
+    an upper bound. With no period closed after ``since_s``, the latest lag."""
+    peaks = figures.get("lag_peaks")
+    if peaks is None or since_s is None or since_s < float(figures["lag_peaks_from_s"]):
+        return float(figures["lag_max_ms"])
+    for end_s, max_ms in peaks:
+        if float(end_s) > since_s:
+            return float(max_ms)
+    return float(figures["lag_ms"])
+
+
 def read_stats(path: Path) -> AirStats | None:
     """The stats file, or None if it is not there (yet) or half-written."""
     try:
@@ -86,6 +118,9 @@ def read_stats(path: Path) -> AirStats | None:
                         lag_hold_ms=float(data["lag_hold_ms"]),
                         behind_since_s=float(data["behind_since_s"]),
                         behind_ms=float(data["behind_ms"]),
-                        stations=tuple(data["stations"]), pairs=tuple(data["pairs"]))
+                        stations=tuple(data["stations"]), pairs=tuple(data["pairs"]),
+                        lag_peaks=None if "lag_peaks" not in data else tuple(
+                            (float(end), float(value)) for end, value in data["lag_peaks"]),
+                        lag_peaks_from_s=float(data.get("lag_peaks_from_s", 0.0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -130,7 +130,9 @@ class Ns3Wire(Wire):
     def counters(self, shell: Shell) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per link and direction: frames the receiver passed up (passed), and unicast
         frames the MAC sent that were not acknowledged -- retry limit reached, dropped by
-        the full queue, or still queued (dropped)."""
+        the full queue, or still queued (dropped); and the simulation's lag behind the
+        wall clock (``simulator``: AirStats.lag_figures, the same for every link), which
+        every frame across the medium may carry (linklab.bench.simlag reads a cell's)."""
         found = self._stats()
         if found is None or found[1] is None:
             return {}
@@ -143,7 +145,7 @@ class Ns3Wire(Wire):
                 out[(link, direction, "air")] = {
                     "passed_packets": pair["delivered"], "passed_bytes": None,
                     "dropped_packets": max(0, pair["sent"] - pair["acked"]),
-                    "dropped_bytes": None}
+                    "dropped_bytes": None, "simulator": stats.lag_figures()}
         return out
 
     def _down_reason(self) -> str | None:
