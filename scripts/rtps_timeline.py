@@ -6,7 +6,7 @@ each direction, and the RTPS submessages of user traffic by kind -- DATA_FRAG (w
 writer sequence numbers they carry: the lowest and highest, and how many distinct),
 HEARTBEAT, ACKNACK, NACK_FRAG (the sample each asks
 fragments of), GAP (discovery's, rare once matched, are counted with them). Reading the pcap takes
-tshark's RTPS dissector, with the UDP heuristics on.
+tshark's RTPS dissector (its UDP heuristic is on by default).
 
     python3 scripts/rtps_timeline.py RUN/records/CELL/edge.pcapng [--every 0.5]
 """
@@ -33,7 +33,7 @@ class Interval:
 
 
 def rows(pcap: str):
-    argv = ["tshark", "-r", pcap, "-o", "rtps.enable_heuristic:TRUE", "-T", "fields",
+    argv = ["tshark", "-r", pcap, "-T", "fields",
             "-E", "separator=|", "-E", "occurrence=a", "-E", "aggregator=,"]
     for name in FIELDS:
         argv += ["-e", name]

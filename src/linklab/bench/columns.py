@@ -24,7 +24,7 @@ ROW_DEFAULTS: dict[str, Any] = dict(
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, cpu_fraction_max=math.nan,
     broker_cpu_s=math.nan, pub_rss_peak_bytes=None, sub_rss_peak_bytes=None,
     fanout_step_ms=math.nan, model_fanout_step_ms=math.nan, interfaces=None,
-    simulator_lag_max_ms=math.nan,
+    simulator_lag_max_ms=math.nan, tuner_verdict=None,
     search_max_rate_hz=math.nan, search_max_throughput_bit_s=math.nan,
     search_asked_rate_hz=math.nan, search_trials=None,
     search_stop=None, search_next_failure=None, link_rate_bit_s=None,

@@ -91,10 +91,24 @@ def measure(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
         # a bed's own columns (linklab.field: the latency basis and the clock's uncertainty)
         row.update(getattr(bed, "row_fields", dict)())
         row["model_amplification"], row["model_amplification_note"] = env.model_verdict(cell)
+        row["tuner_verdict"] = tuner_verdict(profile.meta)
+        if row["tuner_verdict"] is not None and not row["tuner_verdict"].startswith("FEAS"):
+            # said before the run (linklab tune with the cell's link and cpu_load)
+            row["exit_note"] = "; ".join(filter(None, [
+                row.get("exit_note"), f"the tuner predicted: {row['tuner_verdict']}"]))
         return row, streams
     finally:
         for probe in probes:
             probe.stop(timeout_s=2.0)
+
+
+def tuner_verdict(meta: dict[str, Any]) -> str | None:
+    """The tuned profile's verdict as the tuner said it (its summary), or None for a
+    profile the tuner did not make."""
+    summary = meta.get("summary")
+    if summary:
+        return str(summary)
+    return None if meta.get("verdict") is None else str(meta["verdict"]).upper()
 
 
 def model_fanout_ms(env: Environment, cell: Cell, topic: Any, subscribers: int) -> float:

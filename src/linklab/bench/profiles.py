@@ -55,15 +55,30 @@ def shipped_profile(name: str) -> str:
 
 @cache
 def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float,
-          subscribers: int = 1, delay_s: float = 0.0, history_depth: int | None = None):
+          subscribers: int = 1, delay_s: float = 0.0, history_depth: int | None = None,
+          cpu_competitors: int | None = None, cpu_cores: int | None = None):
     """linklab.tune for a cell: its rate and payload, the link's rate (T_OS->Link), loss
-    (PER) and one-way delay, the topic's unicast subscribers, and a history forced by the
-    scenario (None: the tuner's own plan)."""
+    (PER) and one-way delay, the topic's unicast subscribers, a history forced by the
+    scenario (None: the tuner's own plan), and the CPU contention the cell declares
+    (``cpu_load``: competitors on this machine's cores; None: not declared)."""
     from linklab.tune import TuningInput, tune
 
     return tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
                             link_bits_per_s=link_bits, per=per, subscribers=subscribers,
-                            delay_s=delay_s, history_depth=history_depth))
+                            delay_s=delay_s, history_depth=history_depth,
+                            cpu_competitors=cpu_competitors, cpu_cores=cpu_cores))
+
+
+def cpu_contention(cell: Cell) -> tuple[int | None, int | None]:
+    """(competitors, cores) the cell's ``cpu_load`` puts beside its probes on this machine,
+    for the tuner; (None, None) when the cell declares none."""
+    from linklab.bench.fields import CPU_NONE, load_processes
+    from linklab.link.competitors import online_cpus
+
+    if cell.cpu_load == CPU_NONE:
+        return None, None
+    cores = online_cpus()
+    return load_processes(cell.cpu_load, cores), cores
 
 
 def _xml_root(text: str) -> str | None:
@@ -81,9 +96,10 @@ class Profiles:
     def tuned_for(self, cell: Cell, history_depth: int | None = None):
         choice = cell.link_choice or LinkChoice(cell.link)
         subscribers = len(cell.topics[0].subscribers) if cell.topics else 1
+        competitors, cores = cpu_contention(cell)
         return tuned(cell.rate_hz, cell.payload_bytes, self.links.rate_bits(choice),
                      self.links.loss(choice), subscribers, self.links.delay_s(choice),
-                     history_depth)
+                     history_depth, competitors, cores)
 
     def history_for(self, cell: Cell, topic: Any = None) -> str:
         """What the probe's --history gets for ``topic`` (default: the cell's first; the
@@ -212,7 +228,8 @@ class Profiles:
                 f"{history.replace(':', '')}.xml")
         meta = {"profile": cell.profile, "middleware": base,
                 "tuning": result.to_dict()["inputs"],
-                "settings": result.settings.to_dict(), "verdict": result.verdict}
+                "settings": result.settings.to_dict(), "verdict": result.verdict,
+                "summary": result.explanation.summary}
         if paced:
             meta["pacing_bytes_per_s"] = result.settings.budget_bytes_per_s
         return ResolvedProfile(name, xml, history, meta)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import math
+import os
 import re
 from pathlib import Path
 
@@ -29,11 +31,17 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
                 subscribers: int, ros: str, per: str | None, peers: list[str],
                 outage_tolerance: str = f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s",
                 delay: str = "0s", history_memory: str = "256MiB",
-                history_depth: int | None = None) -> TuningInput:
+                history_depth: int | None = None, cpu_load: str | None = None,
+                cpu_share: str | None = None, cpu_cores: str | None = None) -> TuningInput:
     omega = parse_fraction(utilization, "--utilization")
     if omega <= 0:
         raise UsageError(f"{utilization!r} is outside (0, 1]; e.g. 0.65 or 65%",
                          argument="--utilization")
+    if cpu_load is not None and cpu_share is not None:
+        raise UsageError("give --cpu-load or --cpu-share, not both", argument="--cpu-share")
+    cores = None if cpu_cores is None else parse_cores(cpu_cores, "--cpu-cores")
+    if cpu_load is not None and cores is None:
+        cores = float(os.cpu_count() or 1)  # the writer runs here
     return TuningInput(
         rate_hz=parse_frequency(rate, "--rate"),
         payload_bytes=parse_size(payload, "--payload"),
@@ -49,7 +57,54 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
         delay_s=parse_delay(delay),
         history_memory_bytes=parse_size(history_memory, "--history-memory"),
         history_depth=history_depth,
+        cpu_competitors=None if cpu_load is None else parse_cpu_load(cpu_load, cores or 1.0),
+        cpu_cores=cores,
+        cpu_share=None if cpu_share is None else parse_cpu_share(cpu_share),
     )
+
+
+CPU_LOAD_ACCEPTED = "N/core (CPU-bound tasks per core, e.g. 2/core) or a count N, e.g. 4"
+CPU_SHARE_ACCEPTED = "a share of one core (e.g. 50%) or cores (e.g. 1.5cores)"
+
+
+def parse_cores(text: str, argument: str) -> float:
+    try:
+        value = float(str(text).strip().removesuffix("cores").removesuffix("core"))
+    except ValueError:
+        raise UsageError(f"{text!r} is not a number of cores; e.g. 4", argument=argument) \
+            from None
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{text!r} is not a positive number of cores; e.g. 4",
+                         argument=argument)
+    return value
+
+
+def parse_cpu_load(text: str, cores: float) -> float:
+    """--cpu-load: the CPU-bound tasks beside the middleware on the writer's machine."""
+    value = str(text).strip()
+    per_core = value.endswith("/core")
+    try:
+        number = float(value.removesuffix("/core"))
+    except ValueError:
+        raise UsageError(f"{text!r}: expected {CPU_LOAD_ACCEPTED}", argument="--cpu-load") \
+            from None
+    if not math.isfinite(number) or number < 0:
+        raise UsageError(f"{text!r}: expected {CPU_LOAD_ACCEPTED}", argument="--cpu-load")
+    return number * cores if per_core else number
+
+
+def parse_cpu_share(text: str) -> float:
+    """--cpu-share: the cores the middleware can count on (50% = half of one core)."""
+    value = str(text).strip()
+    if value.endswith("%"):
+        share = parse_fraction(value, "--cpu-share")
+    elif value.endswith(("cores", "core")):
+        share = parse_cores(value, "--cpu-share")
+    else:
+        raise UsageError(f"{text!r}: expected {CPU_SHARE_ACCEPTED}", argument="--cpu-share")
+    if share <= 0:
+        raise UsageError(f"{text!r}: expected {CPU_SHARE_ACCEPTED}", argument="--cpu-share")
+    return share
 
 
 _LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
@@ -128,6 +183,19 @@ def register(app: typer.Typer) -> None:
             None, "--history-depth",
             help="Force the history depth (default: Eq. 6, covering --outage-tolerance when "
                  "the budget allows); reader limits and Cyclone's follow it."),
+        cpu_load: str = typer.Option(
+            None, "--cpu-load",
+            help="The CPU-bound work beside the middleware on the writer's machine, "
+                 "N/core (e.g. 2/core) or N tasks: the pacing is made for it, and the tuner "
+                 "says whether the writer gets the CPU it needs (exit 3 if not). Default: "
+                 "not declared (the pacing assumes a busy robot, no CPU verdict)."),
+        cpu_share: str = typer.Option(
+            None, "--cpu-share",
+            help="Instead of --cpu-load: the CPU the middleware can count on, 50% (of one "
+                 "core) or 1.5cores."),
+        cpu_cores: str = typer.Option(
+            None, "--cpu-cores",
+            help="Cores of the writer's machine for --cpu-load (default: this machine's)."),
         verify: bool = typer.Option(
             False, "--verify",
             help="Then run the written profiles through a short linklab bench over the "
@@ -153,7 +221,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Profiles from the paper's framework (000 IV-F): maxMessageSize, heartbeat, N_HC."""
         t = build_input(rate, payload, link, utilization, mtu, overlay, subscribers, ros, per,
-                        peer, outage_tolerance, delay, history_memory, history_depth)
+                        peer, outage_tolerance, delay, history_memory, history_depth,
+                        cpu_load, cpu_share, cpu_cores)
         result = tune(t)  # validates everything before any file is touched
         checks = None
         given = [option for option, v in (("--verify-outage", verify_outage),
@@ -167,6 +236,17 @@ def register(app: typer.Typer) -> None:
 
             checks = check_verify_options(verify, verify_outage, verify_seconds or "10s",
                                           verify_middleware)
+        cpu = result.explanation.cpu
+        cpu_short = cpu is not None and not cpu.fitting
+        if cpu_short and not verify:   # the contention declared: the prediction is the answer
+            if json_output:
+                print_json({**result.to_dict(), "files": {}})
+            else:
+                typer.echo(result.explanation.summary)
+            typer.echo("linklab: error: the writer does not get the CPU it needs under the "
+                       "declared contention (--verify runs it to confirm); no files written",
+                       err=True)
+            raise typer.Exit(3)
         if strict and result.verdict == "infeasible":
             if json_output:
                 print_json({**result.to_dict(), "files": {}})
@@ -196,5 +276,7 @@ def register(app: typer.Typer) -> None:
 
                 lines += render_verify(verdicts)
             typer.echo("\n".join(lines))
+        if cpu_short:
+            raise typer.Exit(3)  # predicted before the run; --verify shows it beside
         if verdicts is not None and not all(v.passed for v in verdicts):
             raise typer.Exit(4)

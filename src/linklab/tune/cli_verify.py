@@ -6,6 +6,7 @@ tune/cli.py). What is run and how a cell is judged: tune/verify.py.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from dataclasses import dataclass
@@ -55,6 +56,16 @@ def check_verify_options(verify: bool, outage: str | None, seconds: str,
     return VerifyOptions(outage_s, secs, chosen)
 
 
+def writer_cpu_ms(middleware: str, t, wire_amplification: float) -> float:
+    """The model's CPU per sample of the writer (model.cpu), in ms."""
+    from linklab.model.cpu import CPU_COST
+
+    cost = CPU_COST.get((middleware, "pub"))
+    if cost is None or not math.isfinite(wire_amplification):
+        return math.nan
+    return cost.per_sample_s(t.payload_bytes * wire_amplification) * 1000
+
+
 def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOptions,
                out_dir: Path) -> list[Verdict]:
     """Run one bench scenario per middleware; a Verdict per cell."""
@@ -98,5 +109,6 @@ def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOpti
                                   outage_s=outage, covers_outage=(
                                       outage is not None and s.history_depth
                                       >= t.rate_hz * outage),
-                                  recovery=recovery, model_note=model.reason))
+                                  recovery=recovery, model_note=model.reason,
+                                  predicted_cpu_ms=writer_cpu_ms(middleware, t, wire)))
     return verdicts

@@ -14,9 +14,17 @@ from dataclasses import asdict, dataclass, field
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
 from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
+from linklab.tune.cpu import CpuPlan
+from linklab.tune.cpu import plan as cpu_plan
+from linklab.tune.cpu import summary as cpu_summary
 from linklab.tune.inputs import PAPER_CONDITIONS, TuningInput
 from linklab.tune.predict import Prediction, default_profile, predict_wire, tuned_profile
-from linklab.tune.settings import PACING_SHARE, TunedSettings
+from linklab.tune.settings import (
+    PACING_SHARE,
+    TunedSettings,
+    competitors_per_core,
+    tolerated_lateness_s,
+)
 from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
 CAUSES = {
@@ -71,6 +79,7 @@ class Explanation:
     max_rate_hz: float  # largest rate with R_pub <= T*omega at this payload
     max_payload_bytes: int  # largest payload with R_pub <= T*omega at this rate
     notes: list[str] = field(default_factory=list)
+    cpu: CpuPlan | None = None  # the writer's CPU against a declared share (tune/cpu.py)
 
     def to_dict(self) -> dict:
         return {
@@ -83,6 +92,7 @@ class Explanation:
             "max_rate_hz": self.max_rate_hz,
             "max_payload_bytes": self.max_payload_bytes,
             "notes": self.notes,
+            "cpu": None if self.cpu is None else self.cpu.to_dict(),
         }
 
 
@@ -167,6 +177,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if wire_reasons and verdict == "feasible":
         verdict = "marginal"
     first = conditions[0]
+    tolerated = tolerated_lateness_s(s.pacing_bytes_per_s, s.pacing_demand_bytes_per_s,
+                                     s.pacing_period_ms / 1000)
     settings = [
         SettingReason(
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
@@ -223,7 +235,11 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"{PACING_SHARE:.0%} of --link: a burst (a sample's fragments, a stall's "
             "backlog) never leaves faster than the link drains, so the link's queue does not "
             "overflow and repairs are not repeated while queued; give --link the throughput "
-            "you measure, not the PHY rate"),
+            "you measure, not the PHY rate. The period: each starts late by the scheduler's "
+            f"wake-up on a busy CPU ({format_duration(s.pacing_lateness_s)} on average for "
+            f"{competitors_text(t)}, model/cpu.py), so it is long enough that the late ceiling "
+            f"still carries the stream's {format_bitrate(s.pacing_demand_bytes_per_s * 8)} "
+            f"with 10 % to spare (it tolerates {format_duration(tolerated)} per period)"),
         SettingReason(
             "participant lease / announcements",
             f"{format_duration(s.lease_duration_s)} / {format_duration(s.lease_announcement_s)}",
@@ -280,6 +296,23 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if s.history_depth == 1:
         notes.append("N_HC = 1: one sample is already about a second of the DDS share; "
                      "outage recovery will lose samples.")
+    cpu = cpu_plan(t, {m: c.wire[f"{m} optimized"].amplification for c in conditions
+                        if c.per == s.sizing_per for m in ("fastdds", "cyclonedds")})
+    short = None if cpu is None else cpu_summary(t, cpu)
+    if short and not cpu.fitting:
+        verdict = "infeasible"
+        summary = f"INFEASIBLE on this CPU: {short}."
+    elif short:
+        summary += f" CPU: {short}."
+    if cpu is not None:
+        notes.append(
+            f"CPU ({cpu.how}): the writer needs "
+            + ", ".join(f"{name} {cpu.writer_cores[m]:.3g} cores ({cpu.per_sample_ms[m]:.3g} "
+                        f"ms per sample)" for m, name in (("fastdds", "Fast DDS"),
+                                                          ("cyclonedds", "Cyclone DDS")))
+            + f" of the {cpu.share_cores:.3g} it gets; the reader "
+            + ", ".join(f"{cpu.reader_cores[m]:.3g}" for m in ("fastdds", "cyclonedds"))
+            + " cores on its machine (measured per sample by the probes, model/cpu.py).")
     cyclone_hz = cyclone_capacity_hz(t, s, conditions)
     if cyclone_hz < t.rate_hz:
         notes.append(
@@ -301,7 +334,16 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         max_rate_hz=max_rate,
         max_payload_bytes=max_payload,
         notes=notes,
+        cpu=cpu,
     )
+
+
+def competitors_text(t: TuningInput) -> str:
+    """The contention the pacing is made for, in words."""
+    n = competitors_per_core(t)
+    declared = t.cpu_competitors is not None or t.cpu_share is not None
+    return (f"{n:.3g} CPU-bound tasks per core"
+            + ("" if declared else " (a busy robot: none declared, see --cpu-load)"))
 
 
 def usage_lines(t: TuningInput, s: TunedSettings, fastdds_path: str,

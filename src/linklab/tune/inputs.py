@@ -29,6 +29,8 @@ PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
 # samples: the writer holds them, and each reader may.
 DEFAULT_HISTORY_MEMORY_BYTES = 256 * 1024 * 1024
 MAX_DELAY_S = 10.0
+MAX_CPU_CORES = 1024
+MAX_CPU_COMPETITORS = 100_000
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class TuningInput:
     delay_s: float = 0.0  # the link's one-way delay (Cyclone NackDelay, --verify's link)
     history_memory_bytes: int = DEFAULT_HISTORY_MEMORY_BYTES  # cap for outage coverage
     history_depth: int | None = None  # force the history (None: planned, tune/history.py)
+    # the CPU the middleware shares (model.cpu): CPU-bound tasks beside it on the writer's
+    # machine of cpu_cores cores (--cpu-load), or the cores it can count on (--cpu-share);
+    # None: not declared (the pacing is made for a busy robot; no CPU verdict)
+    cpu_competitors: float | None = None
+    cpu_cores: float | None = None
+    cpu_share: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,6 +105,16 @@ def validate(t: TuningInput) -> None:
     if t.history_memory_bytes < t.payload_bytes:
         raise bad("--history-memory", f"{t.history_memory_bytes} B holds not even one "
                                       f"{t.payload_bytes} B sample; e.g. 256MiB")
+    if t.cpu_competitors is not None and t.cpu_share is not None:
+        raise bad("--cpu-share", "give --cpu-load or --cpu-share, not both")
+    if t.cpu_cores is not None and not 0 < t.cpu_cores <= MAX_CPU_CORES:
+        raise bad("--cpu-cores", f"{t.cpu_cores:g} is outside (0, {MAX_CPU_CORES}]; e.g. 4")
+    if t.cpu_competitors is not None and not 0 <= t.cpu_competitors <= MAX_CPU_COMPETITORS:
+        raise bad("--cpu-load", f"{t.cpu_competitors:g} competitors is outside "
+                                f"0..{MAX_CPU_COMPETITORS}; e.g. 2/core or 4")
+    if t.cpu_share is not None and not 0 < t.cpu_share <= MAX_CPU_CORES:
+        raise bad("--cpu-share", f"{t.cpu_share:g} cores is outside (0, {MAX_CPU_CORES}]; "
+                                 "e.g. 50% (of one core) or 1.5cores")
     for peer in t.peers:
         if not peer or any(c.isspace() for c in peer) or "<" in peer or "&" in peer:
             raise bad("--peer", f"{peer!r} is not a host name or IP address; e.g. 10.0.0.2")

@@ -90,6 +90,13 @@ def scenario_text(t: TuningInput, s: TunedSettings, middleware: str, profile_pat
         },
         "axes": {"link": links},
     }
+    # the CPU contention the profile was tuned for, applied to the run (bench/cpu.py):
+    # competitors beside the probes, or the middleware's share as a quota on the writer
+    if t.cpu_competitors is not None and round(t.cpu_competitors) > 0:
+        data["fixed"]["cpu_load"] = str(round(t.cpu_competitors))
+    elif t.cpu_share is not None:
+        data["fixed"]["cpu_quota"] = f"{t.cpu_share:g}cores"
+        data["fixed"]["cpu_quota_on"] = ["robot"]
     return yaml.safe_dump(data, sort_keys=False)
 
 
@@ -107,6 +114,10 @@ class Verdict:
     latency_mean_ms: float
     profile: str = ""  # the profile file the cell ran (its name)
     model_note: str | None = None  # why the model says it cannot complete (wire: inf)
+    # the writer's CPU per sample: measured (its CPU seconds over every sample it wrote,
+    # warm-up included, so with the fixed cost of its life) and the model's (model.cpu)
+    cpu_ms_per_sample: float = math.nan
+    predicted_cpu_ms_per_sample: float = math.nan
 
 
 def _num(row: dict, key: str) -> float:
@@ -118,7 +129,8 @@ def _num(row: dict, key: str) -> float:
 
 
 def judge(row: dict, *, rate_hz: float, predicted_wire: float, outage_s: float | None,
-          covers_outage: bool, recovery: float, model_note: str | None = None) -> Verdict:
+          covers_outage: bool, recovery: float, model_note: str | None = None,
+          predicted_cpu_ms: float = math.nan) -> Verdict:
     """Pass/fail of one bench row (see the module docstring). ``predicted_wire``: inf with
     ``model_note`` when the model says the stream cannot complete."""
     kind = "outage" if outage_s else "steady"
@@ -157,7 +169,15 @@ def judge(row: dict, *, rate_hz: float, predicted_wire: float, outage_s: float |
         measured_wire=_num(row, "wire_amplification"), predicted_wire=predicted_wire,
         reception_rate_hz=rate, delivered=f"{received}/{published}",
         latency_mean_ms=_num(row, "latency_mean_ms"),
-        profile=PurePath(str(row.get("profile") or "")).name, model_note=model_note)
+        profile=PurePath(str(row.get("profile") or "")).name, model_note=model_note,
+        cpu_ms_per_sample=cpu_ms_per_sample(row), predicted_cpu_ms_per_sample=predicted_cpu_ms)
+
+
+def cpu_ms_per_sample(row: dict) -> float:
+    """The writer's CPU seconds over every sample it wrote (warm-up included), in ms."""
+    samples = (row.get("published") or 0) + (row.get("warmup_samples") or 0)
+    cpu = _num(row, "pub_cpu_s")
+    return cpu / samples * 1000 if samples and not math.isnan(cpu) else math.nan
 
 
 def render(verdicts: list[Verdict]) -> list[str]:
@@ -168,14 +188,16 @@ def render(verdicts: list[Verdict]) -> list[str]:
     cw = max([13] + [len(v.cell_id) for v in verdicts])
     lines = ["", "Verify (linklab bench over the stated link, the written profiles):",
              f"  {'middleware':<{mw}} {'profile':<{pw}} {'cell':<{cw}} {'result':<6} "
-             f"{'Hz':>6} {'delivered':>10} {'latency':>9} {'wire':>6} {'model':>6}"]
+             f"{'Hz':>6} {'delivered':>10} {'latency':>9} {'wire':>6} {'model':>6} "
+             f"{'CPU ms/sample':>13} {'model':>6}"]
     for v in verdicts:
         model = f"{v.predicted_wire:>6.3g}" if math.isfinite(v.predicted_wire) else \
             f"{'∞':>6}"
         lines.append(f"  {v.middleware:<{mw}} {v.profile:<{pw}} {v.cell_id:<{cw}} "
                      f"{'PASS' if v.passed else 'FAIL':<6} "
                      f"{v.reception_rate_hz:>6.2f} {v.delivered:>10} "
-                     f"{v.latency_mean_ms:>7.1f}ms {v.measured_wire:>6.3g} {model}")
+                     f"{v.latency_mean_ms:>7.1f}ms {v.measured_wire:>6.3g} {model} "
+                     f"{v.cpu_ms_per_sample:>13.3g} {v.predicted_cpu_ms_per_sample:>6.3g}")
         if not v.passed:
             lines.append(f"      {v.why}")
         if v.model_note:

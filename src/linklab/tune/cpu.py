@@ -1,0 +1,94 @@
+"""Whether the tuned stream fits the CPU the user declares (--cpu-load, --cpu-share).
+
+The CPU a writer and a reader need per sample grows with the wire bytes of the sample
+(model.cpu, measured by the probes); the share a busy machine leaves one more task is
+C / (N + 1) cores for N CPU-bound tasks on C cores. A writer that needs more than its
+share falls behind: its repairs come late, the KEEP_LAST history drops samples the reader
+still needs, and the stream stops (docs/RESULTS.md "A busy robot": 8 competitors per core).
+The tuner then says so, with what would fit: a lower rate, a smaller payload, the other
+middleware.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from linklab.model.cpu import CPU_COST, cores_needed, fair_share_cores
+from linklab.tune.inputs import TuningInput
+from linklab.units import format_size
+
+
+@dataclass(frozen=True)
+class CpuPlan:
+    """The writer's CPU against the share it gets, per middleware."""
+
+    share_cores: float               # what the declared contention leaves the writer
+    how: str                         # how the share was declared, in words
+    writer_cores: dict[str, float]   # middleware -> cores its writer needs
+    reader_cores: dict[str, float]   # middleware -> cores its reader needs (its machine)
+    per_sample_ms: dict[str, float]  # middleware -> the writer's CPU per sample (ms)
+    max_rate_hz: dict[str, float]    # middleware -> the rate the share carries at u
+    max_payload_bytes: dict[str, int]  # middleware -> the payload it carries at r
+
+    def fits(self, middleware: str) -> bool:
+        return self.writer_cores[middleware] <= self.share_cores
+
+    @property
+    def fitting(self) -> list[str]:
+        return [m for m in self.writer_cores if self.fits(m)]
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), fitting=self.fitting)
+
+
+def declared_share(t: TuningInput) -> tuple[float, str] | None:
+    """(cores the writer can count on, how it was said), or None when not declared."""
+    if t.cpu_share is not None:
+        return t.cpu_share, f"--cpu-share {t.cpu_share:g} cores"
+    if t.cpu_competitors is not None:
+        cores = t.cpu_cores or 1.0
+        return (fair_share_cores(cores, t.cpu_competitors),
+                f"{t.cpu_competitors:g} CPU-bound tasks on {cores:g} cores, --cpu-load: "
+                f"{cores:g} / ({t.cpu_competitors:g} + 1)")
+    return None
+
+
+def plan(t: TuningInput, wire_amplification: dict[str, float]) -> CpuPlan | None:
+    """The CPU plan for the tuned profiles (``wire_amplification``: middleware -> the
+    model's wire bytes per payload byte at the sizing PER); None: no CPU declared."""
+    declared = declared_share(t)
+    if declared is None:
+        return None
+    share, how = declared
+    writer, reader, per_sample, max_rate, max_payload = {}, {}, {}, {}, {}
+    for middleware, amp in wire_amplification.items():
+        wire = t.payload_bytes * amp
+        writer[middleware] = cores_needed(middleware, "pub", t.rate_hz, wire)
+        reader[middleware] = cores_needed(middleware, "sub", t.rate_hz, wire)
+        cost = CPU_COST[(middleware, "pub")]
+        per_sample[middleware] = cost.per_sample_s(wire) * 1000
+        max_rate[middleware] = share / cost.per_sample_s(wire)
+        room = share / t.rate_hz - cost.fixed_s  # CPU seconds per sample the share leaves
+        max_payload[middleware] = max(0, int(room / (cost.per_kb_s * amp) * 1000))
+    return CpuPlan(share, how, writer, reader, per_sample, max_rate, max_payload)
+
+
+def summary(t: TuningInput, cpu: CpuPlan) -> str | None:
+    """One sentence when a writer does not fit its share (None when both fit)."""
+    names = {"fastdds": "Fast DDS", "cyclonedds": "Cyclone DDS"}
+    short = [m for m in cpu.writer_cores if not cpu.fits(m)]
+    if not short:
+        return None
+    need = "; ".join(f"{names[m]} {cpu.writer_cores[m]:.3g} cores "
+                     f"({cpu.per_sample_ms[m]:.3g} ms per sample)" for m in cpu.writer_cores)
+    text = (f"the CPU leaves the writer {cpu.share_cores:.3g} cores ({cpu.how}), less than "
+            f"it needs: {need}")
+    fitting = cpu.fitting
+    if fitting:
+        return text + f"; use {', '.join(names[m] for m in fitting)}"
+    best = max(cpu.writer_cores, key=lambda m: cpu.max_rate_hz[m])
+    rate = math.floor(cpu.max_rate_hz[best] * 10) / 10
+    return (text + f". On that share at {format_size(t.payload_bytes)} the largest rate is "
+            f"{rate:g} Hz ({names[best]}); at {t.rate_hz:g} Hz the largest payload is "
+            f"{format_size(cpu.max_payload_bytes[best])}")
