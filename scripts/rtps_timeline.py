@@ -9,6 +9,13 @@ fragments of), GAP (discovery's, rare once matched, are counted with them). Read
 tshark's RTPS dissector (its UDP heuristic is on by default).
 
     python3 scripts/rtps_timeline.py RUN/records/CELL/edge.pcapng [--every 0.5]
+    python3 scripts/rtps_timeline.py RUN/records/*/edge.pcapng --bursts
+
+``--bursts``: the writer's paced bursts (Fast DDS throughputController: a period's bytes
+back to back, then a pause): frames separated by less than 1.5 ms are one burst; for the
+bursts that carried a full period (at least ``--full`` frames), how late each started
+after the period before it (interval minus ``--period``), from 2.5 s to 11.5 s after the
+first DATA_FRAG.
 """
 
 from __future__ import annotations
@@ -45,11 +52,42 @@ def rows(pcap: str):
         yield parts
 
 
+def bursts(pcap: str, writer: str, period_ms: float, full: int) -> str:
+    """One line: the writer's paced bursts in ``pcap`` (see the module docstring)."""
+    times = sorted(float(t) for t, src, ids, _ in rows(pcap)
+                   if src == writer and "0x16" in ids.split(","))
+    if not times:
+        return f"{pcap}: no DATA_FRAG from {writer}"
+    t0 = times[0]
+    times = [t for t in times if t0 + 2.5 < t < t0 + 11.5]
+    starts = [0] + [i + 1 for i in range(len(times) - 1) if times[i + 1] - times[i] > 0.0015]
+    sizes = [b - a for a, b in zip(starts, starts[1:] + [len(times)], strict=True)]
+    late = sorted((times[b] - times[a]) * 1000 - period_ms
+                  for a, b, n in zip(starts, starts[1:], sizes, strict=False) if n >= full)
+    if not late:
+        return f"{pcap}: no full bursts"
+    mean = sum(late) / len(late)
+    return (f"{pcap}: {len(times) / 9:.0f} DATA_FRAG/s, {len(late)} full bursts of "
+            f"{len(late) / len(sizes):.0%}; start late by mean {mean:.2f} ms, median "
+            f"{late[len(late) // 2]:.2f}, p90 {late[int(len(late) * 0.9)]:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pcap")
+    parser.add_argument("pcap", nargs="+")
     parser.add_argument("--every", type=float, default=0.5)
+    parser.add_argument("--bursts", action="store_true")
+    parser.add_argument("--writer", default="10.77.0.1", help="the writer's address")
+    parser.add_argument("--period", type=float, default=5.0, help="pacing period (ms)")
+    parser.add_argument("--full", type=int, default=110, help="frames of a full period")
     args = parser.parse_args()
+    if args.bursts:
+        for pcap in args.pcap:
+            print(bursts(pcap, args.writer, args.period, args.full))
+        return 0
+    if len(args.pcap) != 1:
+        parser.error("one capture at a time without --bursts")
+    args.pcap = args.pcap[0]
     intervals: dict[int, Interval] = defaultdict(Interval)
     start = None
     for t, src, ids, sns in rows(args.pcap):

@@ -66,7 +66,7 @@ def measure(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
         if profile.xml is not None and profile.file_name is not None:
             row["profile_file"] = store.add_profile(profile.file_name, profile.xml,
                                                     profile.meta, cell.cell_id)
-            profile_path = store.root / "profiles" / profile.file_name
+            profile_path = store.root / "profiles" / row["profile_file"]
         bed = keeper.get(cell)
         store.record_link(cell.link, bed.stages())
         if cpu.asked(cell):  # cpu_load / cpu_quota: applied here or an error, never dropped

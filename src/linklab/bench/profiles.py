@@ -56,17 +56,20 @@ def shipped_profile(name: str) -> str:
 @cache
 def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float,
           subscribers: int = 1, delay_s: float = 0.0, history_depth: int | None = None,
-          cpu_competitors: int | None = None, cpu_cores: int | None = None):
+          cpu_competitors: int | None = None, cpu_cores: int | None = None,
+          middlewares: tuple[str, ...] = ("fastdds", "cyclonedds")):
     """linklab.tune for a cell: its rate and payload, the link's rate (T_OS->Link), loss
     (PER) and one-way delay, the topic's unicast subscribers, a history forced by the
     scenario (None: the tuner's own plan), and the CPU contention the cell declares
-    (``cpu_load``: competitors on this machine's cores; None: not declared)."""
+    (``cpu_load``: competitors on this machine's cores; None: not declared); the verdict
+    is for ``middlewares``."""
     from linklab.tune import TuningInput, tune
 
     return tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
                             link_bits_per_s=link_bits, per=per, subscribers=subscribers,
                             delay_s=delay_s, history_depth=history_depth,
-                            cpu_competitors=cpu_competitors, cpu_cores=cpu_cores))
+                            cpu_competitors=cpu_competitors, cpu_cores=cpu_cores,
+                            middlewares=middlewares))
 
 
 def cpu_contention(cell: Cell) -> tuple[int | None, int | None]:
@@ -97,9 +100,11 @@ class Profiles:
         choice = cell.link_choice or LinkChoice(cell.link)
         subscribers = len(cell.topics[0].subscribers) if cell.topics else 1
         competitors, cores = cpu_contention(cell)
+        base = base_middleware(cell.middleware)
+        chosen = (base,) if base in ("fastdds", "cyclonedds") else ("fastdds", "cyclonedds")
         return tuned(cell.rate_hz, cell.payload_bytes, self.links.rate_bits(choice),
                      self.links.loss(choice), subscribers, self.links.delay_s(choice),
-                     history_depth, competitors, cores)
+                     history_depth, competitors, cores, chosen)
 
     def history_for(self, cell: Cell, topic: Any = None) -> str:
         """What the probe's --history gets for ``topic`` (default: the cell's first; the
@@ -223,9 +228,11 @@ class Profiles:
                 from linklab.tune.fastdds import set_pacing
 
                 xml = set_pacing(xml, result.settings.budget_bytes_per_s)
+        competitors = result.inputs.cpu_competitors
         name = (f"{cell.profile}-{base}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-"
                 f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', cell.link)}-"
-                f"{history.replace(':', '')}.xml")
+                f"{history.replace(':', '')}"
+                + ("" if competitors is None else f"-cpu{competitors:g}") + ".xml")
         meta = {"profile": cell.profile, "middleware": base,
                 "tuning": result.to_dict()["inputs"],
                 "settings": result.settings.to_dict(), "verdict": result.verdict,

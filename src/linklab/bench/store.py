@@ -12,6 +12,7 @@ run.json, skips every cell id that has a row and runs the rest.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -225,7 +226,16 @@ class RunStore:
 
     def add_profile(self, file_name: str, xml: str, meta: dict[str, Any],
                     cell_id: str) -> str:
+        """Keep a profile under profiles/ and return the name it is kept under: the one
+        asked for, or -- when a file of that name already holds other content (the same
+        tuned profile made for other CPU contention, say) -- that name with a hash of its
+        content, so no cell's profile is ever overwritten by another's."""
         path = self.root / "profiles" / file_name
+        if path.exists() and path.read_text() != xml:
+            digest = hashlib.sha256(xml.encode()).hexdigest()[:8]
+            stem, dot, suffix = file_name.rpartition(".")
+            file_name = f"{stem}-{digest}.{suffix}" if dot else f"{file_name}-{digest}"
+            path = self.root / "profiles" / file_name
         if not path.exists() or path.read_text() != xml:
             _atomic_write(path, xml.encode())
         entry = self.info["profiles"].setdefault(file_name, dict(meta, cell_ids=[]))

@@ -32,7 +32,8 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
                 outage_tolerance: str = f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s",
                 delay: str = "0s", history_memory: str = "256MiB",
                 history_depth: int | None = None, cpu_load: str | None = None,
-                cpu_share: str | None = None, cpu_cores: str | None = None) -> TuningInput:
+                cpu_share: str | None = None, cpu_cores: str | None = None,
+                middlewares: list[str] | None = None) -> TuningInput:
     omega = parse_fraction(utilization, "--utilization")
     if omega <= 0:
         raise UsageError(f"{utilization!r} is outside (0, 1]; e.g. 0.65 or 65%",
@@ -60,6 +61,8 @@ def build_input(rate: str, payload: str, link: str, utilization: str, mtu: str, 
         cpu_competitors=None if cpu_load is None else parse_cpu_load(cpu_load, cores or 1.0),
         cpu_cores=cores,
         cpu_share=None if cpu_share is None else parse_cpu_share(cpu_share),
+        middlewares=tuple(dict.fromkeys(middlewares)) if middlewares else
+        ("fastdds", "cyclonedds"),
     )
 
 
@@ -196,6 +199,11 @@ def register(app: typer.Typer) -> None:
         cpu_cores: str = typer.Option(
             None, "--cpu-cores",
             help="Cores of the writer's machine for --cpu-load (default: this machine's)."),
+        middleware: list[str] = typer.Option(
+            None, "--middleware",
+            help="fastdds and/or cyclonedds (repeatable; default both): the middleware the "
+                 "profiles are for. The CPU verdict (exit 3) asks whether one of these holds; "
+                 "--verify runs these unless --verify-middleware says otherwise."),
         verify: bool = typer.Option(
             False, "--verify",
             help="Then run the written profiles through a short linklab bench over the "
@@ -222,7 +230,7 @@ def register(app: typer.Typer) -> None:
         """Profiles from the paper's framework (000 IV-F): maxMessageSize, heartbeat, N_HC."""
         t = build_input(rate, payload, link, utilization, mtu, overlay, subscribers, ros, per,
                         peer, outage_tolerance, delay, history_memory, history_depth,
-                        cpu_load, cpu_share, cpu_cores)
+                        cpu_load, cpu_share, cpu_cores, middleware)
         result = tune(t)  # validates everything before any file is touched
         checks = None
         given = [option for option, v in (("--verify-outage", verify_outage),
@@ -235,9 +243,9 @@ def register(app: typer.Typer) -> None:
             from linklab.tune.cli_verify import check_verify_options
 
             checks = check_verify_options(verify, verify_outage, verify_seconds or "10s",
-                                          verify_middleware)
+                                          verify_middleware or list(t.middlewares))
         cpu = result.explanation.cpu
-        cpu_short = cpu is not None and not cpu.fitting
+        cpu_short = cpu is not None and not any(cpu.fits(m) for m in t.middlewares)
         if cpu_short and not verify:   # the contention declared: the prediction is the answer
             if json_output:
                 print_json({**result.to_dict(), "files": {}})

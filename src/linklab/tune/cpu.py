@@ -30,9 +30,16 @@ class CpuPlan:
     per_sample_ms: dict[str, float]  # middleware -> the writer's CPU per sample (ms)
     max_rate_hz: dict[str, float]    # middleware -> the rate the share carries at u
     max_payload_bytes: dict[str, int]  # middleware -> the payload it carries at r
+    # middleware -> samples/s its repair keeps up with on this CPU (Cyclone's serial loop,
+    # explain.cyclone_capacity_hz; inf where the repair is not serial)
+    capacity_hz: dict[str, float]
+    rate_hz: float
+
+    def cpu_fits(self, middleware: str) -> bool:
+        return self.writer_cores[middleware] <= self.share_cores
 
     def fits(self, middleware: str) -> bool:
-        return self.writer_cores[middleware] <= self.share_cores
+        return self.cpu_fits(middleware) and self.capacity_hz[middleware] >= self.rate_hz
 
     @property
     def fitting(self) -> list[str]:
@@ -54,9 +61,11 @@ def declared_share(t: TuningInput) -> tuple[float, str] | None:
     return None
 
 
-def plan(t: TuningInput, wire_amplification: dict[str, float]) -> CpuPlan | None:
+def plan(t: TuningInput, wire_amplification: dict[str, float],
+         capacity_hz: dict[str, float]) -> CpuPlan | None:
     """The CPU plan for the tuned profiles (``wire_amplification``: middleware -> the
-    model's wire bytes per payload byte at the sizing PER); None: no CPU declared."""
+    model's wire bytes per payload byte at the sizing PER; ``capacity_hz``: the samples
+    per second each one's repair keeps up with on this CPU); None: no CPU declared."""
     declared = declared_share(t)
     if declared is None:
         return None
@@ -71,23 +80,45 @@ def plan(t: TuningInput, wire_amplification: dict[str, float]) -> CpuPlan | None
         max_rate[middleware] = share / cost.per_sample_s(wire)
         room = share / t.rate_hz - cost.fixed_s  # CPU seconds per sample the share leaves
         max_payload[middleware] = max(0, int(room / (cost.per_kb_s * amp) * 1000))
-    return CpuPlan(share, how, writer, reader, per_sample, max_rate, max_payload)
+    return CpuPlan(share, how, writer, reader, per_sample, max_rate, max_payload,
+                   dict(capacity_hz), t.rate_hz)
+
+
+NAMES = {"fastdds": "Fast DDS", "cyclonedds": "Cyclone DDS"}
+
+
+def why_not(t: TuningInput, cpu: CpuPlan, middleware: str) -> str | None:
+    """Why ``middleware``'s tuned stream does not hold on the declared CPU, or None."""
+    name = NAMES[middleware]
+    if not cpu.cpu_fits(middleware):
+        return (f"{name}'s writer needs {cpu.writer_cores[middleware]:.3g} cores "
+                f"({cpu.per_sample_ms[middleware]:.3g} ms per sample), more than the "
+                f"{cpu.share_cores:.3g} the CPU leaves it ({cpu.how})")
+    if cpu.capacity_hz[middleware] < t.rate_hz:
+        return (f"{name} repairs one sample per NACK and its loop's timer wakes late on this "
+                f"CPU: it completes at most {cpu.capacity_hz[middleware]:.3g} samples/s, fewer "
+                f"than {t.rate_hz:g} Hz ({cpu.how})")
+    return None
 
 
 def summary(t: TuningInput, cpu: CpuPlan) -> str | None:
-    """One sentence when a writer does not fit its share (None when both fit)."""
-    names = {"fastdds": "Fast DDS", "cyclonedds": "Cyclone DDS"}
-    short = [m for m in cpu.writer_cores if not cpu.fits(m)]
+    """One sentence when a chosen middleware's writer does not hold on the declared CPU
+    (None when every one of ``t.middlewares`` does)."""
+    names = NAMES
+    short = [m for m in t.middlewares if not cpu.fits(m)]
     if not short:
         return None
+    fitting = [m for m in cpu.fitting if m in t.middlewares]
+    if all(cpu.cpu_fits(m) for m in short):  # only a repair loop that cannot keep up
+        return "; ".join(filter(None, (why_not(t, cpu, m) for m in short))) + (
+            f"; use {', '.join(names[m] for m in fitting)}" if fitting else "")
     need = "; ".join(f"{names[m]} {cpu.writer_cores[m]:.3g} cores "
-                     f"({cpu.per_sample_ms[m]:.3g} ms per sample)" for m in cpu.writer_cores)
+                     f"({cpu.per_sample_ms[m]:.3g} ms per sample)" for m in t.middlewares)
     text = (f"the CPU leaves the writer {cpu.share_cores:.3g} cores ({cpu.how}), less than "
             f"it needs: {need}")
-    fitting = cpu.fitting
     if fitting:
         return text + f"; use {', '.join(names[m] for m in fitting)}"
-    best = max(cpu.writer_cores, key=lambda m: cpu.max_rate_hz[m])
+    best = max(t.middlewares, key=lambda m: cpu.max_rate_hz[m])
     rate = math.floor(cpu.max_rate_hz[best] * 10) / 10
     return (text + f". On that share at {format_size(t.payload_bytes)} the largest rate is "
             f"{rate:g} Hz ({names[best]}); at {t.rate_hz:g} Hz the largest payload is "

@@ -30,6 +30,7 @@ PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
 DEFAULT_HISTORY_MEMORY_BYTES = 256 * 1024 * 1024
 MAX_DELAY_S = 10.0
 MAX_CPU_CORES = 1024
+TUNED_MIDDLEWARES = ("fastdds", "cyclonedds")
 MAX_CPU_COMPETITORS = 100_000
 
 
@@ -57,6 +58,8 @@ class TuningInput:
     cpu_competitors: float | None = None
     cpu_cores: float | None = None
     cpu_share: float | None = None
+    # the middlewares the profiles are for: the CPU verdict asks whether one of them holds
+    middlewares: tuple[str, ...] = ("fastdds", "cyclonedds")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -105,6 +108,9 @@ def validate(t: TuningInput) -> None:
     if t.history_memory_bytes < t.payload_bytes:
         raise bad("--history-memory", f"{t.history_memory_bytes} B holds not even one "
                                       f"{t.payload_bytes} B sample; e.g. 256MiB")
+    if not t.middlewares or any(m not in TUNED_MIDDLEWARES for m in t.middlewares):
+        raise bad("--middleware", f"{', '.join(t.middlewares) or 'none'}: expected "
+                                  f"{' and/or '.join(TUNED_MIDDLEWARES)}")
     if t.cpu_competitors is not None and t.cpu_share is not None:
         raise bad("--cpu-share", "give --cpu-load or --cpu-share, not both")
     if t.cpu_cores is not None and not 0 < t.cpu_cores <= MAX_CPU_CORES:
