@@ -81,3 +81,40 @@ def _private_state_dir(tmp_path_factory):
         yield
     finally:
         del os.environ["LINKLAB_STATE_DIR"]
+
+
+def _cpu_competitors() -> set[tuple[int, bytes]]:
+    """(pid, start time) of every CPU-bound competitor linklab's cpu_load starts
+    (link/competitors.py) running now."""
+    found = set()
+    marker = b"\0linklab-cpu-competitor\0"
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if marker not in b"\0" + argv:
+                continue
+            start = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[19]
+        except OSError:
+            continue
+        found.add((int(entry), start))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _no_cpu_competitor_outlives_its_test():
+    """A CPU-bound competitor a test leaves behind slows every later test and makes the
+    busy-CPU tests measure a load no one declared: the test that left it fails (an error
+    naming it) and the competitor is stopped here, so it does not reach the next test."""
+    before = _cpu_competitors()
+    yield
+    left = _cpu_competitors() - before
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if left:
+        pytest.fail(f"{len(left)} CPU competitor(s) outlived the test (pids "
+                    f"{sorted(p for p, _ in left)}); stopped them", pytrace=False)

@@ -65,7 +65,24 @@ def traits(pid: int) -> dict:
     cpu_line = next(line for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
                     if "cpu" in line.split(":")[1].split(","))
     return {"nice": stat[16], "policy": stat[38], "cgroup": cpu_line.split(":", 2)[2],
-            "autogroup": Path(f"/proc/{pid}/autogroup").read_text().split()[0]}
+            # the kernel names an autogroup only for a task in the root cpu cgroup (empty
+            # when the tests run in a group of their own, as under a CI runner)
+            "autogroup": (Path(f"/proc/{pid}/autogroup").read_text().split() or [""])[0]}
+
+
+def stop(bench: subprocess.Popen) -> None:
+    """End a bench a failed assertion left running as a user would (Ctrl-C: it removes its
+    competitors, probes and groups), so that nothing CPU-bound outlives the test."""
+    if bench.poll() is not None:
+        return
+    bench.send_signal(signal.SIGINT)
+    try:
+        bench.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        bench.kill()
+        bench.wait()
+        subprocess.run([sys.executable, "-m", "linklab.cli", "link", "clean"],
+                       capture_output=True, timeout=120, cwd=REPO)
 
 
 def netns_of(pid: int) -> str | None:
@@ -113,8 +130,7 @@ def test_competitors_run_throughout_the_probes_at_their_priority_and_end(tmp_pat
             time.sleep(0.1)
         out, err = bench.communicate()
     finally:
-        if bench.poll() is None:
-            bench.kill()
+        stop(bench)
     assert bench.returncode == 0, err[-2000:]
     during = [s for s in samples if s["probes"]]
     assert len(during) >= 30, "the probes ran for seconds"
@@ -178,8 +194,7 @@ def test_probes_run_in_a_group_with_the_quota_and_the_group_goes_away(tmp_path):
             time.sleep(0.1)
         out, err = bench.communicate()
     finally:
-        if bench.poll() is None:
-            bench.kill()
+        stop(bench)
     assert bench.returncode == 0, err[-2000:]
     # the probes of robot and of edge, each host in a group of its own with 50 ms of
     # every 100 ms; the competitor stays where the bench runs
@@ -219,8 +234,7 @@ def test_a_sigkilled_bench_leaves_what_link_clean_removes(tmp_path):
         bench.send_signal(signal.SIGKILL)
         bench.wait(timeout=10)
     finally:
-        if bench.poll() is None:
-            bench.kill()
+        stop(bench)
     time.sleep(0.5)
     assert all(alive(pid, start) for pid, start in left.items())  # left behind
     assert len(groups) == 2 and all(g.exists() for g in groups)

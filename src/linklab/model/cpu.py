@@ -9,12 +9,18 @@ Measured on this project's machine (2-core x86, Debian 12, Fast DDS 2.9.1, Cyclo
   (``linklab bench scenarios/cpu-cost-tuned.yaml``, ``python3 scripts/cpu_cost.py RUN``).
   The writer's send thread carries most of it (a syscall per RTPS message).
 * The share a busy machine leaves (fair_share_cores): with N CPU-bound tasks beside it on
-  C cores, the Linux scheduler gives a runnable task about C / (N + 1) cores. Checked by
-  the busy-robot study: the tuned 512 KiB / 30 Hz writer needs 0.18 core and held at 4
-  competitors per core (2 / 9 = 0.22) and collapsed at 8 (2 / 17 = 0.12).
-* The lateness of a sleeping thread's wake-up (sched_lateness_s): Fast DDS's
-  throughputController sleeps to the next period after each period's bytes; the period
-  then starts late by the scheduler's delay. Measured from the writer's bursts on the wire
+  C cores, the Linux scheduler gives a runnable task about C / (N + 1) cores.
+* How much of that share a writer may plan on (WRITER_CPU_UTILIZATION): a writer that
+  falls behind repairs more (each late repair is asked for again), so its need grows as
+  its share runs out and the stream stops. Measured with the tuned 512 KiB / 30 Hz writer
+  over PER 20 % (it needs ~0.18 core): held at 2 and 3 competitors per core (share 0.40
+  and 0.29: 45 % and 63 % used; 3 of 3 and 4 of 4 trials), collapsed at 4 (share 0.22:
+  81 %; 1 of 9 trials with 13, 25 or 50 ms pacing periods) -- the writer plans on 65 % of its
+  share, as paper 000 plans the stream on omega = 65 % of the link (Eq. 6).
+* The lateness of a sleeping thread's wake-up (sched_lateness_s; it stretches Cyclone's
+  repair loop, tune/explain.cyclone_round_s): Fast DDS's throughputController sleeps to
+  the next period after each period's bytes, and the period starts late by the
+  scheduler's delay, a timer any thread can be seen by. Measured from the writer's bursts
   (scripts/rtps_capture.py, periods that sent a full period's bytes): mean 0.35 ms idle,
   0.90 / 2.0 / 2.9 / 4.2 / 8.6 ms at 1 / 2 / 3 / 4 / 8 CPU-bound competitors per core:
   0.35 ms + 1.05 ms per competitor per core.
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 
 LATENESS_PER_COMPETITOR_S = 0.00105  # per CPU-bound competitor per core (see above)
 IDLE_LATENESS_S = 0.00035            # an idle machine still wakes a thread this late
+WRITER_CPU_UTILIZATION = 0.65        # the most of its fair share a writer plans on (above)
 
 
 @dataclass(frozen=True)

@@ -189,9 +189,10 @@ def register(app: typer.Typer) -> None:
         cpu_load: str = typer.Option(
             None, "--cpu-load",
             help="The CPU-bound work beside the middleware on the writer's machine, "
-                 "N/core (e.g. 2/core) or N tasks: the pacing is made for it, and the tuner "
-                 "says whether the writer gets the CPU it needs (exit 3 if not). Default: "
-                 "not declared (the pacing assumes a busy robot, no CPU verdict)."),
+                 "N/core (e.g. 2/core) or N tasks: the tuner says whether the writer gets "
+                 "the CPU it needs, 65% of what the scheduler leaves it, and whether "
+                 "Cyclone's repair loop keeps up (exit 3 if neither holds). Default: not "
+                 "declared (no CPU verdict)."),
         cpu_share: str = typer.Option(
             None, "--cpu-share",
             help="Instead of --cpu-load: the CPU the middleware can count on, 50% (of one "

@@ -2,9 +2,10 @@
 
 The CPU a writer and a reader need per sample grows with the wire bytes of the sample
 (model.cpu, measured by the probes); the share a busy machine leaves one more task is
-C / (N + 1) cores for N CPU-bound tasks on C cores. A writer that needs more than its
-share falls behind: its repairs come late, the KEEP_LAST history drops samples the reader
-still needs, and the stream stops (docs/RESULTS.md "A busy robot": 8 competitors per core).
+C / (N + 1) cores for N CPU-bound tasks on C cores, and the writer plans on at most
+WRITER_CPU_UTILIZATION (65 %) of it. A writer that needs more falls behind: its repairs
+come late and are asked for again, its need grows past its share, and the stream stops
+(docs/RESULTS.md "A busy robot": the tuned Fast DDS writer at 4 competitors per core).
 The tuner then says so, with what would fit: a lower rate, a smaller payload, the other
 middleware.
 """
@@ -14,7 +15,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from linklab.model.cpu import CPU_COST, cores_needed, fair_share_cores
+from linklab.model.cpu import (
+    CPU_COST,
+    WRITER_CPU_UTILIZATION,
+    cores_needed,
+    fair_share_cores,
+)
 from linklab.tune.inputs import TuningInput
 from linklab.units import format_size
 
@@ -24,6 +30,7 @@ class CpuPlan:
     """The writer's CPU against the share it gets, per middleware."""
 
     share_cores: float               # what the declared contention leaves the writer
+    usable_cores: float              # the part of it the writer may plan on
     how: str                         # how the share was declared, in words
     writer_cores: dict[str, float]   # middleware -> cores its writer needs
     reader_cores: dict[str, float]   # middleware -> cores its reader needs (its machine)
@@ -36,7 +43,7 @@ class CpuPlan:
     rate_hz: float
 
     def cpu_fits(self, middleware: str) -> bool:
-        return self.writer_cores[middleware] <= self.share_cores
+        return self.writer_cores[middleware] <= self.usable_cores
 
     def fits(self, middleware: str) -> bool:
         return self.cpu_fits(middleware) and self.capacity_hz[middleware] >= self.rate_hz
@@ -70,6 +77,7 @@ def plan(t: TuningInput, wire_amplification: dict[str, float],
     if declared is None:
         return None
     share, how = declared
+    usable = share * WRITER_CPU_UTILIZATION
     writer, reader, per_sample, max_rate, max_payload = {}, {}, {}, {}, {}
     for middleware, amp in wire_amplification.items():
         wire = t.payload_bytes * amp
@@ -77,10 +85,10 @@ def plan(t: TuningInput, wire_amplification: dict[str, float],
         reader[middleware] = cores_needed(middleware, "sub", t.rate_hz, wire)
         cost = CPU_COST[(middleware, "pub")]
         per_sample[middleware] = cost.per_sample_s(wire) * 1000
-        max_rate[middleware] = share / cost.per_sample_s(wire)
-        room = share / t.rate_hz - cost.fixed_s  # CPU seconds per sample the share leaves
+        max_rate[middleware] = usable / cost.per_sample_s(wire)
+        room = usable / t.rate_hz - cost.fixed_s  # CPU seconds per sample usable
         max_payload[middleware] = max(0, int(room / (cost.per_kb_s * amp) * 1000))
-    return CpuPlan(share, how, writer, reader, per_sample, max_rate, max_payload,
+    return CpuPlan(share, usable, how, writer, reader, per_sample, max_rate, max_payload,
                    dict(capacity_hz), t.rate_hz)
 
 
@@ -92,7 +100,8 @@ def why_not(t: TuningInput, cpu: CpuPlan, middleware: str) -> str | None:
     name = NAMES[middleware]
     if not cpu.cpu_fits(middleware):
         return (f"{name}'s writer needs {cpu.writer_cores[middleware]:.3g} cores "
-                f"({cpu.per_sample_ms[middleware]:.3g} ms per sample), more than the "
+                f"({cpu.per_sample_ms[middleware]:.3g} ms per sample), more than "
+                f"{cpu.usable_cores:.3g}: {WRITER_CPU_UTILIZATION:.0%} of the "
                 f"{cpu.share_cores:.3g} the CPU leaves it ({cpu.how})")
     if cpu.capacity_hz[middleware] < t.rate_hz:
         return (f"{name} repairs one sample per NACK and its loop's timer wakes late on this "
@@ -114,12 +123,19 @@ def summary(t: TuningInput, cpu: CpuPlan) -> str | None:
             f"; use {', '.join(names[m] for m in fitting)}" if fitting else "")
     need = "; ".join(f"{names[m]} {cpu.writer_cores[m]:.3g} cores "
                      f"({cpu.per_sample_ms[m]:.3g} ms per sample)" for m in t.middlewares)
-    text = (f"the CPU leaves the writer {cpu.share_cores:.3g} cores ({cpu.how}), less than "
+    text = (f"the CPU leaves the writer {cpu.share_cores:.3g} cores ({cpu.how}), of which "
+            f"it may plan on {WRITER_CPU_UTILIZATION:.0%} = {cpu.usable_cores:.3g}, less than "
             f"it needs: {need}")
     if fitting:
         return text + f"; use {', '.join(names[m] for m in fitting)}"
-    best = max(t.middlewares, key=lambda m: cpu.max_rate_hz[m])
-    rate = math.floor(cpu.max_rate_hz[best] * 10) / 10
+    # the rate each one carries: its CPU's, and no more than its repair loop completes
+    carried = {m: min(cpu.max_rate_hz[m], cpu.capacity_hz[m]) for m in t.middlewares}
+    best = max(t.middlewares, key=lambda m: carried[m])
+    rate = math.floor(carried[best] * 10) / 10
+    # the payload at the asked rate: the CPU's answer, for a middleware whose repair is not
+    # serial (a serial loop's capacity at another payload is another tuning)
+    open_loop = [m for m in t.middlewares if math.isinf(cpu.capacity_hz[m])] or [best]
+    size = max(open_loop, key=lambda m: cpu.max_payload_bytes[m])
     return (text + f". On that share at {format_size(t.payload_bytes)} the largest rate is "
             f"{rate:g} Hz ({names[best]}); at {t.rate_hz:g} Hz the largest payload is "
-            f"{format_size(cpu.max_payload_bytes[best])}")
+            f"{format_size(cpu.max_payload_bytes[size])} ({names[size]})")

@@ -24,7 +24,6 @@ from linklab.tune.settings import (
     PACING_SHARE,
     TunedSettings,
     competitors_per_core,
-    tolerated_lateness_s,
 )
 from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
@@ -189,8 +188,6 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if wire_reasons and verdict == "feasible":
         verdict = "marginal"
     first = conditions[0]
-    tolerated = tolerated_lateness_s(s.pacing_bytes_per_s, s.pacing_demand_bytes_per_s,
-                                     s.pacing_period_ms / 1000)
     settings = [
         SettingReason(
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
@@ -247,11 +244,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"{PACING_SHARE:.0%} of --link: a burst (a sample's fragments, a stall's "
             "backlog) never leaves faster than the link drains, so the link's queue does not "
             "overflow and repairs are not repeated while queued; give --link the throughput "
-            "you measure, not the PHY rate. The period: each starts late by the scheduler's "
-            f"wake-up on a busy CPU ({format_duration(s.pacing_lateness_s)} on average for "
-            f"{competitors_text(t)}, model/cpu.py), so it is long enough that the late ceiling "
-            f"still carries the stream's {format_bitrate(s.pacing_demand_bytes_per_s * 8)} "
-            f"with 10 % to spare (it tolerates {format_duration(tolerated)} per period)"),
+            "you measure, not the PHY rate"),
         SettingReason(
             "participant lease / announcements",
             f"{format_duration(s.lease_duration_s)} / {format_duration(s.lease_announcement_s)}",
@@ -335,8 +328,9 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"2 x {format_duration(t.delay_s)} + sending it) it completes at most "
             f"{cyclone_hz:.3g} samples/s, fewer than {t.rate_hz:g} Hz: use Fast DDS, a smaller "
             "payload or a lower rate for this topic.")
-        summary += (f" Cyclone DDS cannot keep up here ({cyclone_hz:.3g} samples/s at most, "
-                    "see the note).")
+        if "cyclonedds" in t.middlewares and "Cyclone DDS repairs" not in summary:
+            summary += (f" Cyclone DDS cannot keep up here ({cyclone_hz:.3g} samples/s at "
+                        "most, see the note).")
     return Explanation(
         verdict=verdict,
         summary=summary,
@@ -349,14 +343,6 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         notes=notes,
         cpu=cpu,
     )
-
-
-def competitors_text(t: TuningInput) -> str:
-    """The contention the pacing is made for, in words."""
-    n = competitors_per_core(t)
-    declared = t.cpu_competitors is not None or t.cpu_share is not None
-    return (f"{n:.3g} CPU-bound tasks per core"
-            + ("" if declared else " (a busy robot: none declared, see --cpu-load)"))
 
 
 def usage_lines(t: TuningInput, s: TunedSettings, fastdds_path: str,

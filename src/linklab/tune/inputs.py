@@ -54,7 +54,7 @@ class TuningInput:
     history_depth: int | None = None  # force the history (None: planned, tune/history.py)
     # the CPU the middleware shares (model.cpu): CPU-bound tasks beside it on the writer's
     # machine of cpu_cores cores (--cpu-load), or the cores it can count on (--cpu-share);
-    # None: not declared (the pacing is made for a busy robot; no CPU verdict)
+    # None: not declared (no CPU verdict)
     cpu_competitors: float | None = None
     cpu_cores: float | None = None
     cpu_share: float | None = None
