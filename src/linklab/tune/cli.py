@@ -252,9 +252,9 @@ def register(app: typer.Typer) -> None:
                 print_json({**result.to_dict(), "files": {}})
             else:
                 typer.echo(result.explanation.summary)
-            typer.echo("linklab: error: the writer does not get the CPU it needs under the "
-                       "declared contention (--verify runs it to confirm); no files written",
-                       err=True)
+            typer.echo("linklab: error: no tuned writer holds under the declared CPU "
+                       "contention (its CPU or its repair loop, above; --verify runs it to "
+                       "confirm); no files written", err=True)
             raise typer.Exit(3)
         if strict and result.verdict == "infeasible":
             if json_output:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from linklab.model.cpu import sched_lateness_s
+from linklab.model.cpu import WRITER_CPU_UTILIZATION, sched_lateness_s
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
 from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
@@ -316,7 +316,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             + ", ".join(f"{name} {cpu.writer_cores[m]:.3g} cores ({cpu.per_sample_ms[m]:.3g} "
                         f"ms per sample)" for m, name in (("fastdds", "Fast DDS"),
                                                           ("cyclonedds", "Cyclone DDS")))
-            + f" of the {cpu.share_cores:.3g} it gets; the reader "
+            + f" of the {cpu.share_cores:.3g} it gets (it plans on {WRITER_CPU_UTILIZATION:.0%}: "
+            + f"{cpu.usable_cores:.3g}); the reader "
             + ", ".join(f"{cpu.reader_cores[m]:.3g}" for m in ("fastdds", "cyclonedds"))
             + " cores on its machine (measured per sample by the probes, model/cpu.py).")
     cyclone_hz = cyclone_capacity_hz(t, s, conditions)
