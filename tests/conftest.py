@@ -85,15 +85,19 @@ def _private_state_dir(tmp_path_factory):
 
 def _cpu_competitors() -> set[tuple[int, bytes]]:
     """(pid, start time) of every CPU-bound competitor linklab's cpu_load starts
-    (link/competitors.py) running now."""
+    (link/competitors.py) for this test session running now: those with the session's
+    LINKLAB_STATE_DIR (_private_state_dir), never those of a linklab run beside it."""
     found = set()
     marker = b"\0linklab-cpu-competitor\0"
+    ours = b"LINKLAB_STATE_DIR=" + os.environ.get("LINKLAB_STATE_DIR", "").encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             argv = Path(f"/proc/{entry}/cmdline").read_bytes()
             if marker not in b"\0" + argv:
+                continue
+            if ours not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
                 continue
             start = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[19]
         except OSError:

@@ -24,6 +24,7 @@ from linklab.tune.settings import (
     PACING_SHARE,
     TunedSettings,
     competitors_per_core,
+    tolerated_lateness_s,
 )
 from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
@@ -188,6 +189,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if wire_reasons and verdict == "feasible":
         verdict = "marginal"
     first = conditions[0]
+    tolerated = tolerated_lateness_s(s.pacing_bytes_per_s, s.pacing_demand_bytes_per_s,
+                                     s.pacing_period_ms / 1000)
     settings = [
         SettingReason(
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
@@ -244,7 +247,11 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"{PACING_SHARE:.0%} of --link: a burst (a sample's fragments, a stall's "
             "backlog) never leaves faster than the link drains, so the link's queue does not "
             "overflow and repairs are not repeated while queued; give --link the throughput "
-            "you measure, not the PHY rate"),
+            "you measure, not the PHY rate. The period: each starts late by the scheduler's "
+            f"wake-up ({format_duration(s.pacing_lateness_s)} on average for "
+            f"{competitors_text(t)}, model/cpu.py), so it is long enough that the late ceiling "
+            f"still carries the stream's {format_bitrate(s.pacing_demand_bytes_per_s * 8)} "
+            f"with 10 % to spare (it tolerates {format_duration(tolerated)} per period)"),
         SettingReason(
             "participant lease / announcements",
             f"{format_duration(s.lease_duration_s)} / {format_duration(s.lease_announcement_s)}",
@@ -344,6 +351,13 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         notes=notes,
         cpu=cpu,
     )
+
+
+def competitors_text(t: TuningInput) -> str:
+    """The contention the pacing is made for, in words."""
+    if t.cpu_competitors is None and t.cpu_share is None:
+        return "an idle CPU (none declared: --cpu-load)"
+    return f"{competitors_per_core(t):.3g} CPU-bound tasks per core"
 
 
 def usage_lines(t: TuningInput, s: TunedSettings, fastdds_path: str,

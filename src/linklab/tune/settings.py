@@ -18,10 +18,11 @@ over PER 20 %: the collapse"), each with the mechanism it removes:
 * writer pacing at 0.9*T (Fast DDS throughputController): a burst (a stall's backlog,
   one sample's 400 fragments) never leaves faster than the link drains, so the link's
   queue does not overflow (measured: 35 k-250 k queue drops without, none with). Its
-  5 ms period is not what a busy CPU breaks: 5, 7 and 25 ms periods held alike at 2
-  CPU-bound competitors per core (9 of 9 trials), 13, 25 and 50 ms failed alike at 4 (1 of
-  9 delivered every sample; docs/RESULTS.md "A busy robot"): the writer's CPU runs out,
-  which the tuner's CPU verdict says (tune/cpu.py).
+  period is long enough that periods starting late by the scheduler's wake-up on the CPU
+  the user declares still carry the stream (pacing_period_s; model.cpu): at 3 CPU-bound
+  competitors per core 5 ms periods delivered every sample in 1 of 10 trials, 10 ms in 4
+  of 4; at 4 per core no period holds: the writer's CPU runs out, which the tuner's CPU
+  verdict says (tune/cpu.py; docs/RESULTS.md "A busy robot").
 * Cyclone HeartbeatInterval/NackDelay from model.repair (R3): Cyclone NACKs one sample
   per AckNack, so its repair loop must turn r*E[rounds] times a second, not 2r.
 """
@@ -31,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from linklab.model.cpu import competitors_per_core_for_share
+from linklab.model.cpu import competitors_per_core_for_share, sched_lateness_s
 from linklab.model.fragmentation import max_message_size_for_mtu
 from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES
 from linklab.model.rates import bits_to_bytes, dds_budget, publish_rate_bytes
@@ -55,7 +56,17 @@ LEASE_ANNOUNCEMENTS = 6
 # not a PHY rate). 10 % stays for the reverse path's AckNacks, discovery and the link's
 # own rate jitter; bursts below T never overflow the link's queue.
 PACING_SHARE = 0.9
-PACING_PERIOD_MS = 5  # Fast DDS throughputController period (5 ms: < one heartbeat period)
+PACING_PERIOD_MS = 5  # the shortest throughputController period (< one heartbeat period)
+# The controller sends a period's bytes, then its thread sleeps to the next period; on a
+# busy CPU each period starts late by the scheduler's wake-up delay L (model.cpu), so its
+# ceiling falls to rate x P / (P + L). The period is chosen so the late ceiling still
+# carries the stream with PACING_HEADROOM to spare, up to what the link's queue holds (the
+# emulated links' 50 ms at their rate, link.stages RateStage). Measured at 512 KiB / 30 Hz
+# over PER 20 %, 3 CPU-bound competitors per core: 5 ms periods (the idle CPU's) delivered
+# every sample in 1 of 10 trials, the 10 ms this gives in 4 of 4 (docs/RESULTS.md "A busy
+# robot"); with no contention declared the period is the idle CPU's.
+PACING_HEADROOM = 1.1
+PACING_MAX_PERIOD_S = 0.05
 # Cyclone's heartbeat may not go below this (its HeartbeatInterval 'min' attribute).
 CYCLONE_MIN_HEARTBEAT_S = 0.001
 # Cyclone 0.10's own limits, kept when the tuned ones would be smaller.
@@ -92,6 +103,8 @@ class TunedSettings:
     pacing_bytes_per_s: float  # Fast DDS writer ceiling PACING_SHARE * T
     pacing_period_ms: int
     pacing_bytes_per_period: int
+    pacing_demand_bytes_per_s: float  # what the stream puts through it (R_pub x the wire)
+    pacing_lateness_s: float  # the wake-up delay per period it is made to tolerate
     cyclone_heartbeat_ns: int  # Cyclone HeartbeatInterval (model.repair R3, <= 1/(2r))
     cyclone_nack_delay_ns: int  # Cyclone NackDelay: the loop, or a repair's round trip
     cyclone_defrag_max_samples: int
@@ -137,19 +150,43 @@ def socket_buffer_size(largest_burst_bytes: float) -> int:
     return int(min(max(need, 4 * MIB), 64 * MIB))
 
 
-def pacing(link_bytes_per_s: float, max_message_size: int,
-           subscribers: int = 1) -> tuple[float, int, int]:
+def pacing(link_bytes_per_s: float, max_message_size: int, subscribers: int = 1,
+           demand_bytes_per_s: float = 0.0, lateness_s: float = 0.0
+           ) -> tuple[float, int, int]:
     """(bytes/s, period ms, bytes per period) of the writer's ceiling PACING_SHARE * T / k;
     the period grows on slow links so one period holds at least two messages (Fast DDS
-    cuts fragments to fit one period).
+    cuts fragments to fit one period), and so that periods starting ``lateness_s`` late
+    still carry ``demand_bytes_per_s`` (pacing_period_s).
 
     Divided by the k unicast subscribers: Fast DDS 2.9's flow controller counts a message's
     bytes once however many readers it is sent to (RTPSMessageGroup counts the message it
     builds), so k readers put k times the configured rate on the wire (measured: a 1 -> 4
     star paced at 0.9 T for one reader overflowed a 50 Mbit/s link, 115 k queue drops)."""
     rate = PACING_SHARE * link_bytes_per_s / subscribers
-    period = max(PACING_PERIOD_MS, math.ceil(2 * max_message_size * 1000 / rate))
+    period = max(PACING_PERIOD_MS, math.ceil(2 * max_message_size * 1000 / rate),
+                 math.ceil(pacing_period_s(rate, demand_bytes_per_s, lateness_s) * 1000))
     return rate, period, max(2 * max_message_size, int(rate * period / 1000))
+
+
+def pacing_period_s(rate: float, demand: float, lateness_s: float) -> float:
+    """The shortest period P whose ceiling still carries ``demand`` with PACING_HEADROOM
+    when every period starts ``lateness_s`` late: rate P / (P + L) >= h D, i.e.
+    P >= L h D / (rate - h D); at most PACING_MAX_PERIOD_S (also when no period can)."""
+    need = PACING_HEADROOM * demand
+    if need <= 0 or lateness_s <= 0:
+        return 0.0
+    if need >= rate:
+        return PACING_MAX_PERIOD_S
+    return min(PACING_MAX_PERIOD_S, lateness_s * need / (rate - need))
+
+
+def tolerated_lateness_s(rate: float, demand: float, period_s: float) -> float:
+    """The wake-up delay per period a ceiling of ``rate`` every ``period_s`` tolerates
+    while carrying ``demand`` with PACING_HEADROOM (inf: no demand; 0: never)."""
+    need = PACING_HEADROOM * demand
+    if need <= 0:
+        return math.inf
+    return max(0.0, period_s * (rate - need) / need)
 
 
 def competitors_per_core(t: TuningInput) -> float:
@@ -185,9 +222,13 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
     m = max_message_size_for_mtu(t.mtu, OVERLAY_OVERHEAD_BYTES[t.overlay])
     n = optimal_heartbeat_rate(t.rate_hz)
     per = sizing_per(t)
-    pace_rate, pace_period, pace_bytes = pacing(link, m, t.subscribers)
+    pace_rate, _, _ = pacing(link, m, t.subscribers)
     fastdds = fastdds_profile(m, n, piggyback_bytes=None, paced_bits_per_s=pace_rate * 8)
     live = predict(fastdds, t.payload_bytes, t.rate_hz, per, t.link_bits_per_s, t.mtu)
+    # the ceiling counts a message once however many readers get it (pacing's docstring)
+    demand = publish_rate_bytes(t.rate_hz, t.payload_bytes) * live.amplification
+    lateness = sched_lateness_s(competitors_per_core(t))
+    pace_rate, pace_period, pace_bytes = pacing(link, m, t.subscribers, demand, lateness)
     floor = repair_floor(t.rate_hz, live.fragments, per, n)
     plan = plan_history(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
                         subscribers=t.subscribers, link_bytes_per_s=link,
@@ -227,6 +268,8 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
         pacing_bytes_per_s=pace_rate,
         pacing_period_ms=pace_period,
         pacing_bytes_per_period=pace_bytes,
+        pacing_demand_bytes_per_s=demand,
+        pacing_lateness_s=lateness,
         cyclone_heartbeat_ns=cyc_hb,
         cyclone_nack_delay_ns=cyc_nack,
         cyclone_defrag_max_samples=max(CYCLONE_DEFRAG_DEFAULT, 2 * n_hc + 1),
