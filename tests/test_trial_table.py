@@ -56,3 +56,28 @@ def test_main_reads_a_run_directory_and_refuses_one_without_cells(tmp_path, caps
     assert "| 2/2 | 2/2 | 2/2 |" in out
     assert table.main([str(tmp_path / "nope")]) == 2
     assert "run_dir:" in capsys.readouterr().err
+
+
+def test_a_busy_run_names_the_load_the_stall_and_the_writers_cpu_and_tallies_per_load():
+    rows = []
+    for load, received in (("none", 1000), ("2/core", 1000), ("2/core", 46)):
+        row = dict(_row(len(rows) + 1, 30.0 if received == 1000 else 4.6, received=received),
+                   cpu_load=load, stall_max_s=0.25 if received == 1000 else 10.4,
+                   pub_cpu_s=2.5)
+        rows.append(row)
+    lines = table.trial_rows(rows)
+    assert lines[0].startswith("| cpu_load | middleware |")
+    assert "| longest stall s | writer CPU s | outcome |" in lines[0]
+    assert lines[1].count("---") == 13
+    assert lines[4].startswith("| 2/core | cyclonedds |") and "| 10.40 | 2.50 |" in lines[4]
+    tallied = table.tally(rows, 29)
+    assert tallied[2].startswith("| none | cyclonedds |") and tallied[2].endswith("| 1/1 |")
+    assert tallied[3].startswith("| 2/core |") and tallied[3].endswith("| 1/2 | 1/2 | 1/2 |")
+
+
+def test_rows_name_their_profile_file_when_the_cells_differ_in_it():
+    rows = [_row(1, 30.0), dict(_row(1, 30.0), profile="/x/busy-robot-pacing/fastdds-25ms.xml")]
+    lines = table.trial_rows(rows)
+    assert lines[0].startswith("| profile | middleware |")
+    assert lines[3].startswith("| fastdds-25ms.xml | cyclonedds |")
+    assert table.tally(rows, 29)[3].startswith("| cyclonedds | fastdds-25ms.xml |")

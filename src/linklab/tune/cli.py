@@ -190,7 +190,7 @@ def register(app: typer.Typer) -> None:
             None, "--cpu-load",
             help="The CPU-bound work beside the middleware on the writer's machine, "
                  "N/core (e.g. 2/core) or N tasks: the tuner says whether the writer gets "
-                 "the CPU it needs, 65% of what the scheduler leaves it, and whether "
+                 "the CPU it needs, half of what the scheduler leaves it, and whether "
                  "Cyclone's repair loop keeps up (exit 3 if neither holds). Default: not "
                  "declared (no CPU verdict)."),
         cpu_share: str = typer.Option(

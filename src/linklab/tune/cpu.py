@@ -3,7 +3,7 @@
 The CPU a writer and a reader need per sample grows with the wire bytes of the sample
 (model.cpu, measured by the probes); the share a busy machine leaves one more task is
 C / (N + 1) cores for N CPU-bound tasks on C cores, and the writer plans on at most
-WRITER_CPU_UTILIZATION (65 %) of it. A writer that needs more falls behind: its repairs
+WRITER_CPU_UTILIZATION (half) of it. A writer that needs more falls behind: its repairs
 come late and are asked for again, its need grows past its share, and the stream stops
 (docs/RESULTS.md "A busy robot": the tuned Fast DDS writer at 4 competitors per core).
 The tuner then says so, with what would fit: a lower rate, a smaller payload, the other
