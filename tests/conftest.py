@@ -83,42 +83,48 @@ def _private_state_dir(tmp_path_factory):
         del os.environ["LINKLAB_STATE_DIR"]
 
 
-def _cpu_competitors() -> set[tuple[int, bytes]]:
+def _cpu_competitors() -> set[tuple[int, str]]:
     """(pid, start time) of every CPU-bound competitor linklab's cpu_load starts
     (link/competitors.py) for this test session running now: those with the session's
     LINKLAB_STATE_DIR (_private_state_dir), never those of a linklab run beside it."""
+    from linklab.link.competitors import TAG
+    from linklab.link.journal import process_start_time
+
     found = set()
-    marker = b"\0linklab-cpu-competitor\0"
     ours = b"LINKLAB_STATE_DIR=" + os.environ.get("LINKLAB_STATE_DIR", "").encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-            if marker not in b"\0" + argv:
+            if Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[-2:-1] != \
+                    [TAG.encode()]:
                 continue
             if ours not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
                 continue
-            start = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[19]
         except OSError:
             continue
-        found.add((int(entry), start))
+        start = process_start_time(int(entry))
+        if start is not None:
+            found.add((int(entry), start))
     return found
 
 
 @pytest.fixture(autouse=True)
-def _no_cpu_competitor_outlives_its_test():
+def _no_cpu_competitor_outlives_its_test(request):
     """A CPU-bound competitor a test leaves behind slows every later test and makes the
     busy-CPU tests measure a load no one declared: the test that left it fails (an error
-    naming it) and the competitor is stopped here, so it does not reach the next test."""
+    naming it) and the competitor is stopped here, so it does not reach the next test.
+    Only integration tests start competitors (they run linklab on namespaces)."""
+    if request.node.get_closest_marker("integration") is None:
+        yield
+        return
+    from linklab.link.journal import stop_process
+
     before = _cpu_competitors()
     yield
     left = _cpu_competitors() - before
-    for pid, _ in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    for pid, start in left:
+        stop_process(pid, start, grace_s=1.0)
     if left:
         pytest.fail(f"{len(left)} CPU competitor(s) outlived the test (pids "
                     f"{sorted(p for p, _ in left)}); stopped them", pytrace=False)

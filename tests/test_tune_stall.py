@@ -65,8 +65,8 @@ def test_the_pacing_period_grows_with_the_cpu_contention_declared(competitors, p
     assert s.pacing_period_ms == period_ms
     tolerated = tolerated_lateness_s(s.pacing_bytes_per_s, s.pacing_demand_bytes_per_s,
                                      s.pacing_period_ms / 1000)
-    assert tolerated >= s.pacing_lateness_s  # the late ceiling carries the stream
-    late_rate = s.pacing_bytes_per_s * period_ms / (period_ms + s.pacing_lateness_s * 1000)
+    assert tolerated >= s.wakeup_lateness_s  # the late ceiling carries the stream
+    late_rate = s.pacing_bytes_per_s * period_ms / (period_ms + s.wakeup_lateness_s * 1000)
     assert late_rate >= PACING_HEADROOM * s.pacing_demand_bytes_per_s
 
 

@@ -104,10 +104,15 @@ def why_not(t: TuningInput, cpu: CpuPlan, middleware: str) -> str | None:
                 f"{cpu.usable_cores:.3g}: {WRITER_CPU_UTILIZATION:.0%} of the "
                 f"{cpu.share_cores:.3g} the CPU leaves it ({cpu.how})")
     if cpu.capacity_hz[middleware] < t.rate_hz:
-        return (f"{name} repairs one sample per NACK and its loop's timer wakes late on this "
-                f"CPU: it completes at most {cpu.capacity_hz[middleware]:.3g} samples/s, fewer "
-                f"than {t.rate_hz:g} Hz ({cpu.how})")
+        return loop_reason(t, cpu, middleware)
     return None
+
+
+def loop_reason(t: TuningInput, cpu: CpuPlan, middleware: str) -> str:
+    """Why ``middleware``'s serial repair loop does not keep up on the declared CPU."""
+    return (f"{NAMES[middleware]} repairs one sample per NACK and its loop's timer wakes "
+            f"late on this CPU: it completes at most {cpu.capacity_hz[middleware]:.3g} "
+            f"samples/s, fewer than {t.rate_hz:g} Hz ({cpu.how})")
 
 
 def summary(t: TuningInput, cpu: CpuPlan) -> str | None:
@@ -126,6 +131,9 @@ def summary(t: TuningInput, cpu: CpuPlan) -> str | None:
     text = (f"the CPU leaves the writer {cpu.share_cores:.3g} cores ({cpu.how}), of which "
             f"it may plan on {WRITER_CPU_UTILIZATION:.0%} = {cpu.usable_cores:.3g}, less than "
             f"it needs: {need}")
+    slow = [m for m in t.middlewares if cpu.capacity_hz[m] < t.rate_hz]
+    if slow:  # a repair loop that cannot keep up even with the CPU it needs
+        text += "; " + "; ".join(loop_reason(t, cpu, m) for m in slow)
     if fitting:
         return text + f"; use {', '.join(names[m] for m in fitting)}"
     # the rate each one carries: its CPU's, and no more than its repair loop completes

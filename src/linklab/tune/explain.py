@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from linklab.model.cpu import WRITER_CPU_UTILIZATION, sched_lateness_s
+from linklab.model.cpu import WRITER_CPU_UTILIZATION
 from linklab.model.history import PAPER_DEFAULT_HISTORY, outage_burst_bytes
 from linklab.model.overhead import wire_cost
 from linklab.model.scenario import ModelInput, ModelResult, evaluate
@@ -139,15 +139,7 @@ def cyclone_round_s(t: TuningInput, s: TunedSettings) -> float:
     ~7.5 ms and 3 of 10 trials of 512 KiB at 30 Hz fell below 29 Hz)."""
     fragments = math.ceil(t.payload_bytes / s.cyclone_fragment_size)
     sending = s.sizing_per * fragments * (s.max_message_size + 42) * 8 / t.link_bits_per_s
-    return max(s.cyclone_heartbeat_s, 2 * t.delay_s + sending) + declared_lateness_s(t)
-
-
-def declared_lateness_s(t: TuningInput) -> float:
-    """The wake-up delay of a timer on the CPU the user declared (an idle CPU's when
-    nothing is declared: verdicts are not made for contention no one stated)."""
-    if t.cpu_competitors is None and t.cpu_share is None:
-        return sched_lateness_s(0.0)
-    return sched_lateness_s(competitors_per_core(t))
+    return max(s.cyclone_heartbeat_s, 2 * t.delay_s + sending) + s.wakeup_lateness_s
 
 
 def cyclone_capacity_hz(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> float:
@@ -248,7 +240,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             "backlog) never leaves faster than the link drains, so the link's queue does not "
             "overflow and repairs are not repeated while queued; give --link the throughput "
             "you measure, not the PHY rate. The period: each starts late by the scheduler's "
-            f"wake-up ({format_duration(s.pacing_lateness_s)} on average for "
+            f"wake-up ({format_duration(s.wakeup_lateness_s)} on average for "
             f"{competitors_text(t)}, model/cpu.py), so it is long enough that the late ceiling "
             f"still carries the stream's {format_bitrate(s.pacing_demand_bytes_per_s * 8)} "
             f"with 10 % to spare (it tolerates {format_duration(tolerated)} per period)"),
@@ -336,7 +328,7 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"2 x {format_duration(t.delay_s)} + sending it) it completes at most "
             f"{cyclone_hz:.3g} samples/s, fewer than {t.rate_hz:g} Hz: use Fast DDS, a smaller "
             "payload or a lower rate for this topic.")
-        if "cyclonedds" in t.middlewares and "Cyclone DDS repairs" not in summary:
+        if cpu is None and "cyclonedds" in t.middlewares:  # else the CPU verdict says it
             summary += (f" Cyclone DDS cannot keep up here ({cyclone_hz:.3g} samples/s at "
                         "most, see the note).")
     return Explanation(

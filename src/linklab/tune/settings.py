@@ -104,7 +104,9 @@ class TunedSettings:
     pacing_period_ms: int
     pacing_bytes_per_period: int
     pacing_demand_bytes_per_s: float  # what the stream puts through it (R_pub x the wire)
-    pacing_lateness_s: float  # the wake-up delay per period it is made to tolerate
+    # the scheduler's wake-up delay on the declared CPU (model.cpu; an idle CPU's when
+    # none is declared): what each pacing period and Cyclone's loop timer wake late by
+    wakeup_lateness_s: float
     cyclone_heartbeat_ns: int  # Cyclone HeartbeatInterval (model.repair R3, <= 1/(2r))
     cyclone_nack_delay_ns: int  # Cyclone NackDelay: the loop, or a repair's round trip
     cyclone_defrag_max_samples: int
@@ -269,7 +271,7 @@ def compute_settings(t: TuningInput, largest_burst_bytes: float) -> TunedSetting
         pacing_period_ms=pace_period,
         pacing_bytes_per_period=pace_bytes,
         pacing_demand_bytes_per_s=demand,
-        pacing_lateness_s=lateness,
+        wakeup_lateness_s=lateness,
         cyclone_heartbeat_ns=cyc_hb,
         cyclone_nack_delay_ns=cyc_nack,
         cyclone_defrag_max_samples=max(CYCLONE_DEFRAG_DEFAULT, 2 * n_hc + 1),
