@@ -97,3 +97,43 @@ def test_a_completed_cell_without_a_measured_wire_ratio_is_listed_not_failed():
     assert lines[-1] == ("1/1 completed cells within 15% (largest error 0.0%); 1 not "
                          "completed; 1 completed without a measured wire / payload; 1 the "
                          "model says cannot complete (not compared)")
+
+
+def test_model_check_latency_compares_the_tuned_cells_mean_and_p95(tmp_path):
+    """``--latency``: the tuned cells' measured mean and p95 one-way latency against the
+    latency model (issue 38): exit 0 when every completed one is within 15 % on both, 1
+    when one is off, 2 (one line) when the run has no tuned cell."""
+    from linklab.tune.latencycheck import predicted_for as latency_for
+
+    store = RunStore.create(tmp_path / "run", scenario={"name": "x"}, options={},
+                            planned=["a", "b", "c"], estimated_s=1.0, versions={})
+    store.info["links"] = {"wifi-severe": SEVERE}
+    store.save_info()
+    model = latency_for("cyclonedds", 64 * KIB, 30.0, LinkInfo(300e6, 0.2))
+    near = dict(payload_bytes=64 * KIB, latency_mean_ms=model.mean_s * 1e3 * 1.05,
+                latency_p95_ms=model.p95_s * 1e3 * 0.95)
+    store.append(row("a", "cyclonedds", "optimized", 1.4, **near))
+    store.append(row("b", "fastdds", "default", 1.4, **near))  # not a tuned cell
+    command = [sys.executable, "-m", "linklab.cli", "model-check", "--latency",
+               str(tmp_path / "run"), "--json"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr
+    cells = json.loads(result.stdout)["cells"]
+    assert [c["cell_id"] for c in cells] == ["a"] and cells[0]["within"] is True
+    store.append(row("c", "cyclonedds", "optimized", 1.4, payload_bytes=64 * KIB,
+                     latency_mean_ms=model.mean_s * 1e3 * 2,
+                     latency_p95_ms=model.p95_s * 1e3))
+    result = subprocess.run(command[:-1], capture_output=True, text=True, cwd=REPO,
+                            timeout=120)
+    assert result.returncode == 1
+    assert "OUTSIDE 15 %" in result.stdout and "1/2 completed cells within 15%" in result.stdout
+
+    empty = RunStore.create(tmp_path / "empty", scenario={"name": "x"}, options={},
+                            planned=["b"], estimated_s=1.0, versions={})
+    empty.info["links"] = {"wifi-severe": SEVERE}
+    empty.save_info()
+    empty.append(row("b", "fastdds", "default", 1.4))
+    result = subprocess.run(command[:-2] + [str(tmp_path / "empty")], capture_output=True,
+                            text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "RUN_DIR" in result.stderr

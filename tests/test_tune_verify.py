@@ -147,3 +147,22 @@ def test_verify_options_need_verify_and_are_checked_first(tmp_path):
         assert result.returncode == 2, result.stderr
         assert argument in result.stderr and "Traceback" not in result.stderr
         assert not out.exists()
+
+
+def test_the_latency_model_stands_beside_the_measured_latency():
+    """verify's table: the measured mean latency, then the latency model's (issue 38);
+    "—" where the model has none (an outage cell)."""
+    from linklab.tune.verify import render
+
+    steady = judge(row(profile="p/fastdds.xml"), rate_hz=30, predicted_wire=1.2,
+                   outage_s=None, covers_outage=False, recovery=0,
+                   predicted_latency_ms=123.4)
+    outage = judge(row(cell_id="verify-outage", outage_at_s=1.5, profile="p/fastdds.xml"),
+                   rate_hz=30,
+                   predicted_wire=1.2, outage_s=3.0, covers_outage=False, recovery=1.0,
+                   predicted_latency_ms=123.4)
+    assert math.isnan(outage.predicted_latency_mean_ms)
+    lines = render([steady, outage])
+    assert lines[2].split()[6:8] == ["latency", "model"]
+    assert lines[3].split()[6:8] == ["40.0ms", "123.4ms"]
+    assert "—" in lines[4].split()

@@ -48,7 +48,7 @@ TOPOLOGIES = ("pair", "star", "chain", "cluster")
 # (with more than two nodes the robot node is robot1). A cluster cell without flow
 # places its topics as cross-host.
 FLOWS = ("bare-metal", "intra-container", "intra-pod", "intra-host", "cross-host")
-# The probe protocol's message types (DESIGN.md "Probes"): of any size (a payload like
+# The probe protocol's message types (README, "Probes"): of any size (a payload like
 # Bytes) Bytes and ROS 2's Image, PointCloud2, String, UInt8MultiArray (paper 000 §V-A;
 # linklab.probes.ros_types), and the fixed-size performance_test family.
 MESSAGE_TYPES = (

@@ -1,6 +1,6 @@
 """Start a probe, watch it, stop it, and account for its CPU and memory.
 
-The command line is the probe protocol (DESIGN.md "Probes"). A probe runs as a child of
+The command line is the probe protocol (README, "Probes"). A probe runs as a child of
 the runner (inside a host namespace via the testbed's ``popen``); the runner reaps it
 with ``wait4`` so its CPU seconds come from the kernel's rusage; its peak RSS is the
 probe image's VmHWM (/proc/PID/status), read while it runs.

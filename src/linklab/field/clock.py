@@ -1,6 +1,6 @@
 """One clock for a field run: the offset between two hosts' CLOCK_MONOTONIC, with a bound.
 
-The probes stamp samples with CLOCK_MONOTONIC of their own host (DESIGN.md "Probes");
+The probes stamp samples with CLOCK_MONOTONIC of their own host (README, "Probes");
 across machines these clocks differ by an arbitrary offset (each counts from its boot).
 An NTP-style exchange measures it (RFC 5905 §8, "On-wire protocol"): A sends at t1 (A's
 clock), B receives at t2 and answers at t3 (B's clock), A receives at t4. With

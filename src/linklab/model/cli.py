@@ -189,22 +189,33 @@ def register_check(app: typer.Typer) -> None:
     def model_check_command(
         run_dir: str = typer.Argument(..., metavar="RUN_DIR",
                                       help="A linklab bench run directory."),
+        latency: bool = typer.Option(
+            False, "--latency",
+            help="Compare one-way latency (mean and p95) of the tuned profiles' cells "
+                 "with the latency model instead of the wire bytes."),
         json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     ) -> None:
-        """model/wire.py's wire bytes per payload byte against a bench run, cell by cell:
-        Fast DDS and Cyclone DDS, profiles default and optimized; for 1 -> k cells also
-        model/fanout.py's step and added latency. Exit 1 when a completed cell's wire
-        bytes are more than 15 % off (a cell without a measured wire / payload is listed,
-        not counted; so is one the model says cannot complete, its wire exceeding the
-        link: "∞" and why, model/completion.py)."""
+        """The models against a bench run, cell by cell. Without --latency: wire bytes per
+        payload byte (model/wire.py), Fast DDS and Cyclone DDS, profiles default and
+        optimized; for 1 -> k cells also the fan-out step and added latency. Exit 1 when a
+        completed cell's wire bytes are more than 15 % off (a cell without a measured wire
+        / payload is listed, not counted; so is one the model says cannot complete, its
+        wire exceeding the link: "∞" and why). With --latency: mean and p95 one-way
+        latency of every optimized-profile cell (model/latency.py's replay of the repair
+        protocol, for the CPU load the cell declared); exit 1 when a completed cell's mean
+        or p95 is more than 15 % off."""
         from pathlib import Path
 
         from linklab.bench.store import RunStore
-        from linklab.tune.wirecheck import compare, fanout, render_fanout
-        from linklab.tune.wirecheck import render as render_check
 
         store = RunStore.open(Path(run_dir))
         links = link_infos(store.info)
+        if latency:
+            check_latency(run_dir, store.rows, links, json_output)
+            return
+        from linklab.tune.wirecheck import compare, fanout, render_fanout
+        from linklab.tune.wirecheck import render as render_check
+
         comparisons = compare(store.rows, links)
         fanouts = fanout(store.rows, links)
         if not comparisons:
@@ -219,6 +230,24 @@ def register_check(app: typer.Typer) -> None:
                 wide_console().print(line, highlight=False, soft_wrap=True)
         if any(c.missed for c in comparisons):
             raise typer.Exit(1)
+
+
+def check_latency(run_dir: str, rows: list[dict], links: dict, json_output: bool) -> None:
+    """``model-check --latency``: the latency model against the run's tuned cells."""
+    from linklab.tune.latencycheck import compare, render
+
+    comparisons = compare(rows, links)
+    if not comparisons:
+        raise UsageError(f"{run_dir} has no cell the latency model predicts (Fast DDS or "
+                         "Cyclone DDS, profile optimized, one topic to one subscriber over "
+                         "a link with a rate)", argument="RUN_DIR")
+    if json_output:
+        print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons]})
+    else:
+        for line in render(comparisons):
+            wide_console().print(line, highlight=False, soft_wrap=True)
+    if any(c.missed for c in comparisons):
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -271,12 +271,19 @@ def register(app: typer.Typer) -> None:
 
             verdicts = run_verify(result, paths, checks, verify_out or Path(out) / "verify")
         if json_output:
+            from linklab.tune.latencycheck import MIDDLEWARES, for_tuning
+
             data = {**result.to_dict(), "files": {k: str(v) for k, v in paths.items()}}
+            data["latency_model"] = {m: for_tuning(t, result.settings, m).to_dict()
+                                     for m in t.middlewares if m in MIDDLEWARES}
             if verdicts is not None:
                 data["verify"] = [v.__dict__ for v in verdicts]
             print_json(data)
         else:
+            from linklab.tune.latencycheck import summary_line
+
             lines = render_text(t, result.settings, result.explanation)
+            lines += ["", summary_line(t, result.settings)]
             lines += ["", f"Wrote {paths['fastdds']}", f"      {paths['cyclonedds']}", ""]
             lines += usage_lines(t, result.settings, str(paths["fastdds"]),
                                  str(paths["cyclonedds"]))

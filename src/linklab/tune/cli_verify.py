@@ -66,6 +66,15 @@ def writer_cpu_ms(middleware: str, t, wire_amplification: float) -> float:
     return cost.per_sample_s(t.payload_bytes * wire_amplification) * 1000
 
 
+def predicted_latency_ms(middleware: str, result: TuningResult) -> float:
+    """The latency model's mean one-way latency of the verify cell (model.latency), ms;
+    NaN where it does not complete."""
+    from linklab.tune.latencycheck import for_tuning
+
+    mean = for_tuning(result.inputs, result.settings, middleware).mean_s
+    return mean * 1000 if math.isfinite(mean) else math.nan
+
+
 def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOptions,
                out_dir: Path) -> list[Verdict]:
     """Run one bench scenario per middleware; a Verdict per cell."""
@@ -88,6 +97,7 @@ def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOpti
                            sample_ip_packets(profile, t.payload_bytes, t.mtu),
                            repair_datagram_packets(profile, t.payload_bytes, t.mtu))
         predicted = model.amplification
+        latency_ms = predicted_latency_ms(middleware, result)
         recovery = recovery_s(t, s, options.outage_s, predicted) if options.outage_s else 0.0
         text = scenario_text(t, s, middleware, str(paths[middleware]), per, options.seconds,
                              options.outage_s, recovery)
@@ -110,5 +120,6 @@ def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOpti
                                       outage is not None and s.history_depth
                                       >= t.rate_hz * outage),
                                   recovery=recovery, model_note=model.reason,
-                                  predicted_cpu_ms=writer_cpu_ms(middleware, t, wire)))
+                                  predicted_cpu_ms=writer_cpu_ms(middleware, t, wire),
+                                  predicted_latency_ms=latency_ms))
     return verdicts

@@ -118,6 +118,8 @@ class Verdict:
     # warm-up included, so with the fixed cost of its life) and the model's (model.cpu)
     cpu_ms_per_sample: float = math.nan
     predicted_cpu_ms_per_sample: float = math.nan
+    # one-way latency, mean: the model's (model.latency; steady cells only)
+    predicted_latency_mean_ms: float = math.nan
 
 
 def _num(row: dict, key: str) -> float:
@@ -130,7 +132,8 @@ def _num(row: dict, key: str) -> float:
 
 def judge(row: dict, *, rate_hz: float, predicted_wire: float, outage_s: float | None,
           covers_outage: bool, recovery: float, model_note: str | None = None,
-          predicted_cpu_ms: float = math.nan) -> Verdict:
+          predicted_cpu_ms: float = math.nan,
+          predicted_latency_ms: float = math.nan) -> Verdict:
     """Pass/fail of one bench row (see the module docstring). ``predicted_wire``: inf with
     ``model_note`` when the model says the stream cannot complete."""
     kind = "outage" if outage_s else "steady"
@@ -170,7 +173,12 @@ def judge(row: dict, *, rate_hz: float, predicted_wire: float, outage_s: float |
         reception_rate_hz=rate, delivered=f"{received}/{published}",
         latency_mean_ms=_num(row, "latency_mean_ms"),
         profile=PurePath(str(row.get("profile") or "")).name, model_note=model_note,
-        cpu_ms_per_sample=cpu_ms_per_sample(row), predicted_cpu_ms_per_sample=predicted_cpu_ms)
+        cpu_ms_per_sample=cpu_ms_per_sample(row), predicted_cpu_ms_per_sample=predicted_cpu_ms,
+        predicted_latency_mean_ms=predicted_latency_ms if kind == "steady" else math.nan)
+
+
+def _ms(value: float) -> str:
+    return f"{value:>7.1f}ms" if math.isfinite(value) else f"{'—':>9}"
 
 
 def cpu_ms_per_sample(row: dict) -> float:
@@ -188,15 +196,16 @@ def render(verdicts: list[Verdict]) -> list[str]:
     cw = max([13] + [len(v.cell_id) for v in verdicts])
     lines = ["", "Verify (linklab bench over the stated link, the written profiles):",
              f"  {'middleware':<{mw}} {'profile':<{pw}} {'cell':<{cw}} {'result':<6} "
-             f"{'Hz':>6} {'delivered':>10} {'latency':>9} {'wire':>6} {'model':>6} "
-             f"{'CPU ms/sample':>13} {'model':>6}"]
+             f"{'Hz':>6} {'delivered':>10} {'latency':>9} {'model':>9} {'wire':>6} "
+             f"{'model':>6} {'CPU ms/sample':>13} {'model':>6}"]
     for v in verdicts:
         model = f"{v.predicted_wire:>6.3g}" if math.isfinite(v.predicted_wire) else \
             f"{'∞':>6}"
         lines.append(f"  {v.middleware:<{mw}} {v.profile:<{pw}} {v.cell_id:<{cw}} "
                      f"{'PASS' if v.passed else 'FAIL':<6} "
                      f"{v.reception_rate_hz:>6.2f} {v.delivered:>10} "
-                     f"{v.latency_mean_ms:>7.1f}ms {v.measured_wire:>6.3g} {model} "
+                     f"{v.latency_mean_ms:>7.1f}ms {_ms(v.predicted_latency_mean_ms)} "
+                     f"{v.measured_wire:>6.3g} {model} "
                      f"{v.cpu_ms_per_sample:>13.3g} {v.predicted_cpu_ms_per_sample:>6.3g}")
         if not v.passed:
             lines.append(f"      {v.why}")

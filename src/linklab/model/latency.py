@@ -1,0 +1,385 @@
+"""One-way latency of a reliable, fragmented DDS stream over a lossy, rate-limited link:
+mean and p95 from a replay of the repair protocol, sample by sample (issue 38).
+
+Paper 000 (000_10b8b18b6f5db8a8.txt, IV-C/D) explains latency by its parts: a sample's
+fragments cross the link at T_OS->Link (Eq. 2), each IP packet is lost with PER, and a
+lost fragment waits for a repair round -- a Heartbeat, the reader's AckNack/NackFrag and
+the repair (Eq. 3: a round repairs only if the first two arrive, p^2). How many rounds a
+sample needs is model/repair.py's R1. What R1 leaves out decides the latency a user sees
+(when a round starts, what it may ask for, what the repair waits behind), so this module
+replays the protocol rather than multiplying averages:
+
+* **the link is one queue**: a token bucket of ``bucket_bytes`` refilled at the link
+  rate (the bed's tbf; a Wi-Fi transmit queue): repairs and Heartbeats wait behind the
+  data before them;
+* **the writer's sending**, at most ``cpu_bytes_per_s``: Fast DDS's throughputController
+  (FlowControllerLimitedAsyncPublishMode) lets ``pacer_bytes`` out per period; when they
+  run out a new period starts at once if the last began a period ago or more (after an
+  idle spell two periods' bytes leave back to back), else when it ends, late by a
+  wake-up; new samples go before repairs (its FlowQueue: new_ones_, then old_ones_).
+  Cyclone hands a sample's fragments over at once;
+* **the reader** takes fragments in at most at ``receive_bytes_per_s`` and hands a
+  complete sample over after ``receive_s`` and its thread's wake-up;
+* **Heartbeats**: Fast DDS's timer fires ``heartbeat_s`` after its last firing while a
+  sample is unacknowledged (its phase to the writes drifts by each wake-up), stops when
+  none is, and the next write starts it again; the reader answers after
+  ``reader_delay_s`` (heartbeatResponseDelay), the writer repairs after
+  ``writer_delay_s`` (nackResponseDelay). Cyclone's writer sends a Heartbeat asking for an
+  answer after every sample and every repair and a periodic one ``heartbeat_s`` after the
+  last; its reader answers at once, but asks again for the same sample only
+  ``nack_gap_s`` (NackDelay) after it last did;
+* **what one AckNack asks for**: Fast DDS a NackFrag for every incomplete sample, Cyclone
+  DDS 0.10 for one (model/repair.py); a NackFrag's bitmap starts at the lowest fragment
+  the reader lacks and spans ``nackfrag_window`` fragments (RTPS: 256);
+* every timer fires late by an exponential wake-up of mean ``lateness_s`` (model/cpu.py);
+  a Heartbeat or AckNack is lost with PER like any packet, a repair per fragment.
+
+Where these rules come from: the middlewares' source (Fast DDS 2.9 FlowControllerImpl,
+StatefulReader::send_acknack; Cyclone 0.10 ddsi_acknack.c) and a capture of the tuned
+Fast DDS 512 KiB stream at PER 5 % (docs/RESULTS.md, "the latency model"). A sample's
+latency is the arrival of its last fragment minus its write time, as docs/metrics.md
+defines it. The replay is pure: a fixed seed, the same answer for the same input.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from dataclasses import dataclass, field
+
+NACK_ALL = "all"  # Fast DDS: one AckNack NackFrags every incomplete sample
+NACK_ONE = "one"  # Cyclone DDS 0.10: one sample per AckNack
+# A NackFrag names the missing fragments of one sample as a bitmap of at most 256 bits
+# from its lowest (RTPS 2.3, 9.4.2.8 FragmentNumberSet): a Fast DDS sample whose losses
+# lie further apart needs another round for the rest. Cyclone DDS's does not (measured:
+# 512 KiB, 391 fragments, at PER 1 % completes ~1 ms after its first copy).
+NACKFRAG_WINDOW = 256
+CONTROL_WIRE_BYTES = 110  # a Heartbeat or AckNack on the wire (model/wire.py CONTROL_BYTES)
+# The bed's rate limit (link/stages.py RateStage) is a token bucket of 2 ms of traffic,
+# at least 32 KiB: a burst that size passes at once after the link idled.
+SHAPER_BUCKET_S = 0.002
+SHAPER_BUCKET_MIN_BYTES = 32 * 1024
+# The reader's thread, woken by a packet rather than a timer, is late by about half a
+# timer's wake-up (fitted: the spread of the tuned profiles' latency at 0 % loss).
+READER_WAKE = 0.5
+SAMPLES = 1000  # replayed samples; the first WARMUP are not counted
+MAX_EVENTS = 5_000_000
+WARMUP = 60
+
+
+def shaper_bucket_bytes(rate_bits_per_s: float) -> int:
+    """The token bucket of the bed's rate limit at ``rate_bits_per_s``."""
+    return max(SHAPER_BUCKET_MIN_BYTES, math.ceil(rate_bits_per_s / 8 * SHAPER_BUCKET_S))
+
+
+@dataclass(frozen=True)
+class LatencyInput:
+    rate_hz: float
+    fragments: int  # fragments per sample (one RTPS message, one IP packet each)
+    fragment_wire_bytes: float  # interface bytes of one fragment's message
+    per: float  # each packet lost with this probability, both directions
+    link_bytes_per_s: float
+    bucket_bytes: float  # what the link lets through at once after idling
+    delay_s: float  # one-way propagation
+    cpu_bytes_per_s: float  # the fastest the writer puts interface bytes out
+    receive_bytes_per_s: float  # the fastest the reader takes fragments in
+    heartbeat_s: float
+    reader_delay_s: float
+    writer_delay_s: float
+    nack_scope: str  # NACK_ALL | NACK_ONE
+    lateness_s: float  # mean wake-up lateness of every timer
+    receive_s: float  # the reader's processing of a complete sample
+    pacer_bytes: float | None = None  # interface bytes a pacer period lets out
+    pacer_period_s: float = 0.0
+    heartbeat_after_data: bool = False  # Cyclone: a Heartbeat asking for an answer at once
+    # follows each sample's data and each repair
+    control_s: float = 0.0  # handling one Heartbeat, AckNack or repair request
+    nack_gap_s: float = 0.0  # Cyclone NackDelay: the least time between two AckNacks
+    # asking for the same sample
+    nackfrag_window: int = NACKFRAG_WINDOW  # fragments one NackFrag can name
+    write_lateness: bool = True  # the writer's own timer wakes late too
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.per < 1.0:
+            raise ValueError(f"PER must lie in [0, 1), got {self.per}")
+        if self.nack_scope not in (NACK_ALL, NACK_ONE):
+            raise ValueError(f"nack_scope must be {NACK_ALL!r} or {NACK_ONE!r}")
+        if min(self.rate_hz, self.fragments, self.link_bytes_per_s, self.cpu_bytes_per_s,
+               self.heartbeat_s) <= 0:
+            raise ValueError("rate, fragments, link rate, CPU rate and heartbeat must be > 0")
+
+
+@dataclass(frozen=True)
+class LatencyPrediction:
+    mean_s: float
+    p95_s: float
+    rounds_mean: float  # repair rounds that sent a sample something, on average
+    completed: int  # replayed samples that completed (of SAMPLES - WARMUP)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Sample:
+    written: float
+    in_flight: int  # first-copy fragments sent or queued, not yet arrived
+    lost: set[int] = field(default_factory=set)  # known lost, not asked for
+    asked: set[int] = field(default_factory=set)  # asked for: repair queued or on its way
+    rounds: int = 0  # AckNacks that reached the writer asking for some of it
+    done: float | None = None
+    acked: bool = False  # the writer knows it arrived
+
+    def complete(self) -> bool:
+        return self.done is None and not (self.in_flight or self.lost or self.asked)
+
+
+@dataclass
+class _Link:
+    """A token bucket of ``bucket`` bytes refilled at ``rate`` in front of a FIFO."""
+
+    rate: float
+    bucket: float
+    cpu: float
+    free_at: float = 0.0
+    tokens: float = 0.0
+    at: float = 0.0
+
+    def send(self, now: float, size: float) -> float:
+        """When the last byte of ``size`` bytes handed over at ``now`` has left."""
+        start = max(now, self.free_at)
+        tokens = min(self.bucket, self.tokens + self.rate * (start - self.at))
+        done = start + max(size / self.cpu, (size - tokens) / self.rate)
+        self.tokens = max(0.0, min(self.bucket, tokens + self.rate * (done - start) - size))
+        self.at = self.free_at = done
+        return done
+
+
+@dataclass
+class _Replay:
+    x: LatencyInput
+    rng: random.Random
+    link: _Link
+    reader_free: float = 0.0
+    samples: list[_Sample] = field(default_factory=list)
+    events: list = field(default_factory=list)
+    queue: list = field(default_factory=list)  # the pacer's FIFO: [sample, n, repair]
+    period_start: float = -math.inf
+    period_left: float = 0.0
+    pacer_busy: bool = False
+    nack_pending: bool = False
+    hb_running: bool = False
+    hb_epoch: int = 0
+    oldest_unacked: int = 0
+    last_nack: float = -math.inf
+    last_nack_sample: int = -1
+    seq: int = 0
+
+    def at(self, t: float, kind: str, *args) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (t, self.seq, kind, args))
+
+    def late(self, delay_s: float = 1.0) -> float:
+        """A timer's wake-up lateness; none for an answer given at once (no timer)."""
+        if self.x.lateness_s <= 0 or delay_s <= 0:
+            return 0.0
+        return self.rng.expovariate(1.0 / self.x.lateness_s)
+
+    def arrives(self) -> bool:
+        return self.rng.random() >= self.x.per
+
+    # --- the writer's sending ---------------------------------------------------------
+    def hand(self, now: float, sample: int, fragments: list[int], repair: bool) -> None:
+        """Fragments the writer sends: through the pacer, or straight to the link."""
+        if self.x.pacer_bytes is None:
+            self.transmit(now, sample, fragments, repair)
+            return
+        self.queue.append((sample, fragments, repair))
+        if not self.pacer_busy:
+            self.pacer_busy = True
+            self.at(now, "pace")
+
+    def pace(self, now: float, new_period: bool = False) -> None:
+        """Fast DDS's throughputController (FlowControllerLimitedAsyncPublishMode): send
+        while the period's bytes last; when they run out, a new period starts at once if
+        the last one began a period ago or more (after an idle spell the second period's
+        bytes follow the first without a pause), else when it ends (late by a wake-up)."""
+        x = self.x
+        if new_period:
+            self.period_start, self.period_left = now, x.pacer_bytes
+        while self.queue:
+            if self.period_left < x.fragment_wire_bytes:
+                if now - self.period_start < x.pacer_period_s:
+                    self.at(self.period_start + x.pacer_period_s + self.late(), "pace", True)
+                    return
+                self.period_start, self.period_left = now, x.pacer_bytes
+            # new samples before repairs (Fast DDS's FlowQueue: new_ones_, then old_ones_)
+            at = next((k for k, e in enumerate(self.queue) if not e[2]), 0)
+            sample, fragments, repair = self.queue[at]
+            n = min(len(fragments), int(self.period_left // x.fragment_wire_bytes))
+            now = self.transmit(now, sample, fragments[:n], repair)
+            self.period_left -= n * x.fragment_wire_bytes
+            if n == len(fragments):
+                self.queue.pop(at)
+            else:
+                self.queue[at] = (sample, fragments[n:], repair)
+        self.pacer_busy = False
+
+    def transmit(self, now: float, sample: int, fragments: list[int], repair: bool) -> float:
+        """Hand fragments to the link; returns when the writer is done handing them over
+        (its CPU's sending rate)."""
+        size = len(fragments) * self.x.fragment_wire_bytes
+        arrived = self.link.send(now, size) + self.x.delay_s
+        # the reader takes fragments in as they come, unless it is behind
+        self.reader_free = max(arrived, max(self.reader_free, now + self.x.delay_s)
+                               + size / self.x.receive_bytes_per_s)
+        self.at(self.reader_free, "arrive", sample, fragments, repair)
+        return now + size / self.x.cpu_bytes_per_s
+
+    # --- the reader -------------------------------------------------------------------
+    def arrive(self, now: float, sample: int, fragments: list[int], repair: bool) -> None:
+        s = self.samples[sample]
+        if repair:
+            s.asked.difference_update(fragments)
+        else:
+            s.in_flight -= len(fragments)
+        if self.x.per > 0:
+            s.lost.update(f for f in fragments if self.rng.random() < self.x.per)
+        if s.complete():  # the reader's thread wakes to hand the sample over
+            wake = self.x.lateness_s * READER_WAKE
+            s.done = now + self.x.receive_s + (self.rng.expovariate(1 / wake) if wake else 0.0)
+
+    def heartbeat(self, now: float, epoch: int) -> None:
+        """A periodic Heartbeat. Fast DDS's timer fires a period after its last firing
+        (late by a wake-up each time, so its phase to the writes drifts) while some
+        sample is unacknowledged, and stops when none is; the next write starts it again
+        a period later. Cyclone's comes a period after the last Heartbeat of any kind
+        (``epoch`` names the one it was planned after)."""
+        if self.x.heartbeat_after_data:
+            if epoch == self.hb_epoch:
+                self.send_heartbeat(now, at_once=False)
+            return
+        if all(s.acked for s in self.samples[self.oldest_unacked:]):
+            self.hb_running = False
+            return
+        self.send_heartbeat(now, at_once=False)
+        self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
+
+    def send_heartbeat(self, now: float, at_once: bool) -> None:
+        """A Heartbeat leaves behind what the link holds; the reader reads it after the
+        data before it."""
+        if self.x.heartbeat_after_data:  # Cyclone: the next periodic one a period later
+            self.hb_epoch += 1
+            self.at(now + self.x.heartbeat_s + self.late(), "hb", self.hb_epoch)
+        sent = self.link.send(now, CONTROL_WIRE_BYTES)
+        if self.arrives():
+            self.at(max(sent + self.x.delay_s, self.reader_free), "hb_in", now, at_once)
+
+    def hb_in(self, now: float, sent_at: float, at_once: bool) -> None:
+        """The reader answers a Heartbeat after ``reader_delay_s`` (at once when it asks
+        for an answer), never sooner than ``nack_gap_s`` after its last AckNack; one
+        answer at a time."""
+        if self.nack_pending:
+            return
+        self.nack_pending = True
+        delay = 0.0 if at_once else self.x.reader_delay_s
+        self.at(now + self.x.control_s + delay + self.late(delay), "nack", sent_at)
+
+    def nack(self, now: float, hb_sent_at: float) -> None:
+        asking = [i for i, s in enumerate(self.samples) if s.lost and s.written <= hb_sent_at]
+        if self.x.nack_scope == NACK_ONE:
+            asking = asking[:1]
+        if asking == [self.last_nack_sample] and now < self.last_nack + self.x.nack_gap_s:
+            # Cyclone does not ask again for the same sample within NackDelay
+            self.at(self.last_nack + self.x.nack_gap_s, "nack", hb_sent_at)
+            return
+        self.nack_pending = False
+        arrives = self.arrives()
+        if arrives:  # the writer learns which samples are complete
+            self.acknowledge(now)
+        if not asking:
+            return
+        self.last_nack, self.last_nack_sample = now, asking[0]
+        if not arrives:
+            return
+        wanted = []
+        for i in asking:
+            s = self.samples[i]
+            # the bitmap starts at the lowest fragment the reader lacks, asked for or not
+            first = min(s.lost | s.asked)
+            window = sorted(f for f in s.lost if f < first + self.x.nackfrag_window)
+            if not window:
+                continue
+            s.lost.difference_update(window)
+            s.asked.update(window)
+            s.rounds += 1
+            wanted.append((i, window))
+        self.at(now + self.x.delay_s + self.x.control_s + self.x.writer_delay_s
+                + self.late(self.x.writer_delay_s), "repair", wanted)
+
+    def repair(self, now: float, wanted: list[tuple[int, list[int]]]) -> None:
+        for i, fragments in wanted:
+            self.hand(now, i, fragments, repair=True)
+        if self.x.heartbeat_after_data:
+            self.send_heartbeat(now, at_once=True)
+
+    def acknowledge(self, now: float) -> None:
+        for s in self.samples[self.oldest_unacked:]:
+            if s.done is not None and s.done <= now:
+                s.acked = True
+        while self.oldest_unacked < len(self.samples) and \
+                self.samples[self.oldest_unacked].acked:
+            self.oldest_unacked += 1
+
+    def write(self, now: float) -> None:
+        if not self.x.heartbeat_after_data and not self.hb_running:
+            self.hb_running = True
+            self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
+        self.samples.append(_Sample(written=now, in_flight=self.x.fragments))
+        self.hand(now, len(self.samples) - 1, list(range(self.x.fragments)), repair=False)
+        if self.x.heartbeat_after_data:
+            self.send_heartbeat(now, at_once=True)
+
+
+def _run(replay: _Replay, until: float) -> None:
+    """Handle events in time order up to ``until`` (or MAX_EVENTS: a replay that has not
+    ended by then leaves its samples incomplete rather than running on)."""
+    handlers = {"pace": replay.pace, "arrive": replay.arrive, "hb": replay.heartbeat,
+                "hb_in": replay.hb_in, "nack": replay.nack, "repair": replay.repair,
+                "write": replay.write}
+    for _ in range(MAX_EVENTS):
+        if not replay.events:
+            return
+        t, _, kind, args = heapq.heappop(replay.events)
+        if t > until:
+            return
+        handlers[kind](t, *args)
+
+
+def predict(x: LatencyInput, seed: int = 1) -> LatencyPrediction:
+    """Replay SAMPLES writes at ``rate_hz`` and the repairs they need; mean and p95 of the
+    latencies of the samples after the first WARMUP that completed."""
+    replay = _Replay(x, random.Random(seed),
+                     _Link(x.link_bytes_per_s, x.bucket_bytes, x.cpu_bytes_per_s,
+                           tokens=x.bucket_bytes))
+    interval = 1.0 / x.rate_hz
+    for i in range(SAMPLES):
+        replay.at(i * interval + (replay.late() if x.write_lateness else 0.0), "write")
+    _run(replay, until=SAMPLES * interval + 30.0)
+    counted = replay.samples[WARMUP:]
+    latencies = sorted(s.done - s.written for s in counted if s.done is not None)
+    if not latencies:
+        return LatencyPrediction(math.inf, math.inf, math.nan, 0)
+    return LatencyPrediction(
+        mean_s=sum(latencies) / len(latencies), p95_s=_percentile(latencies, 0.95),
+        rounds_mean=sum(s.rounds for s in counted) / len(counted),
+        completed=len(latencies))
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between the order statistics (numpy's default)."""
+    pos = q * (len(ordered) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)

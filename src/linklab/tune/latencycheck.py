@@ -1,0 +1,261 @@
+"""model.latency against a bench run: measured one-way latency (mean and p95) vs the
+replay of the tuned profile's repair protocol, cell by cell. Pure: ``linklab model-check
+--latency RUN_DIR`` reads the run and prints these rows.
+
+A cell is predicted when it ran the ``optimized`` profile of Fast DDS or Cyclone DDS
+over one UDP topic to one subscriber: the profile the bench generated (linklab.tune with
+the cell's rate, payload, link rate, loss and declared CPU load, as
+bench/profiles.py's ``tuned`` calls it) gives the fragments, the heartbeat, the pacing;
+the middleware's fixed behaviour and this machine's sending and receiving rates are
+below. The target (issue 38): mean and p95 within 15 % on every completed cell.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+from linklab.model.cpu import fair_share_cores, sched_lateness_s
+from linklab.model.latency import (
+    NACK_ALL,
+    NACK_ONE,
+    LatencyInput,
+    LatencyPrediction,
+    shaper_bucket_bytes,
+)
+from linklab.model.latency import predict as replay
+from linklab.model.wire import datagram_rtps_bytes, datagram_wire
+from linklab.probes.types import sample_extra_bytes
+from linklab.tune import TuningInput, tune
+from linklab.tune.predict import tuned_profile
+from linklab.tune.wirecheck import LinkInfo
+from linklab.units import format_percent
+
+TARGET = 0.15
+MIDDLEWARES = ("fastdds", "cyclonedds")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a middleware's threads do on this project's machine (2-core x86, Debian 12),
+    idle, fitted to the tuned profiles' latency at 0 % loss (docs/RESULTS.md, "the
+    latency model"): interface bytes a second the writer hands to the socket and the
+    reader takes in, and the reader's fixed handling of a complete sample."""
+
+    send_bytes_per_s: float
+    receive_bytes_per_s: float
+    receive_s: float
+    control_s: float  # handling a Heartbeat, AckNack or repair request
+
+
+MACHINE = {
+    "fastdds": Machine(200e6, 60e6, 0.00010, 0.00020),
+    "cyclonedds": Machine(200e6, 101e6, 0.00010, 0.00020),
+}
+
+# Fast DDS 2.9 defaults the tuned profile keeps: ReaderTimes.heartbeatResponseDelay and
+# WriterTimes.nackResponseDelay, 5 ms each.
+FASTDDS_RESPONSE_S = 0.005
+
+
+@dataclass(frozen=True)
+class LatencyComparison:
+    cell_id: str
+    middleware: str
+    payload_bytes: int
+    per: float
+    cpu_load: str
+    completed: bool
+    measured_mean_ms: float
+    measured_p95_ms: float
+    model_mean_ms: float
+    model_p95_ms: float
+
+    @property
+    def mean_error(self) -> float:
+        return _error(self.model_mean_ms, self.measured_mean_ms)
+
+    @property
+    def p95_error(self) -> float:
+        return _error(self.model_p95_ms, self.measured_p95_ms)
+
+    @property
+    def checked(self) -> bool:
+        return self.completed and not math.isnan(self.mean_error) \
+            and not math.isnan(self.p95_error)
+
+    @property
+    def within(self) -> bool:
+        return abs(self.mean_error) <= TARGET and abs(self.p95_error) <= TARGET
+
+    @property
+    def missed(self) -> bool:
+        return self.checked and not self.within
+
+    def to_dict(self) -> dict:
+        return {**self.__dict__, "mean_error": self.mean_error, "p95_error": self.p95_error,
+                "checked": self.checked, "within": self.within}
+
+
+def _error(model: float, measured: float) -> float:
+    if not measured or math.isnan(measured) or not math.isfinite(model):
+        return math.nan
+    return (model - measured) / measured
+
+
+def tuned_settings(payload_bytes: int, rate_hz: float, link: LinkInfo,
+                   competitors: float = 0.0, cores: float = 1.0):
+    """The settings the bench generated for an ``optimized`` cell (bench/profiles.py
+    ``tuned``): the cell's rate, payload, link and declared CPU load."""
+    declared = competitors if competitors > 0 else None
+    return tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
+                            link_bits_per_s=link.rate_bits_per_s, per=link.per,
+                            cpu_competitors=declared,
+                            cpu_cores=cores if declared else None)).settings
+
+
+def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
+                  link: LinkInfo, competitors: float = 0.0, cores: float = 1.0,
+                  delay_s: float = 0.0, type_name: str = "Bytes") -> LatencyInput:
+    """The replay's input for ``middleware`` under tuned ``settings``
+    (tune.settings.TunedSettings) over ``link`` (one-way ``delay_s``), with
+    ``competitors`` CPU-bound tasks beside it on ``cores`` cores (model.cpu: the share
+    they leave scales the machine's rates, the wake-up lateness grows)."""
+    if middleware not in MIDDLEWARES:
+        raise ValueError(f"no latency model for {middleware!r}")
+    profile = tuned_profile(middleware, settings)
+    size = payload_bytes + sample_extra_bytes(type_name)
+    fragments = max(1, math.ceil(size / profile.fragment_bytes))
+    rtps = datagram_rtps_bytes(profile, 1, profile.fragment_bytes)
+    wire = datagram_wire(rtps, link.mtu)[1]
+    machine = MACHINE[middleware]
+    share = fair_share_cores(cores, competitors) if competitors else 1.0
+    common = dict(
+        rate_hz=rate_hz, fragments=fragments, fragment_wire_bytes=wire, per=link.per,
+        link_bytes_per_s=link.rate_bits_per_s / 8,
+        bucket_bytes=shaper_bucket_bytes(link.rate_bits_per_s), delay_s=delay_s,
+        cpu_bytes_per_s=machine.send_bytes_per_s * share,
+        receive_bytes_per_s=machine.receive_bytes_per_s * share,
+        lateness_s=sched_lateness_s(competitors / cores if cores else 0.0),
+        receive_s=machine.receive_s / share, control_s=machine.control_s / share)
+    if middleware == "fastdds":
+        return LatencyInput(
+            **common, heartbeat_s=settings.heartbeat_period_ns / 1e9,
+            reader_delay_s=FASTDDS_RESPONSE_S, writer_delay_s=FASTDDS_RESPONSE_S,
+            nack_scope=NACK_ALL, pacer_bytes=settings.pacing_bytes_per_period * wire / rtps,
+            pacer_period_s=settings.pacing_period_ms / 1000)
+    # Cyclone answers a Heartbeat asking for it at once (its writer asks after every
+    # sample and repair), asks again for the same sample only NackDelay later, and names
+    # all of a sample's missing fragments (measured, docs/RESULTS.md)
+    return LatencyInput(
+        **common, heartbeat_s=settings.cyclone_heartbeat_ns / 1e9, reader_delay_s=0.0,
+        writer_delay_s=0.0, nack_scope=NACK_ONE, heartbeat_after_data=True,
+        nack_gap_s=settings.cyclone_nack_delay_ns / 1e9, nackfrag_window=fragments)
+
+
+@lru_cache(maxsize=1024)
+def predicted_for(middleware: str, payload_bytes: int, rate_hz: float, link: LinkInfo,
+                  competitors: float = 0.0, cores: float = 1.0,
+                  type_name: str = "Bytes") -> LatencyPrediction:
+    """The replay of a bench cell that ran the ``optimized`` profile."""
+    settings = tuned_settings(payload_bytes, rate_hz, link, competitors, cores)
+    return replay(latency_input(middleware, settings, payload_bytes, rate_hz, link,
+                                competitors, cores, type_name=type_name))
+
+
+def for_tuning(t, settings, middleware: str) -> LatencyPrediction:
+    """The replay of the profile ``tune`` made (``t``: tune.inputs.TuningInput) for
+    ``middleware``, over its link at the loss the settings were sized for, beside the CPU
+    load it declared (--cpu-load, or --cpu-share as that many competitors on one core)."""
+    from linklab.tune.settings import competitors_per_core
+
+    if t.cpu_competitors is not None:
+        competitors, cores = t.cpu_competitors, t.cpu_cores or float(os.cpu_count() or 1)
+    else:
+        competitors, cores = competitors_per_core(t), 1.0
+    link = LinkInfo(t.link_bits_per_s, settings.sizing_per, t.mtu)
+    return replay(latency_input(middleware, settings, t.payload_bytes, t.rate_hz, link,
+                                competitors, cores, delay_s=t.delay_s))
+
+
+def summary_line(t, settings) -> str:
+    """``tune``'s line: the model's one-way latency of each chosen middleware's profile."""
+    parts = []
+    for middleware in t.middlewares:
+        if middleware not in MIDDLEWARES:
+            continue
+        r = for_tuning(t, settings, middleware)
+        name = "Fast DDS" if middleware == "fastdds" else "Cyclone DDS"
+        parts.append(f"{name} mean {r.mean_s * 1e3:.3g} ms, p95 {r.p95_s * 1e3:.3g} ms"
+                     if math.isfinite(r.mean_s) else f"{name}: does not complete")
+    return (f"Latency at PER {format_percent(settings.sizing_per)} (model/latency.py, "
+            "replayed with this machine's sending and receiving rates; docs/RESULTS.md \"the "
+            "latency model\" says how close): " + "; ".join(parts))
+
+
+def row_contention(row: dict) -> tuple[float, float]:
+    """(competitors, cores) of a row's ``cpu_load``: N/core -> N per core of the cores its
+    competitors covered; a count -> that many on this machine's cores."""
+    load = str(row.get("cpu_load") or "none")
+    processes = float(row.get("cpu_load_processes") or 0)
+    if load == "none" or processes <= 0:
+        return 0.0, 1.0
+    if load.endswith("/core"):
+        per_core = float(load[:-5])
+        return processes, processes / per_core if per_core else 1.0
+    return processes, float(os.cpu_count() or 1)
+
+
+def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[LatencyComparison]:
+    """One comparison per predictable row (module docstring), in the run's order."""
+    out = []
+    for row in rows:
+        middleware = row.get("middleware")
+        link = links.get(row.get("link"))
+        if middleware not in MIDDLEWARES or row.get("profile") != "optimized" or link is None:
+            continue
+        if (row.get("topics") or 1) != 1 or (row.get("subscribers") or 1) != 1 \
+                or not row.get("rate_hz") or not row.get("payload_bytes"):
+            continue
+        competitors, cores = row_contention(row)
+        model = predicted_for(middleware, int(row["payload_bytes"]), float(row["rate_hz"]),
+                              link, competitors, cores, row.get("type") or "Bytes")
+        out.append(LatencyComparison(
+            cell_id=str(row.get("cell_id")), middleware=middleware,
+            payload_bytes=int(row["payload_bytes"]), per=link.per,
+            cpu_load=str(row.get("cpu_load") or "none"),
+            completed=row.get("status") == "ok",
+            measured_mean_ms=_num(row.get("latency_mean_ms")),
+            measured_p95_ms=_num(row.get("latency_p95_ms")),
+            model_mean_ms=model.mean_s * 1e3, model_p95_ms=model.p95_s * 1e3))
+    return out
+
+
+def _num(value) -> float:
+    return float(value) if value is not None else math.nan
+
+
+def render(comparisons: list[LatencyComparison]) -> list[str]:
+    """One line per cell: measured and modelled mean and p95 (ms), their errors; then the
+    count within the target."""
+    lines = [f"{'cell':<44} {'done':<5} {'mean':>8} {'model':>8} {'error':>7}  "
+             f"{'p95':>8} {'model':>8} {'error':>7}"]
+    for c in comparisons:
+        mark = "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %")
+        lines.append(
+            f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
+            f"{c.measured_mean_ms:>8.2f} {c.model_mean_ms:>8.2f} {_pct(c.mean_error)}  "
+            f"{c.measured_p95_ms:>8.2f} {c.model_p95_ms:>8.2f} {_pct(c.p95_error)}  {mark}")
+    done = [c for c in comparisons if c.checked]
+    inside = [c for c in done if c.within]
+    worst = max((max(abs(c.mean_error), abs(c.p95_error)) for c in done), default=math.nan)
+    lines.append(f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} on mean and "
+                 f"p95 (largest error {worst:.1%}); "
+                 f"{sum(not c.completed for c in comparisons)} not completed")
+    return lines
+
+
+def _pct(value: float) -> str:
+    return f"{value:>+7.1%}" if not math.isnan(value) else f"{'—':>7}"

@@ -1,0 +1,137 @@
+"""model/latency.py: the replay of the repair protocol behaves as the mechanisms say."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from linklab.model.latency import (
+    NACK_ALL,
+    NACK_ONE,
+    LatencyInput,
+    predict,
+    shaper_bucket_bytes,
+)
+from linklab.tune.latencycheck import latency_input, row_contention, tuned_settings
+from linklab.tune.wirecheck import LinkInfo
+
+LINK = 300e6
+
+
+def plain(**changes) -> LatencyInput:
+    """A stream with no pacing and instant timers, to check one mechanism at a time."""
+    base = LatencyInput(
+        rate_hz=30, fragments=100, fragment_wire_bytes=1500, per=0.0,
+        link_bytes_per_s=LINK / 8, bucket_bytes=0, delay_s=0.0, cpu_bytes_per_s=1e12,
+        receive_bytes_per_s=1e12, heartbeat_s=0.010, reader_delay_s=0.0,
+        writer_delay_s=0.0, nack_scope=NACK_ALL, lateness_s=0.0, receive_s=0.0)
+    return dataclasses.replace(base, **changes)
+
+
+def test_without_loss_a_sample_takes_its_bytes_over_the_link_rate():
+    x = plain()
+    expected = 100 * 1500 / (LINK / 8)
+    r = predict(x)
+    assert r.mean_s == pytest.approx(expected, rel=1e-6)
+    assert r.p95_s == pytest.approx(expected, rel=1e-6)
+    assert r.rounds_mean == 0
+
+
+def test_the_token_bucket_lets_its_bytes_through_at_once():
+    x = plain(bucket_bytes=60_000)
+    assert predict(x).mean_s == pytest.approx((150_000 - 60_000) / (LINK / 8), rel=1e-6)
+    assert shaper_bucket_bytes(300e6) == 75_000
+    assert shaper_bucket_bytes(10e6) == 32 * 1024  # never below 32 KiB
+
+
+def test_the_replay_is_pure():
+    x = plain(per=0.1, lateness_s=0.0005)
+    assert predict(x) == predict(x)
+    assert predict(x, seed=2) != predict(x)
+
+
+@pytest.mark.parametrize("scope", [NACK_ALL, NACK_ONE])
+def test_more_loss_means_more_rounds_and_later_samples(scope):
+    results = [predict(plain(per=per, nack_scope=scope)) for per in (0.01, 0.05, 0.2)]
+    assert [r.rounds_mean for r in results] == sorted(r.rounds_mean for r in results)
+    assert results[0].mean_s < results[1].mean_s < results[2].mean_s
+    assert all(r.p95_s >= r.mean_s for r in results)
+
+
+def test_a_lost_fragment_waits_for_a_heartbeat_and_both_answers():
+    """One round: the next Heartbeat, the reader's and the writer's delays."""
+    slow = predict(plain(per=0.05, reader_delay_s=0.005, writer_delay_s=0.005))
+    fast = predict(plain(per=0.05))
+    assert slow.mean_s - fast.mean_s == pytest.approx(
+        0.010 * (slow.rounds_mean - 0), rel=0.5)
+    assert slow.p95_s > fast.p95_s + 0.009
+
+
+def test_one_sample_per_acknack_queues_samples_behind_each_other():
+    """Cyclone's AckNack asks for one sample: when samples overlap in repair, later ones
+    wait; Fast DDS asks for all at once."""
+    heavy = dict(per=0.2, fragments=400, heartbeat_s=0.016)
+    one = predict(plain(nack_scope=NACK_ONE, **heavy))
+    every = predict(plain(nack_scope=NACK_ALL, **heavy))
+    assert one.mean_s > every.mean_s
+
+
+def test_a_nackfrag_window_costs_rounds_when_losses_lie_far_apart():
+    wide = predict(plain(per=0.05, fragments=600, nackfrag_window=10_000))
+    narrow = predict(plain(per=0.05, fragments=600, nackfrag_window=256))
+    assert narrow.rounds_mean > wide.rounds_mean
+    assert narrow.mean_s > wide.mean_s
+
+
+def test_a_paced_writer_spreads_a_sample_over_periods():
+    """Fast DDS's throughputController: 30 fragments a period of 5 ms; a 100-fragment
+    sample after an idle spell sends two periods' bytes back to back, then waits."""
+    paced = predict(plain(pacer_bytes=30 * 1500, pacer_period_s=0.005))
+    free = predict(plain())
+    assert paced.mean_s > free.mean_s + 0.005
+    assert paced.mean_s < free.mean_s + 0.015
+
+
+def tuned(middleware: str, payload: int, link: LinkInfo, competitors: float = 0.0,
+          cores: float = 1.0) -> LatencyInput:
+    settings = tuned_settings(payload, 30.0, link, competitors, cores)
+    return latency_input(middleware, settings, payload, 30.0, link, competitors, cores)
+
+
+def test_a_busy_machine_makes_the_same_stream_later():
+    link = LinkInfo(300e6, 0.2, 1500)
+    for middleware in ("fastdds", "cyclonedds"):
+        idle = predict(tuned(middleware, 256 * 1024, link))
+        busy = predict(tuned(middleware, 256 * 1024, link, competitors=4, cores=2))
+        assert busy.mean_s > idle.mean_s, middleware
+
+
+def test_the_tuned_inputs_follow_the_profile():
+    link = LinkInfo(300e6, 0.2, 1500)
+    fast = tuned("fastdds", 512 * 1024, link)
+    cyclone = tuned("cyclonedds", 512 * 1024, link)
+    assert fast.heartbeat_s == pytest.approx(1 / 60, rel=1e-6)  # n = 2r
+    assert fast.pacer_bytes is not None and fast.nack_scope == NACK_ALL
+    assert cyclone.pacer_bytes is None and cyclone.nack_scope == NACK_ONE
+    assert cyclone.heartbeat_s < 1 / 60  # sized for one sample per AckNack (model.repair R3)
+    assert fast.fragments == math.ceil((512 * 1024 + 24) / 1296)  # 1472 - 176 B reserve
+    with pytest.raises(ValueError):
+        latency_input("zenoh", tuned_settings(1024, 30.0, link), 1024, 30.0, link)
+
+
+@pytest.mark.parametrize("row,expected", [
+    ({"cpu_load": "none"}, (0.0, 1.0)),
+    ({"cpu_load": "1/core", "cpu_load_processes": 2}, (2.0, 2.0)),
+    ({"cpu_load": "2/core", "cpu_load_processes": 8}, (8.0, 4.0)),
+])
+def test_a_rows_cpu_load_gives_competitors_and_cores(row, expected):
+    assert row_contention(row) == expected
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="PER"):
+        plain(per=1.0)
+    with pytest.raises(ValueError, match="nack_scope"):
+        plain(nack_scope="some")
