@@ -99,6 +99,10 @@ class LatencyInput:
     # asking for the same sample
     nackfrag_window: int = NACKFRAG_WINDOW  # fragments one NackFrag can name
     write_lateness: bool = True  # the writer's own timer wakes late too
+    # a busy CPU: the reader's thread, woken by a packet, finds a competitor on its core
+    # with probability slice_share and waits for up to slice_s (uniform) before it runs
+    slice_share: float = 0.0
+    slice_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.per < 1.0:
@@ -249,6 +253,8 @@ class _Replay:
         if s.complete():  # the reader's thread wakes to hand the sample over
             wake = self.x.lateness_s * READER_WAKE
             s.done = now + self.x.receive_s + (self.rng.expovariate(1 / wake) if wake else 0.0)
+            if self.x.slice_share and self.rng.random() < self.x.slice_share:
+                s.done += self.rng.uniform(0.0, self.x.slice_s)
 
     def heartbeat(self, now: float, epoch: int) -> None:
         """A periodic Heartbeat. Fast DDS's timer fires a period after its last firing

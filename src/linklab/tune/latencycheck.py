@@ -55,6 +55,12 @@ MACHINE = {
     "cyclonedds": Machine(200e6, 101e6, 0.00010, 0.00020),
 }
 
+# A busy CPU: the share of the reader's wake-ups that find a competitor on the core, and
+# how long they then wait at most per competitor per core (uniform), fitted to the busy
+# wire grid's 0 % cells (docs/RESULTS.md, "the latency model").
+BUSY_WAKE_SHARE = 0.15
+BUSY_SLICE_S = 0.006
+
 # Fast DDS 2.9 defaults the tuned profile keeps: ReaderTimes.heartbeatResponseDelay and
 # WriterTimes.nackResponseDelay, 5 ms each.
 FASTDDS_RESPONSE_S = 0.005
@@ -139,7 +145,9 @@ def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
         cpu_bytes_per_s=machine.send_bytes_per_s * share,
         receive_bytes_per_s=machine.receive_bytes_per_s * share,
         lateness_s=sched_lateness_s(competitors / cores if cores else 0.0),
-        receive_s=machine.receive_s / share, control_s=machine.control_s / share)
+        receive_s=machine.receive_s / share, control_s=machine.control_s / share,
+        slice_share=BUSY_WAKE_SHARE if competitors else 0.0,
+        slice_s=BUSY_SLICE_S * competitors / cores if cores else 0.0)
     if middleware == "fastdds":
         return LatencyInput(
             **common, heartbeat_s=settings.heartbeat_period_ns / 1e9,
