@@ -54,6 +54,20 @@ def test_tune_json(tmp_path):
     assert data["verdict"] == "feasible"
     assert [c["per"] for c in data["explanation"]["conditions"]] == [0.1]
     assert data["files"]["fastdds"].endswith("fastdds.xml")
+    # the latency model's prediction for each profile (issue 38): a repair round or more
+    # on top of a loss-free first copy, so above it and finite
+    latency = data["latency_model"]
+    assert set(latency) == {"fastdds", "cyclonedds"}
+    for prediction in latency.values():
+        assert 0 < prediction["mean_s"] <= prediction["p95_s"] < 1.0
+        assert prediction["rounds_mean"] > 0
+
+
+def test_tune_prints_the_predicted_latency(tmp_path):
+    result = run("tune", *PAPER, "--per", "5%", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("Latency at PER 5 %"))
+    assert "Fast DDS mean" in line and "Cyclone DDS mean" in line and "p95" in line
 
 
 @pytest.mark.parametrize(("args", "argument"), [
