@@ -35,8 +35,13 @@ MESSAGE = {signal.SIGINT: "linklab: interrupted", signal.SIGTERM: "linklab: inte
 
 
 def default_int() -> None:
-    """preexec_fn: the child starts with SIGINT's default action whatever pytest had."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    """preexec_fn: the child starts with the default action of every stop signal, whatever
+    the test run inherited: pytest's SIGINT handler, or a SIGHUP that `nohup make test`
+    ignores (an ignored signal stays ignored in linklab, as it should: a HUP sent to a
+    child of a nohup'ed test run then changes nothing, and a test expecting it to end the
+    command failed for that reason alone)."""
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def caught(pid: int) -> int:
