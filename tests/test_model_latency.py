@@ -12,8 +12,8 @@ from linklab.model.latency import (
     NACK_ONE,
     LatencyInput,
     predict,
-    shaper_bucket_bytes,
 )
+from linklab.model.shaper import bucket_bytes
 from linklab.tune.latencycheck import latency_input, row_contention, tuned_settings
 from linklab.tune.wirecheck import LinkInfo
 
@@ -42,8 +42,8 @@ def test_without_loss_a_sample_takes_its_bytes_over_the_link_rate():
 def test_the_token_bucket_lets_its_bytes_through_at_once():
     x = plain(bucket_bytes=60_000)
     assert predict(x).mean_s == pytest.approx((150_000 - 60_000) / (LINK / 8), rel=1e-6)
-    assert shaper_bucket_bytes(300e6) == 75_000
-    assert shaper_bucket_bytes(10e6) == 32 * 1024  # never below 32 KiB
+    assert bucket_bytes(300e6) == 75_000
+    assert bucket_bytes(10e6) == 32 * 1024  # never below 32 KiB
 
 
 def test_the_replay_is_pure():
@@ -128,6 +128,17 @@ def test_the_tuned_inputs_follow_the_profile():
 ])
 def test_a_rows_cpu_load_gives_competitors_and_cores(row, expected):
     assert row_contention(row) == expected
+
+
+def test_a_stream_that_does_not_keep_up_has_no_figure():
+    """Repairs of 20 % loss one sample per AckNack with a slow loop: samples are still
+    incomplete when the replay ends, so mean and p95 are infinite, not those of the
+    samples that happened to complete."""
+    r = predict(plain(per=0.2, fragments=400, nack_scope=NACK_ONE, heartbeat_s=0.05,
+                      nack_gap_s=0.05, heartbeat_after_data=True))
+    assert not r.kept_up and math.isinf(r.mean_s) and math.isinf(r.p95_s)
+    assert r.completed < 940
+    assert predict(plain(per=0.01)).kept_up
 
 
 def test_bad_inputs_are_refused():

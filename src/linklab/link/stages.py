@@ -22,7 +22,6 @@ per-host ``SocketBufferStage``. Relay stages: ``DelayStage``, ``JitterStage``,
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -31,10 +30,10 @@ from linklab.link import made
 from linklab.link.netops import NetOps, Snapshot, nft_name
 from linklab.link.spec import LOSS_RESOLUTION, BurstLoss, DirectionSpec, Outage, loss_steps
 from linklab.link.topology import PathView
+from linklab.model.shaper import bucket_bytes
 from linklab.units import format_bitrate, format_duration, format_percent
 
 TBF_LATENCY_S = 0.050     # tbf queue: 50 ms of traffic at the rate (a Wi-Fi-sized buffer)
-TBF_BURST_S = 0.002       # tbf bucket: 2 ms of traffic, at least 32 KiB (>= 20 full frames)
 
 
 @dataclass
@@ -187,7 +186,7 @@ class RateStage(Stage):
 
     @property
     def burst_bytes(self) -> int:
-        return max(32 * 1024, math.ceil(self.rate_bps / 8 * TBF_BURST_S))
+        return bucket_bytes(self.rate_bps)  # 2 ms of traffic, at least 32 KiB
 
     def params(self) -> dict[str, Any]:
         return {"rate_bps": self.rate_bps, "text": format_bitrate(self.rate_bps),

@@ -23,13 +23,14 @@ from linklab.model.latency import (
     NACK_ONE,
     LatencyInput,
     LatencyPrediction,
-    shaper_bucket_bytes,
+    predict,
 )
-from linklab.model.latency import predict as replay
+from linklab.model.shaper import bucket_bytes
 from linklab.model.wire import datagram_rtps_bytes, datagram_wire
 from linklab.probes.types import sample_extra_bytes
 from linklab.tune import TuningInput, tune
 from linklab.tune.predict import tuned_profile
+from linklab.tune.settings import competitors_per_core
 from linklab.tune.wirecheck import LinkInfo
 from linklab.units import format_percent
 
@@ -78,6 +79,7 @@ class LatencyComparison:
     measured_p95_ms: float
     model_mean_ms: float
     model_p95_ms: float
+    model_rounds: float = math.nan  # AckNacks that asked for a sample, on average
 
     @property
     def mean_error(self) -> float:
@@ -86,6 +88,12 @@ class LatencyComparison:
     @property
     def p95_error(self) -> float:
         return _error(self.model_p95_ms, self.measured_p95_ms)
+
+    @property
+    def cannot_keep_up(self) -> bool:
+        """The replay did not keep up (model.latency: no figure), as the wire check's
+        "cannot complete": listed, counted apart, never within or outside 15 %."""
+        return not math.isfinite(self.model_mean_ms)
 
     @property
     def checked(self) -> bool:
@@ -102,7 +110,8 @@ class LatencyComparison:
 
     def to_dict(self) -> dict:
         return {**self.__dict__, "mean_error": self.mean_error, "p95_error": self.p95_error,
-                "checked": self.checked, "within": self.within}
+                "checked": self.checked, "within": self.within,
+                "cannot_keep_up": self.cannot_keep_up}
 
 
 def _error(model: float, measured: float) -> float:
@@ -141,7 +150,7 @@ def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
     common = dict(
         rate_hz=rate_hz, fragments=fragments, fragment_wire_bytes=wire, per=link.per,
         link_bytes_per_s=link.rate_bits_per_s / 8,
-        bucket_bytes=shaper_bucket_bytes(link.rate_bits_per_s), delay_s=delay_s,
+        bucket_bytes=bucket_bytes(link.rate_bits_per_s), delay_s=delay_s,
         cpu_bytes_per_s=machine.send_bytes_per_s * share,
         receive_bytes_per_s=machine.receive_bytes_per_s * share,
         lateness_s=sched_lateness_s(competitors / cores if cores else 0.0),
@@ -164,6 +173,12 @@ def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
 
 
 @lru_cache(maxsize=1024)
+def replay(x: LatencyInput) -> LatencyPrediction:
+    """model.latency.predict, once per input: ``tune --verify`` asks for the same profile
+    for its summary line and for each verify row."""
+    return predict(x)
+
+
 def predicted_for(middleware: str, payload_bytes: int, rate_hz: float, link: LinkInfo,
                   competitors: float = 0.0, cores: float = 1.0,
                   type_name: str = "Bytes") -> LatencyPrediction:
@@ -177,8 +192,6 @@ def for_tuning(t, settings, middleware: str) -> LatencyPrediction:
     """The replay of the profile ``tune`` made (``t``: tune.inputs.TuningInput) for
     ``middleware``, over its link at the loss the settings were sized for, beside the CPU
     load it declared (--cpu-load, or --cpu-share as that many competitors on one core)."""
-    from linklab.tune.settings import competitors_per_core
-
     if t.cpu_competitors is not None:
         competitors, cores = t.cpu_competitors, t.cpu_cores or float(os.cpu_count() or 1)
     else:
@@ -237,7 +250,8 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[LatencyCompari
             completed=row.get("status") == "ok",
             measured_mean_ms=_num(row.get("latency_mean_ms")),
             measured_p95_ms=_num(row.get("latency_p95_ms")),
-            model_mean_ms=model.mean_s * 1e3, model_p95_ms=model.p95_s * 1e3))
+            model_mean_ms=model.mean_s * 1e3, model_p95_ms=model.p95_s * 1e3,
+            model_rounds=model.rounds_mean))
     return out
 
 
@@ -251,7 +265,8 @@ def render(comparisons: list[LatencyComparison]) -> list[str]:
     lines = [f"{'cell':<44} {'done':<5} {'mean':>8} {'model':>8} {'error':>7}  "
              f"{'p95':>8} {'model':>8} {'error':>7}"]
     for c in comparisons:
-        mark = "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %")
+        mark = "model: does not keep up" if c.cannot_keep_up else (
+            "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %"))
         lines.append(
             f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
             f"{c.measured_mean_ms:>8.2f} {c.model_mean_ms:>8.2f} {_pct(c.mean_error)}  "
@@ -259,9 +274,14 @@ def render(comparisons: list[LatencyComparison]) -> list[str]:
     done = [c for c in comparisons if c.checked]
     inside = [c for c in done if c.within]
     worst = max((max(abs(c.mean_error), abs(c.p95_error)) for c in done), default=math.nan)
-    lines.append(f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} on mean and "
-                 f"p95 (largest error {worst:.1%}); "
-                 f"{sum(not c.completed for c in comparisons)} not completed")
+    line = (f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} on mean and "
+            f"p95 (largest error {worst:.1%}); "
+            f"{sum(not c.completed for c in comparisons)} not completed")
+    behind = [c for c in comparisons if c.cannot_keep_up]
+    if behind:
+        line += (f"; {len(behind)} the model says do not keep up (not compared; "
+                 f"{sum(c.completed for c in behind)} of them completed)")
+    lines.append(line)
     return lines
 
 
