@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -52,8 +51,8 @@ PORT = 40000
 
 
 @contextmanager
-def relay_link(tmp_path: Path, ab=(), ba=(), seed: int = 7, epoch_ns: int | None = None
-               ) -> Iterator[RelayWire]:
+def relay_link(tmp_path: Path, ab=(), ba=(), seed: int = 7, epoch_ns: int | None = None,
+               spin_s: float | None = None) -> Iterator[RelayWire]:
     require_root()
     relay_binary()
     n = next(_counter)
@@ -71,7 +70,7 @@ def relay_link(tmp_path: Path, ab=(), ba=(), seed: int = 7, epoch_ns: int | None
                             "net.ipv6.conf.all.disable_ipv6=1",
                             "net.ipv6.conf.default.disable_ipv6=1"], check=True)
         config = RelayConfig(tap_a=f"{tag}a", tap_b=f"{tag}b", ab=tuple(ab), ba=tuple(ba),
-                             seed=seed, epoch_ns=epoch_ns, stats_interval_s=0.05)
+                             seed=seed, epoch_ns=epoch_ns, stats_interval_s=0.05, spin_s=spin_s)
         wire = RelayWire(TapEnd(ns_a, f"{tag}a", f"{ADDR_A}/24"),
                          TapEnd(ns_b, f"{tag}b", f"{ADDR_B}/24"), config, tmp_path / f"emu{n}")
         wire.up()
@@ -100,17 +99,37 @@ def sockets(wire: RelayWire):
 
 # ---------------------------------------------------------------- delay -------
 
-def test_delay_20ms_gives_40ms_median_rtt(tmp_path):
-    require_tool("ping")
-    with relay_link(tmp_path, ab=[Delay(0.020)], ba=[Delay(0.020)]) as wire:
-        out = subprocess.run(["ip", "netns", "exec", wire.a.netns, "ping", "-n", "-i", "0.002",
-                              "-c", "1000", "-W", "1", ADDR_B],
-                             capture_output=True, text=True, timeout=60).stdout
-    rtts = np.array([float(x) for x in re.findall(r"time=([\d.]+) ms", out)])
-    assert len(rtts) >= 990, out[-300:]
-    median = float(np.median(rtts))
-    print(f"median RTT {median:.3f} ms over {len(rtts)} pings, p99 {np.percentile(rtts, 99):.3f}")
-    assert abs(median - 40.0) <= 0.3
+def one_way_us(tmp_path: Path, stages, spin_s: float | None = None) -> np.ndarray:
+    """One-way latency (us) of 1000 datagrams at 200/s a -> b: kernel transmit stamp
+    (the TAP handed the frame) to kernel receive stamp, so neither Python nor the
+    scheduling of the test process is in it."""
+    with relay_link(tmp_path, ab=stages, spin_s=spin_s) as wire:
+        sender, receiver = sockets(wire)
+        run = udp_run(sender, receiver, (ADDR_B, PORT), count=1000, rate_pps=200, size=64,
+                      linger_s=0.2, tx_timestamps=True)
+    stamped = run.received & (run.tx_ns > 0)
+    assert stamped.sum() >= 990, (run.received.sum(), (run.tx_ns > 0).sum())
+    return (run.recv_ns[stamped] - run.tx_ns[stamped]) / 1e3
+
+
+def test_a_delay_stage_adds_its_setting_to_the_relays_own_latency(tmp_path):
+    """The promise docs/RESULTS.md states for a delay stage: it adds its setting to the
+    relay's own forwarding latency within 50 us at the median, never less, and 99 % of
+    frames within 5 ms of the setting (the tail is the host waking a halted vCPU: 0.1 to
+    2.4 ms on this VM, 2026-11-28; a lead long enough to cover it would poll for ms).
+    A timer on an idle vCPU fires ~0.1 ms late whatever the priority; before the relay
+    learned its lead (emu/src/lead.rs) a 2 x 20 ms link gave a median ping RTT of
+    40.3-40.5 ms (CI, 2026-11-28: 40.4)."""
+    base = one_way_us(tmp_path / "bare", [])
+    delayed = one_way_us(tmp_path / "delayed", [Delay(0.020)]) - 20_000
+    added = float(np.median(delayed) - np.median(base))
+    print(f"relay alone: median {np.median(base):.0f} us, p99 {np.percentile(base, 99):.0f} us; "
+          f"with a 20 ms stage, beyond 20 ms: median {np.median(delayed):.0f} us, p99 "
+          f"{np.percentile(delayed, 99):.0f} us, max {delayed.max():.0f} us; "
+          f"the stage beyond its setting: {added:+.0f} us at the median")
+    assert abs(added) <= 50
+    assert np.percentile(delayed, 99) <= 5000
+    assert delayed.min() >= 0  # never early
 
 
 def test_a_busy_disk_does_not_hold_frames_back(tmp_path):

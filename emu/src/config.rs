@@ -5,8 +5,9 @@
 //! mtu 1500
 //! stats /run/linklab/x/emu-stats.json 100000000      # path, interval in ns
 //! epoch 123456789                                   # CLOCK_MONOTONIC ns; default: start
-//! spin 0                       # poll this long (ns) before a deadline instead of sleeping
-//!                              # (useful without real-time priority; costs CPU)
+//! spin auto 300000             # poll before a deadline instead of sleeping: as long as the
+//!                              # timer has recently been late (p90), at most 300 us (lead.rs);
+//!                              # `spin NS` polls a fixed NS (0: sleep to the deadline)
 //! priority 10                  # SCHED_FIFO priority (0: normal scheduling)
 //! tap a linklab-x-ea netns linklab-x-robot
 //! tap b linklab-x-eb netns linklab-x-server
@@ -32,6 +33,13 @@ pub struct StageSpec {
     pub line: usize,
 }
 
+/// How the relay waits for a deadline (lead.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spin {
+    Fixed(u64),
+    Auto(u64),
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub seed: u64,
@@ -39,7 +47,7 @@ pub struct Config {
     pub stats_path: Option<String>,
     pub stats_interval_ns: u64,
     pub epoch_ns: Option<u64>,
-    pub spin_ns: u64,
+    pub spin: Spin,
     pub priority: i32,
     pub tap_a: Option<TapSpec>,
     pub tap_b: Option<TapSpec>,
@@ -54,7 +62,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
         stats_path: None,
         stats_interval_ns: 100_000_000,
         epoch_ns: None,
-        spin_ns: 0,
+        spin: Spin::Fixed(0),
         priority: 0,
         tap_a: None,
         tap_b: None,
@@ -77,7 +85,14 @@ pub fn parse(text: &str) -> Result<Config, String> {
                 cfg.mtu = words[1].parse().map_err(|_| bad("mtu must be an integer"))?
             }
             "spin" if words.len() == 2 => {
-                cfg.spin_ns = words[1].parse().map_err(|_| bad("spin must be integer ns"))?
+                cfg.spin = Spin::Fixed(
+                    words[1].parse().map_err(|_| bad("spin must be integer ns or `auto CAP_NS`"))?,
+                )
+            }
+            "spin" if words.len() == 3 && words[1] == "auto" => {
+                cfg.spin = Spin::Auto(
+                    words[2].parse().map_err(|_| bad("spin auto's cap must be integer ns"))?,
+                )
             }
             "priority" if words.len() == 2 => {
                 cfg.priority = words[1].parse().map_err(|_| bad("priority must be 0..99"))?

@@ -10,6 +10,7 @@
 //! is down.
 
 mod config;
+mod lead;
 mod packet;
 mod pipeline;
 mod rng;
@@ -20,6 +21,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::os::fd::RawFd;
 
+use config::Spin;
+use lead::Lead;
 use packet::{Packet, Pool};
 use pipeline::Pipeline;
 use stages::Stage;
@@ -174,30 +177,31 @@ impl StatsWriter {
         StatsWriter { path, tmp, tx, writer }
     }
 
-    fn text(state: &str, started: u64, epoch: u64, taps: (&str, &str), ab: &Pipeline, ba: &Pipeline) -> String {
+    fn text(state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline) -> String {
         let now = mono_ns();
         format!(
             "{{\"version\":1,\"pid\":{},\"state\":\"{state}\",\"updated_ns\":{now},\"started_ns\":{started},\
-             \"epoch_ns\":{epoch},\"tap_a\":{},\"tap_b\":{},\"ab\":{},\"ba\":{}}}\n",
+             \"epoch_ns\":{epoch},\"tap_a\":{},\"tap_b\":{},\"wake\":{},\"ab\":{},\"ba\":{}}}\n",
             std::process::id(),
             json_str(taps.0),
             json_str(taps.1),
+            lead.describe(),
             pipeline_json(ab, now),
             pipeline_json(ba, now)
         )
     }
 
     /// Now, in this thread: before the first frame and at exit.
-    fn write_now(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), ab: &Pipeline, ba: &Pipeline) {
+    fn write_now(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline) {
         if let Some(path) = &self.path {
-            write_stats_file(&self.tmp, path, Self::text(state, started, epoch, taps, ab, ba));
+            write_stats_file(&self.tmp, path, Self::text(state, started, epoch, taps, lead, ab, ba));
         }
     }
 
     /// From the forwarding loop: never waits for the disk.
-    fn hand_over(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), ab: &Pipeline, ba: &Pipeline) {
+    fn hand_over(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline) {
         if let Some(tx) = &self.tx {
-            let _ = tx.try_send(Self::text(state, started, epoch, taps, ab, ba));
+            let _ = tx.try_send(Self::text(state, started, epoch, taps, lead, ab, ba));
         }
     }
 
@@ -309,9 +313,15 @@ fn main() {
         unsafe { check(libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev), "epoll_ctl") };
     }
 
+    // The timer wakes the relay `lead` before a deadline; the last stretch is spent
+    // polling, so frames leave on time although the kernel wakes us late (lead.rs).
+    let mut lead = match cfg.spin {
+        Spin::Fixed(ns) => Lead::fixed(ns),
+        Spin::Auto(cap) => Lead::adaptive(cap),
+    };
     let mut stats = StatsWriter::new(cfg.stats_path.clone());
     let names = (tap_a.name.clone(), tap_b.name.clone());
-    stats.write_now("running", started, epoch, (&names.0, &names.1), &ab, &ba);
+    stats.write_now("running", started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
     println!("ready {} {}", tap_a.name, tap_b.name);
     let _ = std::io::stdout().flush();
 
@@ -325,12 +335,10 @@ fn main() {
     let mut next_stats = started + cfg.stats_interval_ns;
     let mut running = true;
     let mut failure: Option<String> = None;
-    // The timer wakes the relay `spin_ns` before a deadline; the last stretch is
-    // spent polling, so frames leave on time even when the kernel wakes us late.
-    let spin_ns = cfg.spin_ns;
     let mut wait_ms: i32 = -1;
 
     while running {
+        let slept_at = mono_ns();
         let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as i32, wait_ms) };
         if n < 0 {
             let err = std::io::Error::last_os_error();
@@ -347,6 +355,10 @@ fn main() {
                 2 => {
                     let mut buf = [0u8; 8];
                     unsafe { libc::read(tfd, buf.as_mut_ptr() as *mut libc::c_void, 8) };
+                    // lateness counts only when the relay slept through to the deadline
+                    if armed != 0 && slept_at < armed {
+                        lead.observe(armed, mono_ns());
+                    }
                     armed = 0;
                 }
                 _ => {
@@ -378,7 +390,7 @@ fn main() {
             for st in ab.stages.iter_mut().chain(ba.stages.iter_mut()) {
                 st.flush_logs();
             }
-            stats.hand_over("running", started, epoch, (&names.0, &names.1), &ab, &ba);
+            stats.hand_over("running", started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
             next_stats = now + cfg.stats_interval_ns;
         }
 
@@ -387,8 +399,9 @@ fn main() {
             deadline = deadline.min(d);
         }
         let now = mono_ns();
-        wait_ms = if deadline != u64::MAX && deadline <= now + spin_ns { 0 } else { -1 };
-        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(spin_ns).max(1) };
+        let lead_ns = lead.ns();
+        wait_ms = if deadline != u64::MAX && deadline <= now + lead_ns { 0 } else { -1 };
+        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(lead_ns).max(1) };
         if wait_ms < 0 && deadline != armed && deadline != u64::MAX {
             let spec = libc::itimerspec {
                 it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
@@ -407,7 +420,7 @@ fn main() {
     }
     let state = if failure.is_some() { "failed" } else { "stopped" };
     stats.stop_writer();
-    stats.write_now(state, started, epoch, (&names.0, &names.1), &ab, &ba);
+    stats.write_now(state, started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
     drop(tap_a);
     drop(tap_b);
     if let Some(e) = failure {

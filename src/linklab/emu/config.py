@@ -9,6 +9,8 @@ from linklab.emu.stages import Stage
 from linklab.errors import UsageError
 
 MAX_IFNAME = 15
+# The most the relay polls before a deadline when it learns the lead (spin_s None).
+SPIN_AUTO_CAP_S = 300e-6
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,11 @@ class RelayConfig:
     # SCHED_FIFO priority of the relay (None: normal scheduling). A delay emulator must
     # not be late because other processes are busy; netem runs in softirq context.
     realtime_priority: int | None = 10
-    # Poll (instead of sleeping) this long before each deadline: sharper timing without
-    # real-time priority, at the cost of CPU. With SCHED_FIFO it adds nothing.
-    spin_s: float = 0.0
+    # How long before each deadline the relay stops sleeping and polls: None learns it
+    # (the recent p90 of the timer's lateness, at most SPIN_AUTO_CAP_S; emu/src/lead.rs),
+    # a number fixes it (0: sleep to the deadline). SCHED_FIFO does not make a timer on
+    # an idle vCPU fire on time: the host wakes the vCPU first (~0.1 ms here).
+    spin_s: float | None = None
     extra_comment: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -49,7 +53,9 @@ class RelayConfig:
         lines.append(f"mtu {self.mtu}")
         if self.realtime_priority:
             lines.append(f"priority {self.realtime_priority}")
-        if self.spin_s > 0:
+        if self.spin_s is None:
+            lines.append(f"spin auto {round(SPIN_AUTO_CAP_S * 1e9)}")
+        else:
             lines.append(f"spin {round(self.spin_s * 1e9)}")
         if self.stats_path is not None:
             lines.append(f"stats {self.stats_path} {round(self.stats_interval_s * 1e9)}")
