@@ -198,7 +198,8 @@ def test_a_relative_trace_is_relative_to_the_file_not_the_working_directory(tmp_
      f"unknown field; known fields: {KNOWN}"),
     ("a:\n  up:\n    mtu: 1400\n", 3, "preset a: up.mtu: ",
      "unknown field; known fields here: loss, rate, outage, delay, jitter, "
-     "jitter_distribution, burst_loss, trace, radio, distance, positions, tx_power "
+     "jitter_distribution, burst_loss, trace, queue, queue_limit, radio, distance, positions, "
+     "tx_power "
      "(mtu and tcp_congestion are for both directions)"),
     ("a:\n  down:\n    tcp_congestion: reno\n", 3, "preset a: down.tcp_congestion: ", None),
     ("a:\n  tcp_congestion: {up: reno}\n", 2, "preset a: tcp_congestion: ",

@@ -218,15 +218,10 @@ impl StatsWriter {
 /// deleted): the relay then stops, and with it the link.
 fn read_batch(tap: &Tap, pool: &mut Pool, into: &mut Vec<Packet>) -> Result<(), String> {
     for _ in 0..BATCH {
-        let mut buf = pool.get();
-        match tap.read(&mut buf) {
-            Ok(0) => {
-                pool.put(buf);
-                return Ok(());
-            }
-            Ok(n) => into.push(Packet { buf, len: n }),
+        match pool.read_frame(|buf| tap.read(buf)) {
+            Ok(None) => return Ok(()),
+            Ok(Some(p)) => into.push(p),
             Err(e) => {
-                pool.put(buf);
                 return match e.raw_os_error() {
                     // the interface is down (EIO) or a signal came: try again later
                     Some(libc::EIO) | Some(libc::EINTR) => Ok(()),

@@ -43,7 +43,7 @@ impl Pipeline {
         current.append(input);
         for stage in self.stages.iter_mut() {
             next.clear();
-            stage.release(now, &mut next);
+            stage.release(now, &mut next, pool);
             for p in current.drain(..) {
                 stage.push(p, now, pool, &mut next);
             }

@@ -5,6 +5,7 @@
 
 mod delay;
 mod loss;
+mod queue;
 mod rate;
 mod schedule;
 mod trace;
@@ -97,17 +98,6 @@ fn open_log(path: &str) -> Result<Option<BufWriter<File>>, String> {
     File::create(path).map(|f| Some(BufWriter::new(f))).map_err(|e| format!("log {path}: {e}"))
 }
 
-fn limits(params: &Params) -> Result<(u64, u64), String> {
-    let packets = params.u64_or("limit_packets", 0)?;
-    let bytes = params.u64_or("limit_bytes", 0)?;
-    Ok(match (packets, bytes) {
-        (0, 0) => (1000, u64::MAX), // netem's default limit
-        (0, b) => (u64::MAX, b),
-        (p, 0) => (p, u64::MAX),
-        (p, b) => (p, b),
-    })
-}
-
 impl Stage {
     pub fn build(spec: &StageSpec, seed: u64, stream: u64, epoch: u64) -> Result<Stage, String> {
         let params = Params::new(spec);
@@ -188,12 +178,12 @@ impl Stage {
     }
 
     /// Hand on every kept frame that is due at `now`.
-    pub fn release(&mut self, now: u64, out: &mut Vec<Packet>) {
+    pub fn release(&mut self, now: u64, out: &mut Vec<Packet>, pool: &mut Pool) {
         let c = &mut self.counters;
         match &mut self.behaviour {
             Behaviour::Delay(d) => d.release(c, now, out),
-            Behaviour::Rate(r) => r.release(c, now, out),
-            Behaviour::Trace(t) => t.release(c, now, out),
+            Behaviour::Rate(r) => r.release(c, now, out, pool),
+            Behaviour::Trace(t) => t.release(c, now, out, pool),
             Behaviour::OnOff(o) => o.advance(now),
             _ => {}
         }
@@ -266,7 +256,7 @@ mod tests {
         }
         let mut now = 0;
         while now <= until {
-            st.release(now, &mut out);
+            st.release(now, &mut out, &mut pool);
             for p in out.drain(..) {
                 seen.push((p.buf[0], now));
             }
@@ -312,10 +302,10 @@ mod tests {
             let (mut st, mut out, mut tags) = (st, Vec::new(), Vec::new());
             for i in 0..200u64 {
                 st.push(frame(100, i as u8), i * MS / 10, &mut pool, &mut out);
-                st.release(i * MS / 10, &mut out);
+                st.release(i * MS / 10, &mut out, &mut pool);
                 tags.extend(out.drain(..).map(|p| p.buf[0]));
             }
-            st.release(100 * MS, &mut out);
+            st.release(100 * MS, &mut out, &mut pool);
             tags.extend(out.drain(..).map(|p| p.buf[0]));
             assert_eq!(tags.len(), 200);
             let sorted = tags.windows(2).all(|w| w[1] == w[0].wrapping_add(1));

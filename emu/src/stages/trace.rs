@@ -1,8 +1,7 @@
 //! Mahimahi trace replay.
 
-use std::collections::VecDeque;
-
-use super::{limits, Counters, ETH_HEADER};
+use super::queue::{self, Queue};
+use super::{Counters, ETH_HEADER};
 use crate::config::Params;
 use crate::packet::{Packet, Pool};
 
@@ -22,35 +21,28 @@ pub struct Trace {
     epoch: u64,
     index: usize,
     cycle: u64,
-    queue: VecDeque<Packet>,
+    queue: Queue,
     head_left: u64,
-    limit_packets: u64,
-    limit_bytes: u64,
 }
 
 impl Trace {
     pub(super) fn build(params: &Params, line: usize, epoch: u64) -> Result<Trace, String> {
-        params.unknown_keys(&["file", "limit_packets", "limit_bytes"])?;
+        let mut keys = vec!["file"];
+        keys.extend(queue::KEYS);
+        params.unknown_keys(&keys)?;
         let path = params.str_or("file", "");
         if path.is_empty() {
             return Err(format!("config line {line}: trace needs file=PATH"));
         }
         let times_ms = read_trace(path)?;
-        let (limit_packets, limit_bytes) = if params.has("limit_packets") || params.has("limit_bytes") {
-            limits(params)?
-        } else {
-            (u64::MAX, u64::MAX) // Mahimahi's default queue is unbounded
-        };
         Ok(Trace {
             period_ns: times_ms.last().unwrap() * 1_000_000,
             times_ns: times_ms.iter().map(|ms| ms * 1_000_000).collect(),
             epoch,
             index: 0,
             cycle: 0,
-            queue: VecDeque::new(),
+            queue: Queue::build(params, u64::MAX)?,
             head_left: 0,
-            limit_packets,
-            limit_bytes,
         })
     }
 
@@ -89,28 +81,33 @@ impl Trace {
     }
 
     pub(super) fn push(&mut self, c: &mut Counters, p: Packet, now: u64, pool: &mut Pool) {
-        if c.queue_packets + 1 > self.limit_packets
-            || c.queue_bytes + p.len as u64 > self.limit_bytes
-        {
-            c.drop(p, pool);
-            return;
+        let was_empty = self.queue.is_empty();
+        if self.queue.push(c, p, now, pool) {
+            if was_empty {
+                self.skip_to(now);
+            }
+            if let Some(head) = self.queue.front() {
+                self.head_left = Self::charge(head);
+            }
         }
-        if self.queue.is_empty() {
-            self.skip_to(now);
-            self.head_left = Self::charge(&p);
-        }
-        c.enqueued(p.len);
-        self.queue.push_back(p);
     }
 
-    pub(super) fn release(&mut self, c: &mut Counters, now: u64, out: &mut Vec<Packet>) {
+    pub(super) fn release(&mut self, c: &mut Counters, now: u64, out: &mut Vec<Packet>, pool: &mut Pool) {
         while !self.queue.is_empty() && self.opportunity() <= now {
+            let at = self.opportunity();
             let mut budget = TRACE_OPPORTUNITY_BYTES;
             while budget > 0 && !self.queue.is_empty() {
+                // a head not yet started is judged as it starts
+                let fresh = self.queue.front().is_some_and(|p| self.head_left == Self::charge(p));
+                if fresh && self.queue.admit_head(c, at, pool) {
+                    match self.queue.front() {
+                        Some(p) => self.head_left = Self::charge(p),
+                        None => break,
+                    }
+                }
                 if self.head_left <= budget {
                     budget -= self.head_left;
-                    let p = self.queue.pop_front().unwrap();
-                    c.dequeued(p.len);
+                    let p = self.queue.pop(c).unwrap();
                     c.emit(p, out);
                     if let Some(next) = self.queue.front() {
                         self.head_left = Self::charge(next);

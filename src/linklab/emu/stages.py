@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linklab.errors import UsageError
+
 DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
 
 
@@ -84,7 +86,8 @@ class FourStateLoss:
 
 @dataclass(frozen=True)
 class Rate:
-    """Rate limit with a drop-tail queue of ``limit_packets`` or ``limit_bytes``.
+    """Rate limit with a queue (``queue``: droptail, headdrop or codel) of ``limit_packets``
+    or ``limit_bytes``.
 
     Without ``burst_bytes`` the link serializes frames at ``rate_bps`` (like netem's
     ``rate``); with it, it is a token bucket of that depth. ``overhead_bytes`` are
@@ -95,18 +98,28 @@ class Rate:
     limit_bytes: int | None = None
     overhead_bytes: int = 0
     burst_bytes: int = 0
+    queue: str = "droptail"
     kind: str = field(default="rate", init=False)
 
     def directive(self) -> str:
         text = f"rate rate_bps={_p(self.rate_bps)} overhead={self.overhead_bytes}"
         if self.burst_bytes:
             text += f" burst={self.burst_bytes}"
-        return text + _queue_limits(self.limit_packets, self.limit_bytes)
+        return text + _queue_part(self.queue, self.limit_packets, self.limit_bytes)
 
 
-def _queue_limits(limit_packets: int | None, limit_bytes: int | None) -> str:
-    """The queue-limit part of a directive (rate and trace stages queue the same way)."""
-    text = ""
+# The relay's queue disciplines (emu/src/stages/queue.rs): drop the newcomer at the limit,
+# drop the oldest, or CoDel (RFC 8289, target 5 ms, interval 100 ms). Without a limit
+# a queue holds at most QUEUE_DEFAULT_LIMIT_BYTES (and a rate stage 1000 frames).
+QUEUE_DISCIPLINES = ("droptail", "headdrop", "codel")
+QUEUE_DEFAULT_LIMIT_BYTES = 64 << 20
+
+
+def _queue_part(queue: str, limit_packets: int | None, limit_bytes: int | None) -> str:
+    """The queue part of a directive (rate and trace stages queue the same way)."""
+    if queue not in QUEUE_DISCIPLINES:
+        raise UsageError(f"queue {queue!r}: expected one of {', '.join(QUEUE_DISCIPLINES)}")
+    text = f" queue={queue}" if queue != "droptail" else ""
     if limit_packets:
         text += f" limit_packets={limit_packets}"
     if limit_bytes:
@@ -154,11 +167,12 @@ class Trace:
     path: Path
     limit_packets: int | None = None
     limit_bytes: int | None = None
+    queue: str = "droptail"
     kind: str = field(default="trace", init=False)
 
     def directive(self) -> str:
         text = f"trace file={Path(self.path).resolve()}"
-        return text + _queue_limits(self.limit_packets, self.limit_bytes)
+        return text + _queue_part(self.queue, self.limit_packets, self.limit_bytes)
 
 
 @dataclass(frozen=True)

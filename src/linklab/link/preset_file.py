@@ -66,6 +66,8 @@ HINTS = {
     "burst_loss": "gemodel:p,r,1-h,1-k such as gemodel:1%,30%,100%,0%, or a mapping "
                   "with p, r (and loss_good, loss_bad) under up: or down:",
     "trace": "a Mahimahi trace file (a path relative to the preset file, or absolute)",
+    "queue": "droptail, headdrop or codel (the queue in front of the rate or trace)",
+    "queue_limit": "N packets, a size such as 1MiB, or both: '200 packets, 1MiB'",
 }
 
 _YAML = "tag:yaml.org,2002:"

@@ -19,6 +19,7 @@ from linklab.units import (
     format_bitrate,
     format_duration,
     format_percent,
+    format_size,
     parse_bitrate,
     parse_duration,
     parse_fraction,
@@ -102,6 +103,25 @@ class BurstLoss:
     loss_bad: float = 1.0
 
 
+# What the queue in front of a direction's bottleneck (its rate or trace) does when full
+# or standing: the relay's three queues (emu/src/stages/queue.rs, after Mahimahi's).
+QUEUE_DISCIPLINES = ("droptail", "headdrop", "codel")
+
+
+@dataclass(frozen=True)
+class QueueLimit:
+    """The most the bottleneck's queue holds: frames, bytes, or both."""
+
+    packets: int | None = None
+    bytes: int | None = None
+
+    def text(self) -> str:
+        parts = [f"{self.packets} packets"] if self.packets else []
+        if self.bytes:
+            parts.append(format_size(self.bytes))
+        return ", ".join(parts)
+
+
 @dataclass(frozen=True)
 class DirectionSpec:
     """The impairments of one direction of the impaired link."""
@@ -114,6 +134,8 @@ class DirectionSpec:
     jitter_distribution: str | None = None  # uniform | normal | pareto | paretonormal (emu)
     burst_loss: BurstLoss | None = None  # Gilbert-Elliott (userspace emulator)
     trace: str | None = None          # Mahimahi-style delivery trace file (userspace emulator)
+    queue: str | None = None          # the bottleneck's queue discipline (userspace emulator)
+    queue_limit: QueueLimit | None = None  # and its limit (None: the emulator's default)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"loss": format_percent(self.loss)}
@@ -131,6 +153,10 @@ class DirectionSpec:
             out["burst_loss"] = vars(self.burst_loss)
         if self.trace is not None:
             out["trace"] = self.trace
+        if self.queue is not None:
+            out["queue"] = self.queue
+        if self.queue_limit is not None:
+            out["queue_limit"] = self.queue_limit.text()
         return out
 
 
@@ -242,6 +268,8 @@ _FIELD_PARSERS: dict[str, tuple[str, Callable[[Any, str | None], Any]]] = {
     "jitter_distribution": ("jitter_distribution", lambda v, a: _parse_distribution(v, a)),
     "burst_loss": ("burst_loss", lambda v, a: _parse_burst(v, a)),
     "trace": ("trace", lambda v, a: str(v)),
+    "queue": ("queue", lambda v, a: parse_queue(v, a)),
+    "queue_limit": ("queue_limit", lambda v, a: parse_queue_limit(v, a)),
 }
 # Every field a preset may set besides the link-wide ones and up:/down: (preset_file.py
 # reads this): the per-direction stage fields, then the radio medium's fields (radio.py),
@@ -268,6 +296,42 @@ def _parse_burst(value: Any, argument: str | None) -> BurstLoss:
     return BurstLoss(**{k: parse_fraction(v, argument) for k, v in value.items()})
 
 
+def parse_queue(value: Any, argument: str | None = "--queue") -> str:
+    text = str(value).strip().lower()
+    if text not in QUEUE_DISCIPLINES:
+        raise UsageError(f"expected one of {', '.join(QUEUE_DISCIPLINES)}, got {value!r}",
+                         argument=argument)
+    return text
+
+
+def parse_queue_limit(value: Any, argument: str | None = "--queue-limit") -> QueueLimit:
+    """``200 packets`` (or ``200p``), a size (``1MiB``), or both joined by ``,``."""
+    packets = size = None
+    for part in str(value).split(","):
+        match = re.fullmatch(r"\s*(\d+)\s*(?:p|packets?|frames?)\s*", part)
+        if match:
+            packets = int(match.group(1))
+        else:
+            size = parse_size(part.strip(), argument)
+    if packets == 0 or size == 0 or (packets is None and size is None):
+        raise UsageError(f"expected N packets, a size (e.g. 1MiB) or both, got {value!r}",
+                         argument=argument)
+    return QueueLimit(packets, size)
+
+
+def _check_queue(spec: LinkSpec, preset_name: str | None) -> None:
+    """A queue setting needs a bottleneck to queue at in its direction."""
+    for name in DIRECTIONS:
+        direction = spec.direction(name)
+        asked = [k for k in ("queue", "queue_limit") if getattr(direction, k) is not None]
+        if asked and direction.rate_bps is None and direction.trace is None:
+            key = asked[0]
+            raise UsageError(f"{key} ({name}) sets the queue in front of the link's "
+                             "bottleneck; give a rate or a trace for that direction too",
+                             argument=f"preset {preset_name!r}: {key}" if preset_name
+                             else f"--{key.replace('_', '-')}")
+
+
 def build_spec(preset_name: str | None, preset: Mapping[str, Any] | None,
                overrides: Mapping[str, Any]) -> LinkSpec:
     """A preset's fields, then the user's overrides (each replaces the preset's value)."""
@@ -276,6 +340,7 @@ def build_spec(preset_name: str | None, preset: Mapping[str, Any] | None,
                          if k not in ("description", "source")}, preset_name)
     spec = _apply(spec, {k: v for k, v in overrides.items() if v is not None}, None)
     _check_radio(spec, preset_name)
+    _check_queue(spec, preset_name)
     return spec
 
 

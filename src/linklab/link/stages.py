@@ -16,7 +16,8 @@ Kernel stages here: ``OutageStage`` and ``LossStage`` (nft on the receiving port
 ingress hook; a drop there is not reported back to the sender, like a radio error),
 ``RateStage`` (tbf on the edge-side port's egress, or on an ifb fed from its ingress).
 Link-wide settings: ``MtuStage`` and ``OffloadsStage`` (both ports of a link), and the
-per-host ``SocketBufferStage``. Relay stages: ``DelayStage``, ``JitterStage``,
+per-host ``SocketBufferStage``. Relay stages: ``QueuedRateStage`` (a rate whose queue the
+user set), ``DelayStage``, ``JitterStage``,
 ``BurstLossStage``, ``TraceStage`` -- declared here, run by a relay wire.
 """
 
@@ -28,7 +29,14 @@ from typing import Any, ClassVar
 from linklab.errors import EnvironmentProblem
 from linklab.link import made
 from linklab.link.netops import NetOps, Snapshot, nft_name
-from linklab.link.spec import LOSS_RESOLUTION, BurstLoss, DirectionSpec, Outage, loss_steps
+from linklab.link.spec import (
+    LOSS_RESOLUTION,
+    BurstLoss,
+    DirectionSpec,
+    Outage,
+    QueueLimit,
+    loss_steps,
+)
 from linklab.link.topology import PathView
 from linklab.model.shaper import bucket_bytes
 from linklab.units import format_bitrate, format_duration, format_percent
@@ -249,14 +257,48 @@ class BurstLossStage(Stage):
         return {**asdict(m), "text": text.replace(" ", "")}
 
 
+def _queue_params(queue: str | None, limit: QueueLimit | None) -> dict[str, Any]:
+    return {"queue": queue or "droptail",
+            "limit_packets": limit.packets if limit else None,
+            "limit_bytes": limit.bytes if limit else None}
+
+
 @dataclass
 class TraceStage(Stage):
     trace: str
+    queue: str | None = None
+    queue_limit: QueueLimit | None = None
     kind: ClassVar[str] = "trace"
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return {"trace": self.trace, "text": self.trace.rsplit("/", 1)[-1]}
+        return {"trace": self.trace, "text": self.trace.rsplit("/", 1)[-1],
+                **_queue_params(self.queue, self.queue_limit)}
+
+
+@dataclass
+class QueuedRateStage(Stage):
+    """A rate whose queue the user set (discipline or limit): the relay runs it, with
+    the kernel stage's bucket (model/shaper.py) and, without a limit, its 50 ms queue.
+    tbf's own queue only drops the newcomer at a limit of its own making."""
+
+    rate_bps: float
+    queue: str | None = None
+    queue_limit: QueueLimit | None = None
+    kind: ClassVar[str] = "rate"
+    runs_in: ClassVar[str] = "relay"
+
+    @property
+    def burst_bytes(self) -> int:
+        return bucket_bytes(self.rate_bps)
+
+    def params(self) -> dict[str, Any]:
+        limit = self.queue_limit or QueueLimit(
+            bytes=round(self.rate_bps / 8 * TBF_LATENCY_S) + self.burst_bytes)
+        return {"rate_bps": self.rate_bps, "burst_bytes": self.burst_bytes,
+                "text": f"{format_bitrate(self.rate_bps)}, {self.queue or 'droptail'} "
+                        f"queue of {limit.text()}",
+                **_queue_params(self.queue, limit)}
 
 
 def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage]:
@@ -273,12 +315,15 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage
     if spec.burst_loss is not None:
         stages.append(BurstLossStage(spec.burst_loss))
     if spec.trace is not None:
-        stages.append(TraceStage(spec.trace))
+        stages.append(TraceStage(spec.trace, spec.queue, spec.queue_limit))
     if spec.delay_s is not None:
         stages.append(DelayStage(spec.delay_s))
     if spec.jitter_s is not None:
         stages.append(JitterStage(spec.jitter_s, spec.jitter_distribution))
-    if spec.rate_bps is not None:
+    if spec.rate_bps is not None and spec.trace is None and (
+            spec.queue is not None or spec.queue_limit is not None):
+        stages.append(QueuedRateStage(spec.rate_bps, spec.queue, spec.queue_limit))
+    elif spec.rate_bps is not None:
         stages.append(RateStage(spec.rate_bps))
     stages.sort(key=lambda stage: stage.kind != "rate")  # the rate first (stable sort)
     return [stage for stage in stages if stage.kind in carries]

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from linklab.emu.config import RelayConfig
 from linklab.emu.relay import pid_running, read_stats, relay_binary, relay_status
 from linklab.emu.stages import Delay, GilbertElliott
+from linklab.emu.stages import Rate as EmuRate
 from linklab.emu.stages import Stage as EmuStage
 from linklab.emu.stages import Trace as EmuTrace
 from linklab.errors import EnvironmentProblem, LinklabError
@@ -33,7 +34,8 @@ from linklab.link.wires import Wire
 START_TIMEOUT_S = 10.0
 TUN_DEVICE = "/dev/net/tun"
 # relay stage kind -> which stage of the relay counts it
-_EMU_KIND = {"delay": "delay", "jitter": "delay", "burst_loss": "loss", "trace": "trace"}
+_EMU_KIND = {"delay": "delay", "jitter": "delay", "burst_loss": "loss", "trace": "trace",
+             "rate": "rate"}
 _DIRECTION_KEY = {"up": "ab", "down": "ba"}
 
 
@@ -60,7 +62,12 @@ def relay_stages_to_emu(stages: list[Stage]) -> tuple[EmuStage, ...]:
             out.append(GilbertElliott(params["p"], params["r"], one_minus_h=params["loss_bad"],
                                       one_minus_k=params["loss_good"]))
         elif stage.kind == "trace":
-            out.append(EmuTrace(Path(params["trace"])))
+            out.append(EmuTrace(Path(params["trace"]), params["limit_packets"],
+                                params["limit_bytes"], params["queue"]))
+        elif stage.kind == "rate":
+            out.append(EmuRate(params["rate_bps"], params["limit_packets"],
+                               params["limit_bytes"], burst_bytes=params["burst_bytes"],
+                               queue=params["queue"]))
         else:
             raise LinklabError(f"the emu wire cannot run a {stage.kind!r} stage")
     if delay_at is not None:
@@ -77,7 +84,8 @@ def _files(state_path: Path, link: str) -> dict[str, Path]:
 
 class TapRelayWire(Wire):
     name: ClassVar[str] = "emu"
-    executes: ClassVar[frozenset[str]] = frozenset({"delay", "jitter", "burst_loss", "trace"})
+    executes: ClassVar[frozenset[str]] = frozenset({"delay", "jitter", "burst_loss", "trace",
+                                                     "rate"})
     # Below veth: chosen only when a link has stages only the relay can run.
     priority: ClassVar[int] = -10
 
