@@ -106,6 +106,8 @@ def _param_row(param) -> str:
     names = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
     if not param.is_flag and param.metavar:
         names += f" `{param.metavar}`"
+    elif isinstance(param.type, click.Choice):
+        names += " {" + _escape("|".join(_plain(c) for c in param.type.choices)) + "}"
     elif not param.is_flag:
         names += f" {_escape(param.type.name.upper())}"
     if param.multiple:
@@ -140,9 +142,14 @@ def _command_section(command, ctx, depth: int) -> list[str]:
     if isinstance(command, click.Group):
         subs = [(n, command.get_command(ctx, n)) for n in command.list_commands(ctx)]
         subs = [(n, c) for n, c in subs if c is not None and not c.hidden]
-        if subs:
+        panels: dict[str | None, list] = {}   # --help's groups (rich_help_panel), in order
+        for name, sub in subs:
+            panels.setdefault(_panel(sub), []).append((name, sub))
+        for panel, members in panels.items():
+            if len(panels) > 1 or panel is not None:
+                lines += [f"**{_escape(panel or 'Other commands')}**", ""]
             lines += ["| command | what it does |", "|---|---|"]
-            for name, sub in subs:
+            for name, sub in members:
                 anchor = _anchor(f"{path} {name}")
                 lines.append(f"| [`{path} {name}`](#{anchor}) | {_cell(_summary(sub))} |")
             lines.append("")
@@ -156,6 +163,13 @@ def _command_section(command, ctx, depth: int) -> list[str]:
             sub_ctx = click.Context(sub, info_name=name, parent=ctx)
             lines += _command_section(sub, sub_ctx, depth + 1)
     return lines
+
+
+def _panel(command) -> str | None:
+    """The group ``--help`` lists a command under (typer's rich_help_panel), or None."""
+    panel = getattr(command, "rich_help_panel", None)
+    panel = getattr(panel, "value", panel)   # typer's DefaultPlaceholder: not set
+    return panel if isinstance(panel, str) and panel else None
 
 
 def _summary(command) -> str:
@@ -172,14 +186,15 @@ def _anchor(heading: str) -> str:
     return re.sub(r"[^\w]+", "-", heading.lower()).strip("-")
 
 
-def render() -> str:
-    """The whole page for the command tree as it is now."""
+def render(app=None) -> str:
+    """The whole page for the command tree as it is now (``app``: linklab's Typer app)."""
     if str(REPO / "src") not in sys.path:   # this checkout's code, not an installed one
         sys.path.insert(0, str(REPO / "src"))
     import click
     import typer
 
-    from linklab.app import app
+    if app is None:
+        from linklab.app import app
 
     command = typer.main.get_command(app)
     ctx = click.Context(command, info_name="linklab")

@@ -39,9 +39,12 @@ class Study:
         return f"{FOLDER}/{self.slug}.md"
 
     def page(self) -> str:
+        made_with = (f"The first command of this study: `{self.command}`; every number below "
+                     f"comes from the command written next to it.\n\n" if self.command else
+                     "Every number below comes from the command written next to it.\n\n")
         return (f"# {self.title}\n\n"
-                f"*One study of docs/RESULTS.md (the file in the repository holds them "
-                f"all); every number comes from the command written next to it.*\n\n"
+                f"*One study of docs/RESULTS.md, the file in the repository that holds them "
+                f"all.* {made_with}"
                 f"{self.body.strip()}\n")
 
 

@@ -8,6 +8,7 @@ both); no root, no native build. The screenshot is kept in test-artifacts/docs-s
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 import subprocess
@@ -159,3 +160,39 @@ def test_readme_is_one_page_that_links_into_the_docs():
 def test_no_page_cites_a_missing_design_document():
     for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
         assert "DESIGN.md" not in path.read_text(), path
+
+
+class Colour(enum.Enum):
+    red = "red"
+
+
+def test_the_cli_reference_shows_groups_defaults_and_arguments():
+    import typer
+
+    app = typer.Typer()
+
+    @app.command(rich_help_panel="Measure")
+    def bench(scenario: str = typer.Argument(..., help="The scenario | file."),
+              repeat: int = typer.Option(1, help="Repeats."),
+              out: str = typer.Option(None, help="Where."),
+              colour: Colour = typer.Option(Colour.red, help="A colour."),
+              quick: bool = typer.Option(False, "--quick", help="A *smaller* matrix."),
+              tag: list[str] = typer.Option([], "--tag", help="Tags.")) -> None:
+        """Run a scenario.
+
+        Every cell of its matrix."""
+
+    @app.command(rich_help_panel="Understand")
+    def model(json_output: bool = typer.Option(True, "--json/--text")) -> None:
+        """The model."""
+
+    page = load_script("cli_reference").render(app)
+    assert "**Measure**" in page and "**Understand**" in page
+    assert "Run a scenario.\n\nEvery cell of its matrix." in page
+    assert "| `SCENARIO` (required) |  | The scenario \\| file. |" in page
+    assert "| `--repeat` INTEGER | `1` | Repeats. |" in page
+    assert "| `--out` TEXT |  | Where. |" in page          # no default shown for None
+    assert "| `--colour` {red} | `red` | A colour. |" in page
+    assert "| `--quick` |  | A \\*smaller\\* matrix. |" in page
+    assert "`--tag` TEXT (repeatable) |  |" in page
+    assert "| `--json`, `--text` | `--json` |" in page
