@@ -130,7 +130,7 @@ def pages(results: Path = RESULTS) -> dict[str, str]:
 # ---- mkdocs hook -------------------------------------------------------------------
 
 def _nav_with_results(nav: list, studies: list[Study]) -> list:
-    section = [INDEX] + [{s.title: s.path} for s in studies]
+    section = [INDEX] + [{s.title.replace("`", ""): s.path} for s in studies]  # plain text
     out = []
     for entry in nav:
         if isinstance(entry, dict):
