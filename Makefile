@@ -10,7 +10,7 @@ STAMP := $(VENV)/.linklab-setup-stamp
 DEMO_STAMP := $(VENV)/.linklab-setup-demo-stamp
 NATIVE_SOURCES := $(shell find probes emu ns3 -type f \( -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' -o -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) 2>/dev/null)
 
-.PHONY: setup demo test test-unit lint bench clean-build
+.PHONY: setup demo test test-unit lint bench docs cli-reference clean-build
 
 $(STAMP): scripts/setup.sh pyproject.toml $(NATIVE_SOURCES)
 	bash scripts/setup.sh
@@ -34,6 +34,14 @@ test-unit: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests
+
+# the docs site (mkdocs.yml): strict, so a broken link or anchor fails; into build/site
+docs: $(DEMO_STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
+# docs/reference/cli.md from the command tree (tests/test_docs_site.py checks it is current)
+cli-reference: $(DEMO_STAMP)
+	$(PY) scripts/cli_reference.py
 
 bench: $(STAMP)
 	@echo "benchmarks: see docs/RESULTS.md for each command"

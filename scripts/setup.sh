@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything linklab uses on a fresh Debian 12 machine. Idempotent:
 # a second run changes nothing and finishes in seconds.
-#   apt packages -> .venv (pip install -e .[dev]) -> native builds (probes/, emu/, ns3/)
+#   apt packages -> .venv (pip install -e .[dev]: also mkdocs-material for make docs)
+#   -> native builds (probes/, emu/, ns3/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

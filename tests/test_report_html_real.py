@@ -2,8 +2,8 @@
 namespace pair (wifi-ideal and wifi-severe, default and optimized profile, 16 and 64 KiB),
 then `linklab report --html` and headless Chromium.
 
-This test's screenshot is the README's (docs/report-screenshot.png is a copy of
-test-artifacts/report-real.png):
+This test's screenshot is the one in docs/guides/read-a-report.md
+(docs/report-screenshot.png is a copy of test-artifacts/report-real.png):
     .venv/bin/python -m pytest tests/test_report_html_real.py
 """
 
