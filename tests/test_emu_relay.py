@@ -52,7 +52,7 @@ PORT = 40000
 
 @contextmanager
 def relay_link(tmp_path: Path, ab=(), ba=(), seed: int = 7, epoch_ns: int | None = None,
-               spin_s: float | None = None) -> Iterator[RelayWire]:
+               spin_s: float | None = None, first_packet: bool = False) -> Iterator[RelayWire]:
     require_root()
     relay_binary()
     n = next(_counter)
@@ -70,7 +70,8 @@ def relay_link(tmp_path: Path, ab=(), ba=(), seed: int = 7, epoch_ns: int | None
                             "net.ipv6.conf.all.disable_ipv6=1",
                             "net.ipv6.conf.default.disable_ipv6=1"], check=True)
         config = RelayConfig(tap_a=f"{tag}a", tap_b=f"{tag}b", ab=tuple(ab), ba=tuple(ba),
-                             seed=seed, epoch_ns=epoch_ns, stats_interval_s=0.05, spin_s=spin_s)
+                             seed=seed, epoch_ns=epoch_ns, stats_interval_s=0.05, spin_s=spin_s,
+                             epoch_first_packet=first_packet)
         wire = RelayWire(TapEnd(ns_a, f"{tag}a", f"{ADDR_A}/24"),
                          TapEnd(ns_b, f"{tag}b", f"{ADDR_B}/24"), config, tmp_path / f"emu{n}")
         wire.up()

@@ -77,3 +77,56 @@ def test_a_preset_file_can_set_the_queue_per_direction():
     stages = next(iter(bed.stages.values()))
     assert [type(s) for s in stages["up"]] == [QueuedRateStage]
     assert [type(s) for s in stages["down"]] == [RateStage]
+
+
+# --- when a trace starts (issue 44: a workload meets the trace at a defined moment) ---
+
+def _trace(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text("1\n2\n")
+    return str(trace)
+
+
+def test_trace_start_first_packet_reaches_the_relay(tmp_path):
+    from linklab.link.wires.tap_relay import relay_epoch
+
+    bed = design(None, name="t", trace=_trace(tmp_path), trace_start="first-packet")
+    up = next(iter(bed.stages.values()))["up"]
+    assert up[0].params()["start"] == "first-packet"
+    assert relay_epoch(up) == (None, True)
+    emu = relay_stages_to_emu(up)
+    text = RelayConfig(tap_a="a", tap_b="b", ab=emu, epoch_first_packet=True).text()
+    assert "epoch first-packet" in text
+    assert bed.spec.describe()["trace_start"] == "first-packet"
+
+
+def test_trace_start_at_a_utc_time_is_the_relays_clock_then(tmp_path):
+    import time
+    from datetime import UTC, datetime
+
+    from linklab.link.wires.tap_relay import relay_epoch
+
+    at = datetime.fromtimestamp(time.time() + 30, tz=UTC)
+    text = at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    bed = design(None, name="t", trace=_trace(tmp_path), trace_start=text)
+    up = next(iter(bed.stages.values()))["up"]
+    epoch_ns, first = relay_epoch(up)
+    assert not first
+    assert abs(epoch_ns - (time.monotonic_ns() + 30e9)) < 0.5e9
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("soon", "first-packet, now, or a UTC time"),
+    ("2026-11-28T10:30:00+02:00", "UTC time"),
+    ("1999-01-01T00:00:00Z", "before this machine started"),
+])
+def test_a_trace_start_that_cannot_apply_is_refused(tmp_path, value, says):
+    with pytest.raises(UsageError) as error:
+        design(None, name="t", trace=_trace(tmp_path), trace_start=value)
+    assert str(error.value).startswith("--trace-start") and says in str(error.value)
+
+
+def test_trace_start_without_a_trace_is_refused():
+    with pytest.raises(UsageError) as error:
+        design(None, name="t", rate="10Mbit/s", trace_start="first-packet")
+    assert "no trace" in str(error.value)

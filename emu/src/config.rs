@@ -4,7 +4,9 @@
 //! seed 42
 //! mtu 1500
 //! stats /run/linklab/x/emu-stats.json 100000000      # path, interval in ns
-//! epoch 123456789                                   # CLOCK_MONOTONIC ns; default: start
+//! epoch 123456789             # the time-based stages' zero (traces, outages, on/off),
+//!                              # CLOCK_MONOTONIC ns; default: the relay's start;
+//!                              # `epoch first-packet`: when the first frame arrives
 //! spin auto 300000             # poll before a deadline instead of sleeping: as long as the
 //!                              # timer has recently been late (p90), at most 300 us (lead.rs);
 //!                              # `spin NS` polls a fixed NS (0: sleep to the deadline)
@@ -47,6 +49,7 @@ pub struct Config {
     pub stats_path: Option<String>,
     pub stats_interval_ns: u64,
     pub epoch_ns: Option<u64>,
+    pub epoch_first_packet: bool,
     pub spin: Spin,
     pub priority: i32,
     pub tap_a: Option<TapSpec>,
@@ -62,6 +65,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
         stats_path: None,
         stats_interval_ns: 100_000_000,
         epoch_ns: None,
+        epoch_first_packet: false,
         spin: Spin::Fixed(0),
         priority: 0,
         tap_a: None,
@@ -97,9 +101,13 @@ pub fn parse(text: &str) -> Result<Config, String> {
             "priority" if words.len() == 2 => {
                 cfg.priority = words[1].parse().map_err(|_| bad("priority must be 0..99"))?
             }
+            "epoch" if words.len() == 2 && words[1] == "first-packet" => {
+                cfg.epoch_first_packet = true;
+            }
             "epoch" if words.len() == 2 => {
-                cfg.epoch_ns =
-                    Some(words[1].parse().map_err(|_| bad("epoch must be integer ns"))?)
+                cfg.epoch_ns = Some(
+                    words[1].parse().map_err(|_| bad("epoch must be integer ns or first-packet"))?,
+                )
             }
             "stats" if words.len() == 2 || words.len() == 3 => {
                 cfg.stats_path = Some(words[1].to_string());

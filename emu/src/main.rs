@@ -250,7 +250,11 @@ fn main() {
     let text = std::fs::read_to_string(&args.config).unwrap_or_else(|e| die(&format!("{}: {e}", args.config)));
     let cfg = config::parse(&text).unwrap_or_else(|e| die(&e));
     let started = mono_ns();
-    let epoch = cfg.epoch_ns.unwrap_or(started);
+    // `epoch first-packet`: the pipelines are built again, with their zero, when the
+    // first frame arrives (nothing has passed them before); until then the stats file
+    // says epoch_ns 0
+    let mut awaiting_first = cfg.epoch_first_packet;
+    let mut epoch = if awaiting_first { 0 } else { cfg.epoch_ns.unwrap_or(started) };
     let mut ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
     let mut ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
     if args.check_only {
@@ -376,6 +380,13 @@ fn main() {
             }
         }
         let now = mono_ns();
+        if awaiting_first && !(in_ab.is_empty() && in_ba.is_empty()) {
+            awaiting_first = false;
+            epoch = now;
+            ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
+            ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
+            stats.hand_over("running", started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
+        }
         ab.run(now, &mut in_ab, &mut pool, &mut out);
         write_out(&tap_b, &mut ab, &mut out, &mut pool);
         ba.run(now, &mut in_ba, &mut pool, &mut out);

@@ -28,6 +28,8 @@ class RelayConfig:
     stats_path: Path | None = None
     stats_interval_s: float = 0.1
     epoch_ns: int | None = None
+    # the time-based stages' zero at the first frame of the link (epoch_ns unset)
+    epoch_first_packet: bool = False
     mtu: int = 1500
     # SCHED_FIFO priority of the relay (None: normal scheduling). A delay emulator must
     # not be late because other processes are busy; netem runs in softirq context.
@@ -59,8 +61,12 @@ class RelayConfig:
             lines.append(f"spin {round(self.spin_s * 1e9)}")
         if self.stats_path is not None:
             lines.append(f"stats {self.stats_path} {round(self.stats_interval_s * 1e9)}")
+        if self.epoch_first_packet and self.epoch_ns is not None:
+            raise UsageError("a relay's epoch is a time or its first frame, not both")
         if self.epoch_ns is not None:
             lines.append(f"epoch {self.epoch_ns}")
+        elif self.epoch_first_packet:
+            lines.append("epoch first-packet")
         for side, name, netns in (("a", self.tap_a, self.netns_a), ("b", self.tap_b, self.netns_b)):
             lines.append(f"tap {side} {name}" + (f" netns {netns}" if netns else ""))
         for direction, stages in (("ab", self.ab), ("ba", self.ba)):

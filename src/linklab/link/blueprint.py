@@ -54,7 +54,8 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     wires: dict[str, type[Wire]] = {}
     for link in plan.links:
         if spec.radio is None:
-            stages[link.name] = {d: direction_stages(spec.direction(d), link.carries)
+            stages[link.name] = {d: direction_stages(spec.direction(d), link.carries,
+                                                     spec.trace_start)
                                  for d in DIRECTIONS}
         needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
                   if s.runs_in == "relay"}

@@ -57,6 +57,7 @@ BURST_KEYS = ("p", "r", "loss_good", "loss_bad")
 HINTS = {
     "mtu": "a size in bytes such as 1500",
     "tcp_congestion": "a TCP congestion control of the kernel such as cubic, reno or bbr",
+    "trace_start": "first-packet, now, or a UTC time such as 2026-11-28T10:30:00Z",
     "rate": "a bit rate such as 50Mbit/s",
     "loss": "a fraction such as 1% or 0.01",
     "outage": "START+LENGTH[/PERIOD] such as 10s+20s",
@@ -308,7 +309,7 @@ class _FileReader:
             path = f"{direction}.{field}"
             if field not in STAGE_FIELDS:
                 raise self.fail(key, f"unknown field; known fields here: "
-                                f"{', '.join(STAGE_FIELDS)} ({' and '.join(LINK_WIDE_FIELDS)} "
+                                f"{', '.join(STAGE_FIELDS)} ({', '.join(LINK_WIDE_FIELDS)} "
                                 "are for both directions)",
                                 where, path)
             lines[path] = _line(value)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from linklab.errors import UsageError
@@ -171,6 +173,9 @@ class LinkSpec:
     # TCP congestion control set in every namespace of the run; None keeps the host's
     # default (which the run records: it differs between machines, cubic on stock Debian)
     tcp_congestion: str | None = None
+    # When the relay's traces start: "first-packet" (the first frame of the link), a UTC
+    # time (TRACE_START_FORMS), or None: when the relay starts
+    trace_start: str | None = None
 
     def direction(self, name: str) -> DirectionSpec:
         return self.up if name == "up" else self.down
@@ -182,6 +187,8 @@ class LinkSpec:
             out["radio"] = self.radio.describe()
         if self.tcp_congestion is not None:
             out["tcp_congestion"] = self.tcp_congestion
+        if self.trace_start is not None:
+            out["trace_start"] = self.trace_start
         return out
 
 
@@ -276,7 +283,8 @@ _FIELD_PARSERS: dict[str, tuple[str, Callable[[Any, str | None], Any]]] = {
 # which apply to the whole link and are refused under up:/down:.
 STAGE_FIELDS = (*_FIELD_PARSERS, *RADIO_FIELDS)
 # Fields for the whole run, one value each (never per direction).
-LINK_WIDE_FIELDS = ("mtu", "tcp_congestion")
+LINK_WIDE_FIELDS = ("mtu", "tcp_congestion", "trace_start")
+TRACE_START_FORMS = "first-packet, now, or a UTC time such as 2026-11-28T10:30:00Z"
 
 
 def _parse_distribution(value: Any, argument: str | None) -> str:
@@ -319,6 +327,32 @@ def parse_queue_limit(value: Any, argument: str | None = "--queue-limit") -> Que
     return QueueLimit(packets, size)
 
 
+def parse_trace_start(value: Any, argument: str | None = "--trace-start") -> str | None:
+    """``first-packet``, ``now`` (None: the relay's start) or a UTC time, kept as text
+    (ISO 8601, ending in Z) and turned into the relay's clock when the link comes up."""
+    text = str(value).strip()
+    if text in ("first-packet", "now"):
+        return None if text == "now" else text
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        when = None
+    if when is None or when.utcoffset() != timedelta(0):
+        raise UsageError(f"expected {TRACE_START_FORMS}, got {value!r}", argument=argument)
+    booted = time.time() - time.monotonic()   # the relay's clock starts at boot
+    if when.timestamp() <= booted:
+        raise UsageError(f"{text} is before this machine started; give a later time",
+                         argument=argument)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _check_trace_start(spec: LinkSpec, preset_name: str | None) -> None:
+    if spec.trace_start is not None and spec.up.trace is None and spec.down.trace is None:
+        raise UsageError("trace_start says when a trace starts; this link has no trace",
+                         argument=f"preset {preset_name!r}: trace_start" if preset_name
+                         else "--trace-start")
+
+
 def _check_queue(spec: LinkSpec, preset_name: str | None) -> None:
     """A queue setting needs a bottleneck to queue at in its direction."""
     for name in DIRECTIONS:
@@ -341,6 +375,7 @@ def build_spec(preset_name: str | None, preset: Mapping[str, Any] | None,
     spec = _apply(spec, {k: v for k, v in overrides.items() if v is not None}, None)
     _check_radio(spec, preset_name)
     _check_queue(spec, preset_name)
+    _check_trace_start(spec, preset_name)
     return spec
 
 
@@ -372,6 +407,8 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
             spec = replace(spec, mtu=parse_mtu(value, argument))
         elif key == "tcp_congestion":
             spec = replace(spec, tcp_congestion=parse_tcp_congestion(value, argument))
+        elif key == "trace_start":
+            spec = replace(spec, trace_start=parse_trace_start(value, argument))
         elif key in RADIO_FIELDS:
             spec = replace(spec, radio=apply_field(spec.radio, key, value, argument))
         elif key in DIRECTIONS:

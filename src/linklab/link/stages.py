@@ -268,11 +268,13 @@ class TraceStage(Stage):
     trace: str
     queue: str | None = None
     queue_limit: QueueLimit | None = None
+    start: str | None = None   # LinkSpec.trace_start: first-packet, a UTC time, None
     kind: ClassVar[str] = "trace"
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
         return {"trace": self.trace, "text": self.trace.rsplit("/", 1)[-1],
+                "start": self.start or "relay start",
                 **_queue_params(self.queue, self.queue_limit)}
 
 
@@ -301,7 +303,8 @@ class QueuedRateStage(Stage):
                 **_queue_params(self.queue, limit)}
 
 
-def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage]:
+def direction_stages(spec: DirectionSpec, carries: frozenset[str],
+                     trace_start: str | None = None) -> list[Stage]:
     """The pipeline of one direction of one link, in the order packets meet the kernel
     stages: the rate (sender's egress, or the ifb at the receiver's ingress, which runs
     before any nft hook), then outage and loss at the receiver. Relay stages run in
@@ -315,7 +318,7 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str]) -> list[Stage
     if spec.burst_loss is not None:
         stages.append(BurstLossStage(spec.burst_loss))
     if spec.trace is not None:
-        stages.append(TraceStage(spec.trace, spec.queue, spec.queue_limit))
+        stages.append(TraceStage(spec.trace, spec.queue, spec.queue_limit, trace_start))
     if spec.delay_s is not None:
         stages.append(DelayStage(spec.delay_s))
     if spec.jitter_s is not None:

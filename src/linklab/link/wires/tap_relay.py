@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,7 +27,7 @@ from linklab.emu.stages import Trace as EmuTrace
 from linklab.errors import EnvironmentProblem, LinklabError
 from linklab.link import made
 from linklab.link.netops import NetOps
-from linklab.link.stages import Stage
+from linklab.link.stages import Stage, TraceStage
 from linklab.link.system import Shell
 from linklab.link.topology import LinkPlan
 from linklab.link.wires import Wire
@@ -75,6 +76,19 @@ def relay_stages_to_emu(stages: list[Stage]) -> tuple[EmuStage, ...]:
     return tuple(out)
 
 
+def relay_epoch(stages: list[Stage]) -> tuple[int | None, bool]:
+    """(epoch_ns, first_packet) of a relay running ``stages``: where its traces start.
+    A UTC time becomes this host's CLOCK_MONOTONIC (the relay's clock) now."""
+    starts = {s.start for s in stages if isinstance(s, TraceStage) and s.start}
+    if not starts:
+        return None, False
+    (start,) = starts  # one link-wide value (LinkSpec.trace_start)
+    if start == "first-packet":
+        return None, True
+    utc_ns = round(datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp() * 1e9)
+    return time.monotonic_ns() + (utc_ns - time.time_ns()), False
+
+
 def _files(state_path: Path, link: str) -> dict[str, Path]:
     stem = f"{state_path.stem}.emu-{link}"
     return {"config": state_path.with_name(stem + ".conf"),
@@ -105,11 +119,14 @@ class TapRelayWire(Wire):
     def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
         journal = net.journal
         files = _files(journal.path, link.name)
+        epoch_ns, first_packet = relay_epoch(
+            [s for stages in relay_stages.values() for s in stages])
         config = RelayConfig(
             tap_a=link.a.ifname, tap_b=link.b.ifname, netns_a=None, netns_b=link.b.netns,
             ab=relay_stages_to_emu(relay_stages.get("up", [])),
             ba=relay_stages_to_emu(relay_stages.get("down", [])),
-            stats_path=files["stats"], extra_comment=f"run {journal.path.stem}, {link.name}")
+            stats_path=files["stats"], epoch_ns=epoch_ns, epoch_first_packet=first_packet,
+            extra_comment=f"run {journal.path.stem}, {link.name}")
         journal.store.write(files["config"].name, config.text().encode())
         journal.record(f"emu files {link.name}", made.files([p.name for p in files.values()]))
         pid = journal.spawn(f"relay {link.name}",
