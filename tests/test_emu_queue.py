@@ -9,11 +9,14 @@ import subprocess
 import threading
 
 import numpy as np
+import pytest
 
 from conftest import require_tool
 from linklab.emu.measure import udp_run
 from linklab.emu.stages import Delay, Rate
 from test_emu_relay import ADDR_B, PORT, _iperf, relay_link, sockets
+
+pytestmark = pytest.mark.integration
 
 
 def _peak_rss_bytes(pid: int) -> int:

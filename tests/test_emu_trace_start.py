@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from linklab.emu.measure import udp_run
 from linklab.emu.stages import Trace
 from test_emu_relay import ADDR_B, PORT, relay_link, sockets
+
+pytestmark = pytest.mark.integration
 
 
 def _trace(path):

@@ -19,6 +19,7 @@ from linklab.link import cgroups, cluster, userns
 from linklab.link.blueprint import Design
 from linklab.link.journal import Journal
 from linklab.link.netops import NetOps, Snapshot
+from linklab.link.placement import from_state
 from linklab.link.runs import remove_state
 from linklab.link.spec import DIRECTIONS
 from linklab.link.system import list_netns
@@ -70,7 +71,11 @@ class Testbed:
         inside = cluster.container_argv(self, host, [str(a) for a in argv])
         if inside is not None:
             return inside
-        return self.shell.exec_argv(self.plan.host(host).netns, [str(a) for a in argv])
+        command = [str(a) for a in argv]
+        placement = from_state(self.journal.state)
+        if placement is not None:   # off the relay's CPU (placement.py)
+            command = ["taskset", "-c", placement.cpu_list(), *command]
+        return self.shell.exec_argv(self.plan.host(host).netns, command)
 
     def popen(self, host: str, argv: Sequence[str], *, cgroup: Path | None = None,
               **kwargs: Any) -> subprocess.Popen[Any]:
@@ -228,6 +233,7 @@ class Testbed:
             "cluster": self.plan.cluster.describe() if self.plan.cluster is not None else None,
             "socket_buffers": state.get("socket_buffers", {}),
             "tcp_congestion": state.get("tcp_congestion", {}),
+            "placement": state.get("placement"),
             "outage": {**(state.get("outage") or {}), "events": self.outage_events()}
             if state.get("outage") else None,
             "counters": self.counters(),

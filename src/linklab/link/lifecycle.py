@@ -33,6 +33,7 @@ from linklab.link.journal import (
     state_dir,
 )
 from linklab.link.netops import NetOps, ifb_unavailable
+from linklab.link.placement import allowed_cpus, plan_placement
 from linklab.link.presets import check_not_shipped
 from linklab.link.runs import (
     check_privileges,
@@ -60,7 +61,8 @@ from linklab.link.topology import (
 def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
        topology: str = "pair", hosts: int = 1, name: str = DEFAULT_NAME,
        wire: str | None = None, owner: bool = False, arm_outage: bool = True,
-       finish_once_up: bool = False, **overrides: Any) -> Testbed:
+       finish_once_up: bool = False, relay_cpu: str | None = None,
+       **overrides: Any) -> Testbed:
     """Build a testbed and return it (it stays up until ``down``; see ``testbed()``).
 
     ``owner=True`` records this process as the owner: ``clean`` leaves the run alone while
@@ -76,7 +78,10 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
     Overrides: loss, rate, outage, mtu, tcp_congestion (and the relay fields delay,
     jitter, burst_loss, trace), as strings with units or per-direction mappings.
     ``preset_fields``: a preset from a user's file (see ``design``).
+    ``relay_cpu``: where a relay runs and the endpoints do not (placement.py; None: no
+    pinning).
     """
+    placement = plan_placement(relay_cpu, allowed_cpus())
     plan_design = design(preset, preset_fields=preset_fields, topology=topology,
                          hosts=hosts, name=name, wire=wire, **overrides)
     check_not_shipped(preset, preset_fields)
@@ -91,7 +96,7 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
         # The holder gets the preset's fields, not its file (which it may not read).
         kwargs = {"preset": preset, "preset_fields": plan_design.inputs["preset_fields"],
                   "topology": topology, "hosts": hosts, "name": name,
-                  "wire": wire, "arm_outage": arm_outage,
+                  "wire": wire, "arm_outage": arm_outage, "relay_cpu": relay_cpu,
                   **{k: v for k, v in overrides.items() if v is not None}}
         with interrupts.stop_raises():
             userns.start_holder(kwargs, owner_pid=os.getpid() if owner else None,
@@ -113,6 +118,8 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
                     name, shell, inputs=plan_design.inputs, owner=this_process(),
                     wires={k: w.name for k, w in plan_design.wires.items()})
                 bed = Testbed(journal, plan_design)
+            if placement is not None:
+                journal.update(placement=placement.describe())
             _build(bed, arm_outage=arm_outage)
             if not owner:
                 if finish_once_up:

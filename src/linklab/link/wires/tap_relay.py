@@ -27,6 +27,7 @@ from linklab.emu.stages import Trace as EmuTrace
 from linklab.errors import EnvironmentProblem, LinklabError
 from linklab.link import made
 from linklab.link.netops import NetOps
+from linklab.link.placement import from_state
 from linklab.link.stages import Stage, TraceStage
 from linklab.link.system import Shell
 from linklab.link.topology import LinkPlan
@@ -129,8 +130,10 @@ class TapRelayWire(Wire):
             extra_comment=f"run {journal.path.stem}, {link.name}")
         journal.store.write(files["config"].name, config.text().encode())
         journal.record(f"emu files {link.name}", made.files([p.name for p in files.values()]))
+        placement = from_state(journal.state)
+        pin = ["--cpu", str(placement.relay_cpu)] if placement is not None else []
         pid = journal.spawn(f"relay {link.name}",
-                            [str(relay_binary()), "--config", str(files["config"])],
+                            [str(relay_binary()), "--config", str(files["config"]), *pin],
                             netns=link.a.netns, log=files["log"])
         emu = dict(journal.state.get("emu", {}))
         emu[link.name] = {"pid": pid, "stats": str(files["stats"]), "log": str(files["log"])}
