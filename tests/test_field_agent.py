@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from linklab.bench.host_address import HostSpec
 from linklab.field import shell
-from linklab.field.address import HostSpec
 from linklab.field.hosts import HostSet
 
 HERE = Path(shell.__file__).resolve().parent

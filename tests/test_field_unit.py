@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from linklab.bench.host_address import parse_host, parse_hosts
 from linklab.bench.matrix import expand
 from linklab.bench.spec import parse_scenario
 from linklab.errors import UsageError
 from linklab.field import clock as C
 from linklab.field import fit, preflight, sync
-from linklab.field.address import parse_host, parse_hosts
 from linklab.field.compare import compare
 from linklab.field.environment import FieldEnvironment, path_inputs
 from linklab.field.measure import Direction, Measurement

@@ -17,8 +17,8 @@ import pytest
 
 from conftest import require_root, require_tool
 from linklab.brokers import start_mosquitto
+from linklab.brokers.mosquitto import mosquitto_tls_config
 from linklab.cli import main
-from linklab.security import profiles
 from linklab.security.keystore import create_keystore
 from middleware_pair import (
     FASTDDS_PROBE,
@@ -186,7 +186,7 @@ def test_mqtt_over_tls_with_keystore_certificates(keystore, tmp_path):
     require_root()
     robot, edge = keystore.enclave("/linklab/robot"), keystore.enclave("/linklab/edge")
     with namespace_pair("mt") as pair:
-        broker = start_mosquitto(profiles.mosquitto_tls_config(edge, pair.edge_addr), tmp_path,
+        broker = start_mosquitto(mosquitto_tls_config(edge, pair.edge_addr), tmp_path,
                                  netns=pair.edge)
         try:
             common = ["--topic", "secure", "--type", "Array1k", "--qos", "reliable",

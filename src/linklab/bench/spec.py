@@ -8,7 +8,7 @@ matrix. Every field may appear in either place (``topics`` only under fixed)::
     source: 000_10b8b18b6f5db8a8.txt §V-C, Table II
     presets: my-links.yaml          # link presets of your own (a file or a list of files)
     hosts:                          # real machines instead of namespaces (linklab.field):
-      robot: ssh://ubuntu@robot.local   #   ssh://, local, netns:NAME (field/address.py);
+      robot: ssh://ubuntu@robot.local   #   ssh://, local, netns:NAME (bench/host_address.py);
       edge: local                   #   then link: (optional) is the measured preset
     fixed:                          # one value each
       middleware: fastdds
@@ -416,8 +416,8 @@ def _topic_gates(templates: tuple[TopicTemplate, ...]) -> tuple[Gate, ...]:
 
 
 def _hosts(node: yaml.Node, where: Located) -> dict[str, dict[str, Any]]:
-    """Top-level ``hosts:``: real machines (linklab.field.address), each validated."""
-    from linklab.field.address import parse_hosts
+    """Top-level ``hosts:``: real machines (linklab.bench.host_address), each validated."""
+    from linklab.bench.host_address import parse_hosts
 
     value = plain(node, where)
     try:

@@ -29,9 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from linklab.brokers.mosquitto import MosquittoConfig, start_mosquitto
+from linklab.brokers.mosquitto import MosquittoConfig, mosquitto_tls_config, start_mosquitto
 from linklab.brokers.process import BrokerProcess
-from linklab.brokers.zenoh_router import ZenohRouterConfig, start_zenoh_router
+from linklab.brokers.zenoh_router import (
+    ZenohRouterConfig,
+    start_zenoh_router,
+    zenoh_router_tls_config,
+)
 from linklab.errors import EnvironmentProblem
 
 MQTT_PORT = 1883
@@ -142,17 +146,15 @@ class MiddlewareAdapter:
 
     def start_broker(self, edge_netns: str, edge_address: str,
                      workdir: Path) -> BrokerProcess | None:
-        from linklab.security import profiles
-
         edge = self.keystore.enclave(ENCLAVES["sub"]) if self.secured else None
         if self.base == "mqtt":
-            config = (profiles.mosquitto_tls_config(edge, edge_address, MQTT_TLS_PORT) if edge
+            config = (mosquitto_tls_config(edge, edge_address, MQTT_TLS_PORT) if edge
                       else MosquittoConfig(address=edge_address, port=MQTT_PORT))
             return start_mosquitto(config, workdir, netns=edge_netns)
         if self.base == "zenoh-router":
             scheme = "tls" if edge else "tcp"
             listen = [f"{scheme}/{edge_address}:{ZENOH_PORT}"]
-            config = (profiles.zenoh_router_tls_config(edge, listen) if edge
+            config = (zenoh_router_tls_config(edge, listen) if edge
                       else ZenohRouterConfig(listen=listen))
             return start_zenoh_router(config, workdir, netns=edge_netns)
         return None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from linklab.brokers.process import BrokerProcess, spawn
 from linklab.errors import EnvironmentProblem, UsageError
+from linklab.security.enclave import Enclave
 
 MQTT_MAX_PACKET = 268_435_455  # the protocol's limit (remaining length is a 4-byte varint)
 
@@ -83,3 +84,11 @@ def start_mosquitto(config: MosquittoConfig, workdir: Path, netns: str | None = 
     conf = workdir / f"{name}.conf"
     conf.write_text(render_mosquitto_conf(config))
     return spawn(name, [binary, "-c", str(conf)], netns, config.port, workdir / f"{name}.log")
+
+
+def mosquitto_tls_config(enclave: Enclave, address: str, port: int = 8883) -> MosquittoConfig:
+    """A broker configuration serving MQTT over TLS with ``enclave``'s certificate; clients
+    must present a certificate from the same CA."""
+    return MosquittoConfig(address=address, port=port, cafile=str(enclave.tls_ca),
+                           certfile=str(enclave.tls_cert), keyfile=str(enclave.tls_key),
+                           require_certificate=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linklab.brokers.process import BrokerProcess, spawn
+from linklab.security.enclave import Enclave
 
 
 @dataclass(frozen=True)
@@ -92,3 +93,9 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def zenoh_router_tls_config(enclave: Enclave, listen: list[str]) -> ZenohRouterConfig:
+    return ZenohRouterConfig(listen=listen, root_ca_certificate=str(enclave.tls_ca),
+                             listen_certificate=str(enclave.tls_cert),
+                             listen_private_key=str(enclave.tls_key), enable_mtls=True)

@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
         """Measure the path A -> B, tune a DDS profile for it (linklab tune with the
         measured rate, loss and MTU), verify it with the real middleware on that path
         (default vs optimized), and print the before/after table."""
-        from linklab.field.address import parse_host
+        from linklab.bench.host_address import parse_host
         from linklab.field.cli_measure import measure_settings
         from linklab.field.tuneloop import Verify, run, table
         from linklab.tune import write_profiles

@@ -113,7 +113,7 @@ def add_measure(link: typer.Typer) -> None:
         """Measure the path between two hosts: RTT, loss and its bursts (Gilbert fit), the
         rate it carries (UDP ramp), path MTU, reordering. With --out, a preset file that
         `linklab link up --presets` and scenarios load, so the lab replays the path."""
-        from linklab.field.address import parse_host
+        from linklab.bench.host_address import parse_host
         from linklab.field.compare import comparable_gaps, compare
         from linklab.field.measure import Measurement, measure_path
         from linklab.field.preset_out import write_preset

@@ -29,13 +29,13 @@ from functools import cache
 from typing import Any
 
 from linklab.bench.environment import LinklabEnvironment
+from linklab.bench.host_address import HostSpec, parse_hosts
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
 from linklab.bench.middlewares import base_middleware
 from linklab.bench.profiles import Profiles
 from linklab.errors import UsageError
 from linklab.field import preflight, probes_remote, sync
-from linklab.field.address import HostSpec, parse_hosts
 from linklab.field.hosts import HostSet
 
 FIELD_MIDDLEWARES = ("fastdds", "cyclonedds")

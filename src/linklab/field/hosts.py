@@ -12,9 +12,9 @@ import socket
 import subprocess
 from dataclasses import dataclass, field
 
+from linklab.bench.host_address import HostSpec
 from linklab.errors import LinklabError, UsageError
 from linklab.field import leftovers
-from linklab.field.address import HostSpec
 from linklab.field.clock import Offset, from_exchange, same_kernel
 from linklab.field.session import AgentSession
 from linklab.field.shell import Host, host_for, ssh_options

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from linklab.bench.host_address import HostSpec
 from linklab.errors import LinklabError, UsageError
 from linklab.field import fit
-from linklab.field.address import HostSpec
 from linklab.field.clock import Offset
 from linklab.field.hosts import HostSet
 

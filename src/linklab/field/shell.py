@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from linklab.bench.host_address import HostSpec
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
 from linklab.field import leftovers
-from linklab.field.address import HostSpec
 
 HERE = Path(__file__).resolve().parent
 AGENT_FILES = ("agent.py", "procwrap.py")

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from linklab.field.address import HostSpec
+from linklab.bench.host_address import HostSpec
 from linklab.field.measure import Measurement, MeasureSettings, measure_path
 from linklab.field.preset_out import write_preset
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from xml.sax.saxutils import escape
 
-from linklab.brokers.mosquitto import MosquittoConfig
-from linklab.brokers.zenoh_router import ZenohRouterConfig
 from linklab.security.enclave import Enclave
 
 FASTDDS_PROFILE_NAME = "linklab_secure_participant"
@@ -118,14 +116,6 @@ def mqtt_client_profile(enclave: Enclave) -> str:
             f"cafile={enclave.tls_ca}\ncertfile={enclave.tls_cert}\nkeyfile={enclave.tls_key}\n")
 
 
-def mosquitto_tls_config(enclave: Enclave, address: str, port: int = 8883) -> MosquittoConfig:
-    """A broker configuration serving MQTT over TLS with ``enclave``'s certificate; clients
-    must present a certificate from the same CA."""
-    return MosquittoConfig(address=address, port=port, cafile=str(enclave.tls_ca),
-                           certfile=str(enclave.tls_cert), keyfile=str(enclave.tls_key),
-                           require_certificate=True)
-
-
 def zenoh_tls_section(enclave: Enclave) -> dict:
     return {
         "root_ca_certificate": str(enclave.tls_ca),
@@ -140,9 +130,3 @@ def zenoh_tls_section(enclave: Enclave) -> dict:
 def zenoh_tls_json5(enclave: Enclave) -> str:
     """A zenoh configuration fragment (probe --profile): endpoints then use tls/ADDR:PORT."""
     return json.dumps({"transport": {"link": {"tls": zenoh_tls_section(enclave)}}}, indent=2)
-
-
-def zenoh_router_tls_config(enclave: Enclave, listen: list[str]) -> ZenohRouterConfig:
-    return ZenohRouterConfig(listen=listen, root_ca_certificate=str(enclave.tls_ca),
-                             listen_certificate=str(enclave.tls_cert),
-                             listen_private_key=str(enclave.tls_key), enable_mtls=True)
