@@ -118,7 +118,7 @@ def print_lines(lines: Iterable[str]) -> None:
 # --- markdown ------------------------------------------------------------------------------
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>").strip()
+    return text.strip().replace("|", "\\|").replace("\n", "<br>")
 
 
 def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[str]],

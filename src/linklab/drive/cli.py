@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
             return
         from rich.table import Table
 
-        from linklab.output import console
+        from linklab.output import print_text
 
         table = Table(title=f"drive: {plan.laps} laps, {plan.duration_s:g} s, link {link}")
         for column in ("middleware", "received", "latency mean", "drift mean", "drift max",
@@ -59,5 +59,5 @@ def register(app: typer.Typer) -> None:
                           f"{r.drift.mean_m * 100:.2f} cm", f"{r.drift.max_m * 100:.2f} cm",
                           f"{r.drift.end_of_lap_m * 100:.2f} cm",
                           f"{r.drift.heading_deg:.2f}°")
-        console.print(table)
-        console.print(f"trajectories and plot in {out}")
+        print_text(table)
+        print_text(f"trajectories and plot in {out}")
