@@ -19,7 +19,7 @@ from pathlib import Path
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import console, err_console, err_line
+from linklab.output import FORMAT_OPTION, console, err_console, err_line, output_format
 from linklab.stop_signals import exit_status
 
 DEFAULT_IMAGE = "localhost/linklab-probe:latest"
@@ -151,6 +151,7 @@ def run_command(
                                         "e.g. 'reception_rate>=29Hz'; repeatable. Missed: "
                                         "exit 1."),
     as_json: bool = typer.Option(False, "--json", help="Print the finished cells as JSON."),
+    fmt: str = FORMAT_OPTION,
     kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
     namespace: str | None = NAMESPACE, image: str | None = IMAGE, pull: str = PULL,
     role: list[str] = ROLE, selector: list[str] = SELECTOR, memory: str | None = MEMORY,
@@ -167,6 +168,8 @@ def run_command(
     from linklab.k8s.manifests import to_yaml
     from linklab.k8s.validate import validate_objects
 
+    fmt = output_format(fmt, json_flag=as_json)
+    as_json = fmt == "json"
     if repeat is not None and repeat < 1:
         raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
     cli_gates = [parse_cli_gate(g) for g in gate]
@@ -226,7 +229,8 @@ def run_command(
         raise typer.Exit(exit_status(stop) or 130) from None
     from linklab.bench.cli import conclude_run
 
-    conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True)
+    conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True,
+                 fmt=fmt)
 
 
 @k8s_app.command("preflight")

@@ -163,10 +163,6 @@ def register(app: typer.Typer) -> None:
                             "namespaces): bring it up, inspect it, run commands on its "
                             "hosts, take it down; measure a real path to replay it.")
     app.add_typer(link, name="link")
-    from linklab.field.cli_measure import add_measure
-
-    add_measure(link)   # linklab link measure A B (the field package: hosts over SSH)
-
     @link.command("up")
     def up_command(
         preset: str = typer.Argument(None, help="The link to emulate: wifi-ideal, wifi-mild, "
@@ -202,9 +198,9 @@ def register(app: typer.Typer) -> None:
         rate: str = typer.Option(None, "--rate", help="Rate limit, e.g. 433Mbit/s. Default: "
                                  "the preset's."),
         outage: str = typer.Option(None, "--outage",
-                                   help="Cut the link START after it is up, for LENGTH, "
-                                        "optionally every PERIOD: START+LENGTH[/PERIOD], e.g. "
-                                        "10s+20s or 5s+2s/30s. Default: the preset's."),
+                                   help="Cut the link for LENGTH, START into the run, "
+                                        "optionally again every PERIOD: START+LENGTH[/PERIOD], "
+                                        "e.g. 10s+20s or 5s+2s/30s. Default: the preset's."),
         mtu: str = typer.Option(None, "--mtu", help="Largest IP packet in bytes, e.g. 1500. "
                                 "Default: the preset's."),
         tcp_congestion: str = typer.Option(
@@ -239,8 +235,9 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option("default", "--name", help=NAME_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
-        """Build emulated hosts and the impaired link between them; they stay up until
-        `linklab link down` (`linklab link clean` leaves them alone).
+        """Bring up emulated hosts joined by an impaired link.
+
+        They stay up until `linklab link down` (`linklab link clean` leaves them alone).
 
         Options replace the preset's values. A preset from --presets FILE is recorded
         with the run: status, exec and down do not need the file. Ctrl-C (or SIGTERM)
@@ -396,3 +393,7 @@ def register(app: typer.Typer) -> None:
                 console.print("nothing to clean")
         if report["problems"]:
             raise typer.Exit(1)
+
+    from linklab.field.cli_measure import add_measure
+
+    add_measure(link)   # linklab link measure A B (the field package: hosts over SSH)
