@@ -53,6 +53,12 @@ def render(path: tuple[str, ...]) -> str:
     return result.output
 
 
+def flat(shown: str) -> str:
+    """Rendered help as one line of words (no panel borders, no line breaks)."""
+    lines = (line.strip(" │╭╮╰╯─") for line in shown.splitlines())
+    return re.sub(r"\s+", " ", " ".join(lines))
+
+
 def texts(path: tuple[str, ...], command: click.Command) -> list[tuple[str, str]]:
     """(where, text) of the command's help and each of its parameters'."""
     name = " ".join(path) or "linklab"
@@ -94,8 +100,7 @@ def test_rendered_help_shows_no_default_that_is_not_one(path, command):
     shown = render(path)
     assert "[default: None]" not in shown
     assert "[default: ]" not in shown
-    flat = " ".join(line.strip(" │╭╮╰╯─") for line in shown.splitlines())
-    problems = code_speak(re.sub(r"\s+", " ", flat))
+    problems = code_speak(flat(shown))
     assert not problems, "\n".join(problems)
 
 
@@ -112,6 +117,6 @@ def test_top_level_help_lists_the_jobs_in_order():
 
 
 def test_each_option_shows_a_real_default():
-    shown = render(("tune",))
+    shown = flat(render(("tune",)))
     assert "[default: 1500]" in shown and "[default: linklab-profiles]" in shown
-    assert "Default: both" in shown  # an option without a value says what happens then
+    assert "Default: both." in shown  # an option without a value says what happens then

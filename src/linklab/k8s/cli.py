@@ -19,7 +19,14 @@ from pathlib import Path
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import FORMAT_OPTION, console, err_console, err_line, output_format
+from linklab.output import (
+    FORMAT_OPTION,
+    console,
+    err_console,
+    err_line,
+    output_format,
+    print_text,
+)
 from linklab.stop_signals import exit_status
 
 DEFAULT_IMAGE = "localhost/linklab-probe:latest"
@@ -258,7 +265,7 @@ def preflight_command(
     cluster = _cluster(kubeconfig, context, namespace)
     result = preflight.check(cluster, cells, options, Links(scenario.presets), pod_check)
     for line in result.lines:
-        console.print(line, highlight=False)
+        print_text(line, highlight=False)
     for line in result.warnings:
         err_console.print(f"warning: {line}", highlight=False, soft_wrap=True)
     for line in result.errors:
