@@ -12,36 +12,75 @@ from __future__ import annotations
 import errno
 import importlib
 import importlib.util
+import inspect
 
 import click
 import typer
 from typer.core import TyperGroup
+from typer.models import ParameterInfo
 
 from linklab import __version__
 from linklab.errors import LinklabError
 
-# Packages that contribute commands, in the order --help lists them.
+# Packages that contribute commands.
 COMMAND_MODULES = (
-    "linklab.model.cli",      # linklab model
-    "linklab.tune.cli",       # linklab tune
-    "linklab.link.cli",       # linklab link up|status|exec|down|clean
+    "linklab.link.cli",       # linklab link up|status|exec|down|clean|presets|measure
     "linklab.bench.cli",      # linklab bench
     "linklab.report.cli",     # linklab report
-    "linklab.sft.cli",        # linklab sft-bench
-    "linklab.security.cli",   # linklab keystore
     "linklab.drive.cli",      # linklab drive
+    "linklab.security.cli",   # linklab keystore
+    "linklab.model.cli",      # linklab model, model-check
+    "linklab.tune.cli",       # linklab tune
+    "linklab.sft.cli",        # linklab sft-bench
     "linklab.field.cli",      # linklab field check|tune (linklab link measure: link/cli.py)
     "linklab.k8s.cli",        # linklab k8s run|preflight|clean|image
 )
+
+# How ``linklab --help`` groups the commands, in the order a user meets the jobs: a
+# command not named here is listed last, under "Other".
+PANELS = (
+    ("Emulate a link", ("link",)),
+    ("Measure", ("bench", "report", "drive", "keystore")),
+    ("Understand", ("model", "model-check")),
+    ("Fix", ("tune", "sft-bench")),
+    ("Scale out", ("field", "k8s")),
+)
+OTHER_PANEL = "Other"
 
 EXIT_STATUS = ("Exit status: 0 done; 1 failed (a gate missed, a run that could not be "
                "made); 2 bad input, one line 'linklab: error: ...'; a command's own (bench "
                "70, tune 3/4: its --help); interrupted, after the same clean-up whichever "
                "signal: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP.")
 
+class _Commands(TyperGroup):
+    """A command group that refuses a name it does not have, whatever its first character.
+    (Click reads the arguments again when the name starts with a character that is not
+    a letter or digit, in case it was an option; with nothing after it, a group with
+    no_args_is_help then printed its help and exited 0: ``linklab ' '``, ``linklab field
+    .x``.)"""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name = click.utils.make_str(args[0])
+        if self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            ctx.fail(f"No such command {name!r}.")
+        return super().resolve_command(ctx, args)
+
+
+class _Root(_Commands):
+    """The top-level group: its commands listed panel by panel, in PANELS' order."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        order = [name for _, names in PANELS for name in names]
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
+
+
 app = typer.Typer(
     name="linklab",
-    help="Measure, reproduce, understand and fix ROS 2 traffic over real networks.",
+    cls=_Root,
+    help="Measure, reproduce, understand and fix ROS 2 traffic over real networks: "
+         "emulate a link, benchmark middlewares across it, explain the results with an "
+         "analytic model, tune DDS profiles, then do the same on real hosts or Kubernetes.",
     epilog=EXIT_STATUS,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -70,23 +109,41 @@ def _module_exists(name: str) -> bool:
         return False
 
 
-for _name in COMMAND_MODULES:
-    if _module_exists(_name):
-        importlib.import_module(_name).register(app)
+def _panel(name: str | None) -> str:
+    return next((panel for panel, names in PANELS if name in names), OTHER_PANEL)
 
 
-class _Commands(TyperGroup):
-    """A command group that refuses a name it does not have, whatever its first character.
-    (Click reads the arguments again when the name starts with a character that is not
-    a letter or digit, in case it was an option; with nothing after it, a group with
-    no_args_is_help then printed its help and exited 0: ``linklab ' '``, ``linklab field
-    .x``.)"""
+def _hide_none_defaults(typer_app: typer.Typer) -> None:
+    """No ``[default: None]`` in any --help: an option (or argument) whose default is None
+    is one that may be left out, and its help says what happens then."""
+    infos = [c.callback for c in typer_app.registered_commands]
+    infos += [g.typer_instance.registered_callback.callback
+              for g in typer_app.registered_groups if g.typer_instance.registered_callback]
+    for callback in infos:
+        if callback is None:
+            continue
+        for parameter in inspect.signature(callback).parameters.values():
+            given = parameter.default
+            if isinstance(given, ParameterInfo) and given.default in (None, ...) \
+                    and given.show_default is True:
+                given.show_default = False
+    for group in typer_app.registered_groups:
+        _hide_none_defaults(group.typer_instance)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):
-        name = click.utils.make_str(args[0])
-        if self.get_command(ctx, name) is None and not ctx.resilient_parsing:
-            ctx.fail(f"No such command {name!r}.")
-        return super().resolve_command(ctx, args)
+
+def _assemble(typer_app: typer.Typer) -> None:
+    """Every package's commands, each in its panel of ``linklab --help``."""
+    for module in COMMAND_MODULES:
+        if _module_exists(module):
+            importlib.import_module(module).register(typer_app)
+    for command in typer_app.registered_commands:
+        command.rich_help_panel = _panel(command.name)
+    for group in typer_app.registered_groups:
+        group.rich_help_panel = _panel(group.name or group.typer_instance.info.name)
+    _hide_none_defaults(typer_app)
+
+
+_assemble(app)
 
 
 def _strict(command: click.Command) -> click.Command:

@@ -22,12 +22,22 @@ import click
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from linklab.bench.matrix import expand
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
 from linklab.bench.store import RunStore
 from linklab.errors import UsageError
-from linklab.output import console, err_console, err_line, print_json
+from linklab.output import (
+    FORMAT_OPTION,
+    err_console,
+    err_line,
+    layout_console,
+    output_format,
+    print_json,
+    print_text,
+    to_markdown,
+)
 from linklab.stop_signals import exit_status
 from linklab.units import format_duration, size_label
 
@@ -36,10 +46,11 @@ EXIT_LINKLAB_ERROR = 70
 
 
 def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
-                 failed_cells: bool = False) -> None:
-    """The end of a run (bench, k8s): gates judged and kept in gates.json, the table or
-    JSON, one line per missed gate and per linklab error (and per failed cell with
-    ``failed_cells``); exit 70 for a linklab error, 1 for a missed gate."""
+                 failed_cells: bool = False, fmt: str = "text") -> None:
+    """The end of a run (bench, k8s): gates judged and kept in gates.json, the table (as
+    ``fmt``: text or markdown) or JSON, one line per missed gate and per linklab error
+    (and per failed cell with ``failed_cells``); exit 70 for a linklab error, 1 for a
+    missed gate."""
     from linklab.bench.gates import evaluate
 
     misses = evaluate(gates, store.rows, store.streams)
@@ -49,12 +60,19 @@ def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
     if as_json:
         print_json({"run_dir": str(store.root), "cells": rows,
                     "gates_missed": [m.to_dict() for m in misses]})
-    else:
-        from linklab.report.table import render_run
+    elif fmt == "markdown":
+        from linklab.report.export import markdown
+        from linklab.report.table import run_report
 
-        console.print(render_run(store.info, store.rows, console, store.streams,
-                                 root=store.root))
-        console.print(f"run directory: {store.root}  (linklab report {store.root})")
+        made = run_report(store.info, store.rows, store.streams, root=store.root)
+        typer.echo(markdown(store.info, store.rows, made))
+        typer.echo(f"run directory: `{store.root}` (linklab report {store.root})")
+    else:
+        from linklab.report.table import render_report, run_report
+
+        made = run_report(store.info, store.rows, store.streams, root=store.root)
+        print_text(render_report(made, layout_console()))
+        print_text(f"run directory: {store.root}  (linklab report {store.root})")
     for miss in misses:  # one line each, whatever the terminal's width
         err_line(miss.line())
     for row in store.rows:
@@ -113,7 +131,7 @@ def register(app: typer.Typer) -> None:
     def bench(
         scenario_path: Path | None = typer.Argument(
             None, metavar="SCENARIO.yaml",
-            help="Scenario file (see scenarios/). Not needed with --resume."),
+            help="Scenario file (examples in scenarios/). Not needed with --resume."),
         quick: bool = typer.Option(False, "--quick",
                                    help="Apply the scenario's quick: overrides (fewer, "
                                         "shorter cells)."),
@@ -127,11 +145,12 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("runs"), "--out", metavar="DIR",
                                  help="Parent directory of the new run directory."),
         repeat_text: str | None = typer.Option(None, "--repeat", metavar="N",
-                                               help="Trials of every cell, 1 to 1000 "
-                                                    "(overrides the scenario's trials)."),
+                                               help="Trials of every cell, 1 to 1000. "
+                                                    "Default: the scenario's trials."),
         presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
-                                           help="Link presets of your own (YAML like "
-                                                "linklab's presets.yaml); repeatable."),
+                                           help="Link presets of your own (format: "
+                                                "linklab link presets --help); "
+                                                "repeatable."),
         gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
                                        help="A pass/fail target on every cell (or one "
                                             "topic), e.g. 'reception_rate>=29Hz'; "
@@ -139,13 +158,23 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the matrix (--dry-run) or the finished "
                                           "cells as JSON."),
+        fmt: str = FORMAT_OPTION,
     ) -> None:
-        """Run a scenario: every cell of its matrix across an emulated link, into a run
-        directory (run.json, cells.parquet, streams.parquet, records/). Ctrl-C keeps
-        finished cells. Exit 1 when a gate is missed, 70 when a cell hit a linklab error."""
+        """Run a benchmark scenario and keep every result in a run directory.
+
+        Every cell of the scenario's matrix (each combination of link, middleware,
+        payload, rate ...) runs across an emulated link, or between the real hosts the
+        scenario names; the run directory (run.json, cells.parquet, streams.parquet,
+        records/) is what linklab report reads. The results table is printed at the end.
+        Ctrl-C keeps the finished cells (continue with --resume).
+
+        Exit 1 when a gate is missed, 70 when a cell could not be measured because of a
+        linklab error."""
         from linklab.bench.gates import parse_cli_gate
         from linklab.bench.spec import check_repeat
 
+        fmt = output_format(fmt, json_flag=as_json)
+        as_json = fmt == "json"
         repeat = None if repeat_text is None else check_repeat(repeat_text)
         cli_gates = [parse_cli_gate(g) for g in gate]
         store = None
@@ -208,14 +237,19 @@ def register(app: typer.Typer) -> None:
                             "at_most_s": most, "pace": pace,
                             "cells": [dict(c.axes(), index=c.index) for c in cells]})
             else:
-                console.print(_matrix_table(scenario, cells, env, estimates))
+                table = _matrix_table(scenario, cells, env, estimates)
                 bound = (f"; at most {_fmt_eta(most)} if every search takes its "
                          f"{scenario.search.max_trials} trials" if most > total else "")
                 left = f" ({len(todo)} left)" if len(todo) < len(cells) else ""
                 paced = (f"; its {len(finished[0])} finished cells took {pace:.2f} of their "
                          "estimate, and so will the rest" if pace != 1.0 else "")
-                console.print(f"{len(cells)} cells{left}, estimated {_fmt_eta(total)} "
-                              f"(h:mm:ss{bound}{paced})")
+                summary = (f"{len(cells)} cells{left}, estimated {_fmt_eta(total)} "
+                           f"(h:mm:ss{bound}{paced})")
+                if fmt == "markdown":
+                    typer.echo(to_markdown(table, Text(summary)))
+                else:
+                    print_text(table)
+                    print_text(summary)
             return
 
         for line in getattr(env, "notes", list)():  # the field's hosts, preflight, time sync
@@ -252,4 +286,4 @@ def register(app: typer.Typer) -> None:
                     f"linklab: interrupted: {len(store.rows)}/{len(cells)} cells kept in "
                     f"{store.root}; continue with: linklab bench --resume {store.root}")
                 raise typer.Exit(exit_status(stop) or 130) from None
-        conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json)
+        conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, fmt=fmt)

@@ -23,7 +23,8 @@ def _line(text: str) -> None:
 
 def register(app: typer.Typer) -> None:
     field = typer.Typer(name="field", no_args_is_help=True,
-                        help="Real hosts over SSH: preflight, measure -> tune -> verify.")
+                        help="Work with real hosts over SSH: check them before a run; "
+                             "measure a path, tune profiles for it and verify them.")
     app.add_typer(field, name="field")
 
     @field.command("check")
@@ -33,9 +34,11 @@ def register(app: typer.Typer) -> None:
         presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
                                            help="Link presets of your own; repeatable."),
     ) -> None:
-        """Reach every host of a scenario, check or copy the probes, and print the
-        preflight (socket buffers, IP reassembly, MTU, multicast) and time-sync state with
-        what to change. Runs nothing; exit 1 if a check warns."""
+        """Check the real hosts of a scenario before running it.
+
+        Reaches every host, checks (or copies) the probes, and prints what each host's
+        network settings (socket buffers, IP reassembly, MTU, multicast) and clock sync
+        allow, with what to change. Runs nothing; exit 1 if a check warns."""
         from linklab.bench.matrix import expand
         from linklab.bench.spec import load_scenario
         from linklab.field.environment import FieldEnvironment
@@ -62,18 +65,24 @@ def register(app: typer.Typer) -> None:
         payload: str = typer.Option("256KiB", "--payload", help="The topic's sample size."),
         middleware: str = typer.Option("fastdds", "--middleware",
                                        help="fastdds or cyclonedds (the tuner's profiles)."),
-        count: int = typer.Option(300, "--count", help="Samples per verification cell."),
+        count: int = typer.Option(300, "--count", help="Samples each verification run publishes."),
         duration: str = typer.Option("20s", "--duration",
                                      help="How long the path's loss and RTT are measured."),
-        probe_rate: str = typer.Option("2kHz", "--probe-rate", help="Probes per second."),
-        ramp_step: str = typer.Option("0.8s", "--ramp-step", help="UDP ramp step length."),
-        max_rate: str = typer.Option("1Gbit/s", "--max-rate", help="Top of the UDP ramp."),
+        probe_rate: str = typer.Option("2kHz", "--probe-rate",
+                                       help="Probes per second (64 B UDP), each echoed."),
+        ramp_step: str = typer.Option("0.8s", "--ramp-step",
+                                      help="Length of one step of the UDP rate ramp."),
+        max_rate: str = typer.Option("1Gbit/s", "--max-rate",
+                                     help="Where the UDP rate ramp stops if the path carries "
+                                          "it all."),
         out: Path = typer.Option(Path("linklab-field"), "--out", metavar="DIR",
                                  help="Where the preset, profiles and run directory go."),
     ) -> None:
-        """Measure the path A -> B, tune a DDS profile for it (linklab tune with the
-        measured rate, loss and MTU), verify it with the real middleware on that path
-        (default vs optimized), and print the before/after table."""
+        """Tune a DDS profile for a real path and show the difference it makes.
+
+        Measures the path A -> B, tunes a profile for it (linklab tune with the measured
+        rate, loss and MTU), runs the real middleware on that path with the default and
+        the tuned profile, and prints the before/after table."""
         from linklab.bench.host_address import parse_host
         from linklab.field.cli_measure import measure_settings
         from linklab.field.tuneloop import Verify, run, table

@@ -100,7 +100,8 @@ def add_measure(link: typer.Typer) -> None:
                                      help="Where the ramp stops if the path carries it all."),
         out: Path = typer.Option(None, "--out", metavar="FILE.yaml",
                                  help="Write a preset that replays the path (and the full "
-                                      "measurement as FILE.measure.json)."),
+                                      "measurement as FILE.measure.json). Default: print "
+                                      "only."),
         name: str = typer.Option(None, "--name",
                                  help="The preset's name (default: A's and B's names; "
                                       "letters, digits, _ . -, not a shipped preset's)."),
@@ -110,9 +111,12 @@ def add_measure(link: typer.Typer) -> None:
                                              "tolerances."),
         as_json: bool = typer.Option(False, "--json", help="Print the measurement as JSON."),
     ) -> None:
-        """Measure the path between two hosts: RTT, loss and its bursts (Gilbert fit), the
-        rate it carries (UDP ramp), path MTU, reordering. With --out, a preset file that
-        `linklab link up --presets` and scenarios load, so the lab replays the path."""
+        """Measure the path between two hosts, to replay it in the lab.
+
+        Round-trip time, loss and how bursty it is (a two-state Gilbert model), the rate
+        the path carries (a UDP ramp), path MTU and reordering. With --out, a preset file
+        that `linklab link up --presets` and scenarios load, so the lab replays the
+        path."""
         from linklab.bench.host_address import parse_host
         from linklab.field.compare import comparable_gaps, compare
         from linklab.field.measure import Measurement, measure_path

@@ -19,14 +19,22 @@ from pathlib import Path
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import console, err_console, err_line
+from linklab.output import (
+    FORMAT_OPTION,
+    console,
+    err_console,
+    err_line,
+    output_format,
+    print_text,
+)
 from linklab.stop_signals import exit_status
 
 DEFAULT_IMAGE = "localhost/linklab-probe:latest"
 
 k8s_app = typer.Typer(name="k8s", no_args_is_help=True, help=(
-    "Run scenarios on a Kubernetes cluster: probes as pods per the cell's flow, records "
-    "back through the pod logs, the same run directory as linklab bench."))
+    "Run benchmark scenarios on a Kubernetes cluster: the probes run as pods placed as "
+    "each cell says, their records come back through the pod logs, into the same run "
+    "directory as linklab bench."))
 
 
 def _kv(values: list[str], argument: str, sep: str = "=") -> dict[str, str]:
@@ -47,13 +55,15 @@ def _cluster(kubeconfig, context, namespace):
 
 KUBECONFIG = typer.Option(None, "--kubeconfig", metavar="FILE",
                           help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
-CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (default: current).")
+CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (default: the current "
+                       "one).")
 NAMESPACE = typer.Option(None, "--namespace", "-n",
-                         help="Namespace (default: the context's, else default).")
+                         help="Namespace (default: the context's, else 'default').")
 IMAGE = typer.Option(None, "--image", metavar="REF",
                      help=f"linklab probe image (default {DEFAULT_IMAGE}; see "
                           "'linklab k8s image build').")
-PULL = typer.Option("IfNotPresent", "--pull-policy", help="Always | IfNotPresent | Never.")
+PULL = typer.Option("IfNotPresent", "--pull-policy",
+                    help="When the cluster pulls the image: Always, IfNotPresent or Never.")
 ROLE = typer.Option([], "--role", metavar="HOST=ROLE",
                     help="Node role of a host for cells without a flow (default: the host "
                          "name without its number; pods get nodeSelector "
@@ -61,11 +71,13 @@ ROLE = typer.Option([], "--role", metavar="HOST=ROLE",
 SELECTOR = typer.Option([], "--node-selector", metavar="KEY=VALUE",
                         help="Node label every pod requires. Repeatable.")
 MEMORY = typer.Option(None, "--memory", metavar="QTY",
-                      help="Memory limit (and request) of every container, e.g. 512Mi.")
+                      help="Memory limit (and request) of every container, e.g. 512Mi. "
+                           "Default: none.")
 SECRET = typer.Option(None, "--pull-secret", metavar="NAME",
-                      help="imagePullSecret for a private registry.")
+                      help="Secret holding the credentials of a private registry "
+                           "(imagePullSecret).")
 START = typer.Option(120.0, "--start-timeout", metavar="S",
-                     help="How long a pod may take to be scheduled and started.")
+                     help="Seconds a pod may take to be scheduled and started.")
 
 
 def _options(run_id, image, pull, role, selector, memory, secret, start):
@@ -120,8 +132,12 @@ def failure_lines(rows: list[dict]) -> list[str]:
 
 @k8s_app.command("run")
 def run_command(
-    scenario_path: Path | None = typer.Argument(None, metavar="SCENARIO.yaml"),
-    quick: bool = typer.Option(False, "--quick", help="The scenario's quick: overrides."),
+    scenario_path: Path | None = typer.Argument(None, metavar="SCENARIO.yaml",
+                                                help="Scenario file (examples in "
+                                                     "scenarios/). Not needed with "
+                                                     "--resume."),
+    quick: bool = typer.Option(False, "--quick", help="Apply the scenario's quick: "
+                               "overrides (fewer, shorter cells)."),
     resume: Path | None = typer.Option(None, "--resume", metavar="RUN_DIR",
                                        help="Continue a run: skip its finished cells."),
     dry_run: bool = typer.Option(False, "--dry-run",
@@ -129,19 +145,29 @@ def run_command(
                                       "validated offline; touch no cluster."),
     kube_version: str = typer.Option("1.33", "--kube-version", metavar="X.Y",
                                      help="Kubernetes version --dry-run validates against."),
-    out: Path = typer.Option(Path("runs"), "--out", metavar="DIR"),
-    repeat: int | None = typer.Option(None, "--repeat", metavar="N"),
-    presets: list[Path] = typer.Option([], "--presets", metavar="FILE"),
-    gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE"),
+    out: Path = typer.Option(Path("runs"), "--out", metavar="DIR",
+                             help="Parent directory of the new run directory."),
+    repeat: int | None = typer.Option(None, "--repeat", metavar="N",
+                                      help="Trials of every cell. Default: the scenario's "
+                                           "trials."),
+    presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
+                                       help="Link presets of your own (format: linklab link "
+                                            "presets --help); repeatable."),
+    gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
+                                   help="A pass/fail target on every cell (or one topic), "
+                                        "e.g. 'reception_rate>=29Hz'; repeatable. Missed: "
+                                        "exit 1."),
     as_json: bool = typer.Option(False, "--json", help="Print the finished cells as JSON."),
+    fmt: str = FORMAT_OPTION,
     kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
     namespace: str | None = NAMESPACE, image: str | None = IMAGE, pull: str = PULL,
     role: list[str] = ROLE, selector: list[str] = SELECTOR, memory: str | None = MEMORY,
     secret: str | None = SECRET, start: float = START,
 ) -> None:
-    """Run a scenario's cells as pods; write the run directory linklab report reads.
-    Ctrl-C keeps finished cells (naming those that failed, one line each) and deletes
-    everything this run created."""
+    """Run a scenario's cells as pods and write the run directory linklab report reads.
+
+    Ctrl-C keeps the finished cells (naming those that failed, one line each) and
+    deletes everything this run created in the cluster."""
     from linklab.bench.gates import parse_cli_gate
     from linklab.bench.matrix import estimate_s
     from linklab.bench.store import RunStore
@@ -149,6 +175,8 @@ def run_command(
     from linklab.k8s.manifests import to_yaml
     from linklab.k8s.validate import validate_objects
 
+    fmt = output_format(fmt, json_flag=as_json)
+    as_json = fmt == "json"
     if repeat is not None and repeat < 1:
         raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
     cli_gates = [parse_cli_gate(g) for g in gate]
@@ -208,14 +236,18 @@ def run_command(
         raise typer.Exit(exit_status(stop) or 130) from None
     from linklab.bench.cli import conclude_run
 
-    conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True)
+    conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True,
+                 fmt=fmt)
 
 
 @k8s_app.command("preflight")
 def preflight_command(
-    scenario_path: Path = typer.Argument(..., metavar="SCENARIO.yaml"),
-    quick: bool = typer.Option(False, "--quick"),
-    presets: list[Path] = typer.Option([], "--presets", metavar="FILE"),
+    scenario_path: Path = typer.Argument(..., metavar="SCENARIO.yaml",
+                                         help="The scenario to check."),
+    quick: bool = typer.Option(False, "--quick", help="Check the scenario with its quick: "
+                               "overrides."),
+    presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
+                                       help="Link presets of your own; repeatable."),
     pod_check: bool = typer.Option(False, "--pod-check",
                                    help="Run one pod of the image: proves it pulls and "
                                         "starts, and reports the pod network's MTU."),
@@ -223,7 +255,8 @@ def preflight_command(
     namespace: str | None = NAMESPACE, image: str | None = IMAGE, pull: str = PULL,
     role: list[str] = ROLE, selector: list[str] = SELECTOR, secret: str | None = SECRET,
 ) -> None:
-    """Say what will not work for this scenario on this cluster, before running it."""
+    """Say what will not work for a scenario on this cluster, before running it; exit 1
+    when a cell cannot be placed."""
     from linklab.bench.environment import Links
     from linklab.k8s import preflight, session
 
@@ -232,7 +265,7 @@ def preflight_command(
     cluster = _cluster(kubeconfig, context, namespace)
     result = preflight.check(cluster, cells, options, Links(scenario.presets), pod_check)
     for line in result.lines:
-        console.print(line, highlight=False)
+        print_text(line, highlight=False)
     for line in result.warnings:
         err_console.print(f"warning: {line}", highlight=False, soft_wrap=True)
     for line in result.errors:
@@ -250,7 +283,7 @@ def clean_command(
     kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
     namespace: str | None = NAMESPACE,
 ) -> None:
-    """Delete Pods and ConfigMaps linklab created (by its labels only)."""
+    """Delete the Pods and ConfigMaps linklab created (found by its labels only)."""
     from linklab.k8s import manifests as M
 
     if (run is None) == (not all_runs):
@@ -266,18 +299,20 @@ def clean_command(
 
 
 image_app = typer.Typer(name="image", no_args_is_help=True,
-                        help="The linklab probe image: build it here, push it to a registry.")
+                        help="The container image of linklab's probes: build it here, push "
+                             "it to a registry.")
 
 
 @image_app.command("build")
 def image_build(
-    tag: str = typer.Option(DEFAULT_IMAGE, "--tag", metavar="REF"),
+    tag: str = typer.Option(DEFAULT_IMAGE, "--tag", metavar="REF",
+                            help="Name of the image to build."),
     archive: Path | None = typer.Option(None, "--archive", metavar="FILE.tar",
                                         help="Also write an OCI archive (for ctr/crictl "
                                              "import, kind load image-archive)."),
 ) -> None:
-    """Assemble the probe image from the built probes and the files they need (no base
-    image is pulled) with buildah."""
+    """Build the probe image with buildah from the probes built here and the files they
+    need (no base image is pulled)."""
     from linklab.k8s.image import build
 
     build(tag, archive)
@@ -286,10 +321,12 @@ def image_build(
 
 @image_app.command("push")
 def image_push(
-    destination: str = typer.Argument(..., metavar="REGISTRY/NAME:TAG"),
+    destination: str = typer.Argument(..., metavar="REGISTRY/NAME:TAG",
+                                      help="Where to push the image."),
     tag: str = typer.Option(DEFAULT_IMAGE, "--tag", metavar="REF",
                             help="The local image to push."),
-    tls_verify: bool = typer.Option(True, "--tls-verify/--no-tls-verify"),
+    tls_verify: bool = typer.Option(True, "--tls-verify/--no-tls-verify",
+                                    help="Check the registry's TLS certificate."),
 ) -> None:
     """Push the image to a registry (credentials: buildah login / podman login)."""
     from linklab.k8s.image import push

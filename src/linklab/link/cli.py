@@ -8,11 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Group
 
 from linklab.errors import LinklabError, UsageError
-from linklab.output import console, print_json
+from linklab.output import (
+    FORMAT_OPTION,
+    console,
+    markdown_table,
+    output_format,
+    print_json,
+    print_text,
+)
 
-NAME_HELP = "Run name (namespaces are linklab-NAME-HOST)."
+NAME_HELP = ("Name of the link, so several can be up at once (its namespaces are "
+             "linklab-NAME-HOST).")
 PRESETS_HELP = ("A YAML file of your own presets (format: linklab link presets --help); "
                 "may be given more than once.")
 
@@ -49,119 +58,186 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _print_status(status: dict[str, Any]) -> None:
-    spec = status["spec"]
-    console.print(f"[bold]link {status['name']}[/bold]  topology {status['topology']}  "
-                  f"preset {spec['preset'] or '(none)'}  mtu {spec['mtu']}")
-    if spec.get("source"):
-        console.print(f"  source: {spec['source']}")
-    console.print("  hosts:")
-    for name, host in status["hosts"].items():
-        addresses = ", ".join(host["addresses"]) or "(bridge only)"
-        console.print(f"    {name:<12} {host['netns']:<28} {addresses}")
-    cluster = status.get("cluster")
-    if cluster:
-        mtus = ", ".join(f"{k} {v}" for k, v in cluster["mtu"].items())
-        console.print(f"  cluster: overlay {cluster['overlay']}, encryption "
-                      f"{cluster['encryption']}, datapath {cluster['datapath']}; MTU {mtus}; "
-                      "a pod's second container is <pod>c2")
-    for link in status["links"]:
-        console.print(f"  link {link['name']} ({link['wire']}): "
-                      f"{link['robot_side']} <-> {link['edge_side']}"
-                      + ("" if link.get("state", "up") == "up" else f"  LINK {link['state']}"))
-    console.print("  stages (packets/bytes passed, dropped):")
-    stages = status["counters"]["stages"]
-    if not stages:
-        console.print("    none (a clean link; offloads off, MTU set)")
-    for st in stages:
+def _host_rows(status: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(name, host["netns"], ", ".join(host["addresses"]) or "(bridge only)")
+            for name, host in status["hosts"].items()]
+
+
+def _link_text(link: dict[str, Any]) -> str:
+    return (f"{link['name']} ({link['wire']}): {link['robot_side']} <-> {link['edge_side']}"
+            + ("" if link.get("state", "up") == "up" else f"  LINK {link['state']}"))
+
+
+STAGE_COLUMNS = ("link", "direction", "kind", "settings", "passed packets", "passed bytes",
+                 "dropped packets")
+
+
+def _stage_rows(status: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows = []
+    for st in status["counters"]["stages"]:
         params = st["params"].get("text") or st["params"].get("schedule") or st["params"]
-        console.print(f"    {st['link']:<10} {st['direction']:<4} {st['kind']:<7} {params!s:<14}"
-                      f" passed {_fmt(st.get('passed_packets'))} pkt / "
-                      f"{_fmt(st.get('passed_bytes'))} B, dropped "
-                      f"{_fmt(st.get('dropped_packets'))} pkt")
+        rows.append((st["link"], st["direction"], st["kind"], str(params),
+                     _fmt(st.get("passed_packets")), _fmt(st.get("passed_bytes")),
+                     _fmt(st.get("dropped_packets"))))
+    return rows
+
+
+def _notes(status: dict[str, Any]) -> list[str]:
+    """The lines after the stages: outage, socket buffers, congestion control, notes."""
+    lines = []
     if status.get("outage"):
         outage = status["outage"]
         if outage["t0_ns"] is None:
-            console.print(f"  outage {outage['schedule']}: not armed yet")
+            lines.append(f"outage {outage['schedule']}: not armed yet")
         else:
             done = ", ".join(f"{e['edge']} at +{(e['after_ns'] - outage['t0_ns']) / 1e9:.3f} s"
                              for e in outage["events"]) or "no switch yet"
-            console.print(f"  outage {outage['schedule']}: t0 = {outage['t0_ns']} ns "
-                          f"(CLOCK_MONOTONIC); {done}")
+            lines.append(f"outage {outage['schedule']}: t0 = {outage['t0_ns']} ns "
+                         f"(CLOCK_MONOTONIC); {done}")
     sample = next(iter(status["socket_buffers"].values()), {})
     if sample:
         parts = [f"{k.split('.')[-1]}={v['effective']}" + ("" if v["applied"] else "*")
                  for k, v in sample.items()]
-        console.print("  socket buffers: " + ", ".join(parts)
-                      + ("  (* read-only in a child namespace on this kernel: host value)"
-                         if any(not v["applied"] for v in sample.values()) else ""))
+        lines.append("socket buffers: " + ", ".join(parts)
+                     + ("  (* read-only in a child namespace on this kernel: host value)"
+                        if any(not v["applied"] for v in sample.values()) else ""))
     congestion = next(iter((status.get("tcp_congestion") or {}).values()), None)
     if congestion:
-        console.print(f"  TCP congestion control: {congestion['effective']} "
-                      f"({congestion['source']})")
-    for note in status.get("notes", []):
-        console.print(f"  note: {note}")
+        lines.append(f"TCP congestion control: {congestion['effective']} "
+                     f"({congestion['source']})")
+    lines += [f"note: {note}" for note in status.get("notes", [])]
+    return lines
+
+
+def _cluster_text(cluster: dict[str, Any]) -> str:
+    mtus = ", ".join(f"{k} {v}" for k, v in cluster["mtu"].items())
+    return (f"cluster: overlay {cluster['overlay']}, encryption {cluster['encryption']}, "
+            f"datapath {cluster['datapath']}; MTU {mtus}; a pod's second container is "
+            "<pod>c2")
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    spec = status["spec"]
+    lines = [f"[bold]link {status['name']}[/bold]  topology {status['topology']}  "
+             f"preset {spec['preset'] or '(none)'}  mtu {spec['mtu']}"]
+    if spec.get("source"):
+        lines.append(f"  source: {spec['source']}")
+    lines.append("  hosts:")
+    lines += [f"    {name:<12} {netns:<28} {addresses}"
+              for name, netns, addresses in _host_rows(status)]
+    if status.get("cluster"):
+        lines.append(f"  {_cluster_text(status['cluster'])}")
+    lines += [f"  link {_link_text(link)}" for link in status["links"]]
+    lines.append("  stages (packets/bytes passed, dropped):")
+    if not status["counters"]["stages"]:
+        lines.append("    none (a clean link; offloads off, MTU set)")
+    for link, direction, kind, params, packets, size, dropped in _stage_rows(status):
+        lines.append(f"    {link:<10} {direction:<4} {kind:<7} {params:<14} passed {packets} "
+                     f"pkt / {size} B, dropped {dropped} pkt")
+    lines += [f"  {line}" for line in _notes(status)]
+    print_text(Group(*(console.render_str(line) for line in lines)))  # markup, highlighting
+
+
+def _status_markdown(status: dict[str, Any]) -> str:
+    """:func:`_print_status` as Markdown: the hosts and the stages as tables."""
+    spec = status["spec"]
+    lines = [f"**link {status['name']}**: topology {status['topology']}, preset "
+             f"{spec['preset'] or '(none)'}, mtu {spec['mtu']}", ""]
+    if spec.get("source"):
+        lines += [f"source: {spec['source']}", ""]
+    lines += markdown_table(("host", "namespace", "addresses"), _host_rows(status)) + [""]
+    if status.get("cluster"):
+        lines += [_cluster_text(status["cluster"]), ""]
+    lines += [f"- link {_link_text(link)}" for link in status["links"]] + [""]
+    if status["counters"]["stages"]:
+        lines += markdown_table(STAGE_COLUMNS, _stage_rows(status), (4, 5, 6)) + [""]
+    else:
+        lines += ["stages: none (a clean link; offloads off, MTU set)", ""]
+    lines += [f"- {line}" for line in _notes(status)]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def register(app: typer.Typer) -> None:
     link = typer.Typer(name="link", no_args_is_help=True,
-                       help="Emulated hosts and impaired links (network namespaces).")
+                       help="Emulate hosts joined by an impaired link on this machine (network "
+                            "namespaces): bring it up, inspect it, run commands on its "
+                            "hosts, take it down; measure a real path to replay it.")
     app.add_typer(link, name="link")
-    from linklab.field.cli_measure import add_measure
-
-    add_measure(link)   # linklab link measure A B (the field package: hosts over SSH)
-
     @link.command("up")
     def up_command(
-        preset: str = typer.Argument(None, help="Preset: wifi-ideal, wifi-mild, wifi-severe, "
-                                     "wifi-outage, ethernet-1g, lan-2.5g; with the emulator: "
-                                     "4g, wifi, cloud; radio (ns-3 802.11a, paper 002): "
-                                     "wifi-80211a, wifi-far, wifi-80211a-curve; or one of "
-                                     "--presets FILE (all: linklab link presets)."),
+        preset: str = typer.Argument(None, help="The link to emulate: wifi-ideal, wifi-mild, "
+                                     "wifi-severe, wifi-outage, ethernet-1g, lan-2.5g; with the "
+                                     "emulator: 4g, wifi, cloud; a simulated radio (802.11a "
+                                     "in ns-3, as in paper 002, Evaluation of ROS 2 in Lossy "
+                                     "Unmanned Networks): wifi-80211a, wifi-far, "
+                                     "wifi-80211a-curve; or one of a --presets FILE. List "
+                                     "them: linklab link presets. Default: a clean link with "
+                                     "only the options given."),
         presets: list[Path] = typer.Option(None, "--presets", help=PRESETS_HELP),
-        topology: str = typer.Option("pair", "--topology", help="pair | star | chain | "
-                                     "cluster (nodes and pods, paper 001)."),
+        topology: str = typer.Option("pair", "--topology", help="How the hosts are joined: "
+                                     "pair (robot and edge), star (--hosts robots around one "
+                                     "access point), chain (robot, a routing access point, "
+                                     "edge) or cluster (nodes and pods, as in paper 001, "
+                                     "ROS 2 Deployments on Kubernetes)."),
         hosts: int = typer.Option(1, "--hosts", help="Robots in a star topology."),
-        nodes: str = typer.Option(None, "--nodes", help="Cluster: nodes, 2 (robot, edge; "
-                                  "default) to 8 (robot1..N-1, edge on a switch)."),
-        pods: str = typer.Option(None, "--pods", help="Cluster: pods per node (default 2)."),
-        overlay: str = typer.Option(None, "--overlay", help="Cluster: vxlan (default, pod "
-                                    "MTU 1450) or none (direct routing)."),
-        encryption: str = typer.Option(None, "--encryption", help="Cluster: none (default) or "
-                                       "wireguard (wireguard-go between nodes, pod MTU 1380)."),
-        datapath: str = typer.Option(None, "--datapath", help="Cluster: iptables (default; "
-                                     "kube-proxy rules, conntrack) or ebpf (tc redirects)."),
-        loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1% or up=1%,down=20%."),
-        rate: str = typer.Option(None, "--rate", help="Rate limit, e.g. 433Mbit/s."),
+        nodes: str = typer.Option(None, "--nodes", help="Cluster: nodes, from 2 (robot and "
+                                  "edge) to 8 (robot1..robot7 and edge on one switch). "
+                                  "Default: 2."),
+        pods: str = typer.Option(None, "--pods", help="Cluster: pods per node. Default: 2."),
+        overlay: str = typer.Option(None, "--overlay", help="Cluster: vxlan (pod MTU 1450) "
+                                    "or none (direct routing). Default: vxlan."),
+        encryption: str = typer.Option(None, "--encryption", help="Cluster: none or "
+                                       "wireguard (WireGuard between nodes, pod MTU 1380). "
+                                       "Default: none."),
+        datapath: str = typer.Option(None, "--datapath", help="Cluster: iptables (kube-proxy "
+                                     "rules, connection tracking) or ebpf (tc redirects). "
+                                     "Default: iptables."),
+        loss: str = typer.Option(None, "--loss", help="Packet loss, e.g. 1%, or per "
+                                 "direction up=1%,down=20% (up: robot to edge). Default: the "
+                                 "preset's."),
+        rate: str = typer.Option(None, "--rate", help="Rate limit, e.g. 433Mbit/s. Default: "
+                                 "the preset's."),
         outage: str = typer.Option(None, "--outage",
-                                   help="START+LENGTH[/PERIOD], e.g. 10s+20s or 5s+2s/30s."),
-        mtu: str = typer.Option(None, "--mtu", help="MTU in bytes, e.g. 1500."),
+                                   help="Cut the link for LENGTH, START into the run, "
+                                        "optionally again every PERIOD: START+LENGTH[/PERIOD], "
+                                        "e.g. 10s+20s or 5s+2s/30s. Default: the preset's."),
+        mtu: str = typer.Option(None, "--mtu", help="Largest IP packet in bytes, e.g. 1500. "
+                                "Default: the preset's."),
         tcp_congestion: str = typer.Option(
             None, "--tcp-congestion", help="TCP congestion control in every namespace, "
-            "e.g. cubic (stock Debian/Ubuntu), reno or bbr; default: the host's, recorded."),
-        delay: str = typer.Option(None, "--delay", help="One-way delay (emu), e.g. 30ms or "
-                                  "up=30ms,down=20ms."),
-        jitter: str = typer.Option(None, "--jitter", help="Delay variation (emu), e.g. 5ms."),
+            "e.g. cubic (stock Debian/Ubuntu), reno or bbr. Default: the host's, recorded."),
+        delay: str = typer.Option(None, "--delay", help="One-way delay (with the emulator), "
+                                  "e.g. 30ms or up=30ms,down=20ms. Default: the preset's."),
+        jitter: str = typer.Option(None, "--jitter", help="Variation of the delay (with the "
+                                   "emulator), e.g. 5ms. Default: the preset's."),
         jitter_distribution: str = typer.Option(
             None, "--jitter-distribution",
-            help="uniform (netem's default), normal, pareto or paretonormal."),
+            help="Shape of the delay variation: uniform, normal, pareto or paretonormal. "
+                 "Default: the preset's, else uniform (as netem)."),
         loss_model: str = typer.Option(None, "--loss-model",
-                                       help="Burst loss (emu): gemodel:p,r,1-h,1-k, e.g. "
+                                       help="Loss in bursts (with the emulator), a "
+                                       "Gilbert-Elliott model gemodel:p,r,1-h,1-k (p: chance "
+                                       "to enter the bad state, r: to leave it, 1-h: loss in "
+                                       "the bad state, 1-k: loss in the good one), e.g. "
                                        "gemodel:1%,30%,100%,0%."),
-        trace: str = typer.Option(None, "--trace", help="Mahimahi traces (emu): "
-                                  "up.trace,down.trace (or one file for both)."),
-        radio: str = typer.Option(None, "--radio", help="Radio medium (paper 002): ns3 "
-                                  "(the realtime 802.11a simulation) or curve (its measured "
-                                  "loss vs distance, no simulator)."),
+        trace: str = typer.Option(None, "--trace", help="Replay a recorded link (with the "
+                                  "emulator): Mahimahi delivery traces up.trace,down.trace, "
+                                  "or one file for both directions."),
+        radio: str = typer.Option(None, "--radio", help="Simulated radio (paper 002): ns3 "
+                                  "(a real-time 802.11a simulation) or curve (its measured "
+                                  "loss against distance, no simulator)."),
         distance: str = typer.Option(None, "--distance", help="Radio: each robot's distance "
-                                     "from the edge, e.g. 25.5m (a radio preset, or ns3)."),
+                                     "from the edge, e.g. 25.5m (a radio preset, or --radio "
+                                     "ns3)."),
         tx_power: str = typer.Option(None, "--tx-power", help="Radio: every station's "
-                                     "transmit power, e.g. 16.0206dBm (ns-3's default)."),
+                                     "transmit power, e.g. 16.0206dBm. Default: ns-3's, "
+                                     "16.0206dBm."),
         name: str = typer.Option("default", "--name", help=NAME_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
     ) -> None:
-        """Build hosts and links; they stay up until `linklab link down`
-        (`linklab link clean` leaves them alone).
+        """Bring up emulated hosts joined by an impaired link.
+
+        They stay up until `linklab link down` (`linklab link clean` leaves them alone).
 
         Options replace the preset's values. A preset from --presets FILE is recorded
         with the run: status, exec and down do not need the file. Ctrl-C (or SIGTERM)
@@ -198,8 +274,8 @@ def register(app: typer.Typer) -> None:
         presets: list[Path] = typer.Option(None, "--presets", help=PRESETS_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """List the presets (shipped, and those of --presets FILE): name, description,
-        settings, source and where each is defined. Every file is validated whole.
+        """List the link presets: name, description, settings, source and where each is
+        defined (those shipped, and those of --presets FILE, each file checked whole).
 
         A preset file is YAML, one entry per preset (linklab link up NAME --presets FILE):
 
@@ -228,21 +304,28 @@ def register(app: typer.Typer) -> None:
 
     @link.command("status")
     def status_command(
-        name: str = typer.Option(None, "--name", help=NAME_HELP + " Default: every run."),
+        name: str = typer.Option(None, "--name", help="Only the link of this name. Default: "
+                                 "every link that is up."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+        fmt: str = FORMAT_OPTION,
     ) -> None:
-        """Hosts, addresses, applied stages and their counters."""
+        """Show the links that are up: hosts, addresses, the impairments applied and how
+        many packets each passed and dropped."""
         from linklab.link.lifecycle import list_runs, open_run
 
+        fmt = output_format(fmt, json_flag=as_json)
         names = [name] if name else list_runs()
         statuses = [open_run(n).status() for n in names]
-        if as_json:
+        if fmt == "json":
             print_json(statuses[0] if name else statuses)
             return
         if not statuses:
             console.print("no linklab link is up")
         for status in statuses:
-            _print_status(status)
+            if fmt == "markdown":
+                typer.echo(_status_markdown(status))
+            else:
+                _print_status(status)
 
     @link.command("exec", context_settings={"allow_extra_args": True,
                                             "ignore_unknown_options": True})
@@ -250,10 +333,12 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Argument(..., help="Host: robot, edge, ap, robot1..N; in a "
                                    "cluster also its pods (robotpod1, edgepod2, ...) and their "
                                    "second containers (robotpod1c2)."),
-        command: list[str] = typer.Argument(..., help="Command (after --)."),
+        command: list[str] = typer.Argument(..., help="The command and its arguments, "
+                                            "after --."),
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:
-        """Run a command inside a host: linklab link exec edge -- ping 10.77.0.1"""
+        """Run a command on one of the link's hosts, e.g. linklab link exec edge -- ping
+        10.77.0.1; exits with the command's status."""
         from linklab.link.lifecycle import open_run
 
         bed = open_run(name)
@@ -268,7 +353,7 @@ def register(app: typer.Typer) -> None:
     def down_command(
         name: str = typer.Option("default", "--name", help=NAME_HELP),
     ) -> None:
-        """Take a run down: undo every change it made, newest first."""
+        """Take a link down: undo every change it made, newest first."""
         from linklab.link.lifecycle import down
 
         problems = down(name)
@@ -278,18 +363,22 @@ def register(app: typer.Typer) -> None:
 
     @link.command("clean")
     def clean_command(
-        name: str = typer.Option(None, "--name", help="Only this run."),
-        prefix: str = typer.Option(None, "--prefix", help="Only runs whose name starts so."),
+        name: str = typer.Option(None, "--name", help="Only the run of this name. Default: "
+                                 "every run."),
+        prefix: str = typer.Option(None, "--prefix", help="Only runs whose name starts with "
+                                   "this."),
         journals_only: bool = typer.Option(
             False, "--journals-only",
-            help="Only undo runs recorded in the state directory; do not look for "
-                 "unrecorded linklab namespaces."),
+            help="Only undo runs linklab recorded; do not look for linklab namespaces "
+                 "it has no record of."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Remove whatever linklab left behind (and only that): runs whose process was
-        killed (a bench, a testbed, a `link up` killed before its link was up) and
-        namespaces of runs whose state is gone. A run whose process is alive, and a link
-        made by `linklab link up` (it stays until `linklab link down`), are left alone."""
+        """Remove whatever linklab left behind, and only that.
+
+        Runs whose process was killed (a bench, a `link up` killed before its link was
+        up) and namespaces of runs whose record is gone are removed. A run whose process
+        is alive, and a link made by `linklab link up` (it stays until `linklab link
+        down`), are left alone."""
         from linklab.link.lifecycle import clean
 
         report = clean(name=name, prefix=prefix, sweep=not journals_only)
@@ -304,3 +393,7 @@ def register(app: typer.Typer) -> None:
                 console.print("nothing to clean")
         if report["problems"]:
             raise typer.Exit(1)
+
+    from linklab.field.cli_measure import add_measure
+
+    add_measure(link)   # linklab link measure A B (the field package: hosts over SSH)

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from linklab.errors import UsageError
 from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE, FRAGMENTATION_MODES
@@ -20,7 +20,15 @@ from linklab.model.scenario import (
     evaluate,
 )
 from linklab.model.sweep import parse_count_bytes, parse_sweep
-from linklab.output import console, print_json
+from linklab.output import (
+    FORMAT_OPTION,
+    markdown_table,
+    output_format,
+    print_json,
+    print_lines,
+    print_text,
+    to_markdown,
+)
 from linklab.units import (
     format_bitrate,
     format_duration,
@@ -171,11 +179,6 @@ def format_swept(name: str, value: float) -> str:
     return f"{value:g} B"
 
 
-def wide_console() -> Console:
-    """The terminal as it is; 120 columns when output goes to a file or pipe."""
-    return console if console.is_terminal else Console(width=120)
-
-
 def link_infos(info: dict) -> dict:
     """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU); links
     without a rate are left out (tune/wirecheck.py link_infos)."""
@@ -188,31 +191,37 @@ def register_check(app: typer.Typer) -> None:
     @app.command("model-check")
     def model_check_command(
         run_dir: str = typer.Argument(..., metavar="RUN_DIR",
-                                      help="A linklab bench run directory."),
+                                      help="A run directory made by linklab bench."),
         latency: bool = typer.Option(
             False, "--latency",
-            help="Compare one-way latency (mean and p95) of the tuned profiles' cells "
-                 "with the latency model instead of the wire bytes."),
+            help="Check the predicted one-way latency (mean and 95th percentile) of the "
+                 "cells with optimized profiles instead of the bytes on the wire."),
         json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+        fmt: str = FORMAT_OPTION,
     ) -> None:
-        """The models against a bench run, cell by cell. Without --latency: wire bytes per
-        payload byte (model/wire.py), Fast DDS and Cyclone DDS, profiles default and
-        optimized; for 1 -> k cells also the fan-out step and added latency. Exit 1 when a
-        completed cell's wire bytes are more than 15 % off (a cell without a measured wire
-        / payload is listed, not counted; so is one the model says cannot complete, its
-        wire exceeding the link: "∞" and why). With --latency: mean and p95 one-way
-        latency of every optimized-profile cell (model/latency.py's replay of the repair
-        protocol, for the CPU load the cell declared); exit 1 when a completed cell's mean
-        or p95 is more than 15 % off."""
+        """Check the models' predictions against a finished bench run, cell by cell.
+
+        By default: the bytes on the wire per byte of payload (headers and
+        retransmissions included), predicted against measured, for Fast DDS and Cyclone
+        DDS with the default and the optimized profiles; for one-to-many cells also the
+        delay each extra subscriber adds. With --latency: the predicted mean and 95th
+        percentile of the one-way latency of every optimized-profile cell (a replay of
+        the middleware's repair protocol, under the CPU load the cell declared).
+
+        Exit 1 when a completed cell is more than 15 % off. A cell without a
+        measurement is listed but not counted, and so is one the model says cannot
+        complete because its traffic exceeds the link (shown as "∞", with the reason)."""
         from pathlib import Path
 
         from linklab.bench.store import RunStore
 
+        fmt = output_format(fmt, json_flag=json_output)
         store = RunStore.open(Path(run_dir))
         links = link_infos(store.info)
         if latency:
-            check_latency(run_dir, store.rows, links, json_output)
+            check_latency(run_dir, store.rows, links, fmt)
             return
+        from linklab.tune import wirecheck
         from linklab.tune.wirecheck import compare, fanout, render_fanout
         from linklab.tune.wirecheck import render as render_check
 
@@ -221,19 +230,27 @@ def register_check(app: typer.Typer) -> None:
         if not comparisons:
             raise UsageError(f"{run_dir} has no cell the wire model predicts (Fast DDS or "
                              "Cyclone DDS, profile default or optimized)", argument="RUN_DIR")
-        if json_output:
+        if fmt == "json":
             print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons],
                         "fanout": [f.to_dict() for f in fanouts]})
+        elif fmt == "markdown":
+            lines = markdown_table(wirecheck.COLUMNS, wirecheck.rows(comparisons), (2, 3, 4))
+            for line in wirecheck.summary(comparisons):   # one paragraph each
+                lines += ["", line.strip()]
+            if fanouts:
+                lines += ["", f"**{wirecheck.FANOUT_TITLE}**", ""]
+                lines += markdown_table(wirecheck.FANOUT_COLUMNS,
+                                        wirecheck.fanout_rows(fanouts), (1, 2, 3, 4, 5))
+            typer.echo("\n".join(lines))
         else:
-            lines = render_check(comparisons) + (render_fanout(fanouts) if fanouts else [])
-            for line in lines:
-                wide_console().print(line, highlight=False, soft_wrap=True)
+            print_lines(render_check(comparisons) + (render_fanout(fanouts) if fanouts else []))
         if any(c.missed for c in comparisons):
             raise typer.Exit(1)
 
 
-def check_latency(run_dir: str, rows: list[dict], links: dict, json_output: bool) -> None:
+def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str) -> None:
     """``model-check --latency``: the latency model against the run's tuned cells."""
+    from linklab.tune import latencycheck
     from linklab.tune.latencycheck import compare, render
 
     comparisons = compare(rows, links)
@@ -241,11 +258,15 @@ def check_latency(run_dir: str, rows: list[dict], links: dict, json_output: bool
         raise UsageError(f"{run_dir} has no cell the latency model predicts (Fast DDS or "
                          "Cyclone DDS, profile optimized, one topic to one subscriber over "
                          "a link with a rate)", argument="RUN_DIR")
-    if json_output:
+    if fmt == "json":
         print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons]})
+    elif fmt == "markdown":
+        lines = markdown_table(latencycheck.COLUMNS, latencycheck.rows(comparisons),
+                               (2, 3, 4, 5, 6, 7))
+        lines += [""] + latencycheck.summary(comparisons)
+        typer.echo("\n".join(lines))
     else:
-        for line in render(comparisons):
-            wide_console().print(line, highlight=False, soft_wrap=True)
+        print_lines(render(comparisons))
     if any(c.missed for c in comparisons):
         raise typer.Exit(1)
 
@@ -255,38 +276,63 @@ def register(app: typer.Typer) -> None:
 
     @app.command("model")
     def model_command(
-        rate: str = typer.Option(..., "--rate", help="Publish rate r, e.g. 30Hz."),
-        payload: str = typer.Option(..., "--payload", help="Sample size u, e.g. 256KiB."),
+        rate: str = typer.Option(..., "--rate", help="How often the topic publishes, "
+                                 "e.g. 30Hz."),
+        payload: str = typer.Option(..., "--payload", help="Size of one sample, e.g. 256KiB."),
         link: str = typer.Option("433Mbit/s", "--link",
-                                 help="Link throughput T_OS->Link, e.g. 433Mbit/s."),
-        per: str = typer.Option("0%", "--per", help="Packet error rate, e.g. 1% or 0.01."),
+                                 help="What the link carries, e.g. 433Mbit/s (measure it if "
+                                      "you can: linklab link measure)."),
+        per: str = typer.Option("0%", "--per", help="Packet error rate: the share of IP "
+                                "packets the link loses, e.g. 1% or 0.01."),
         max_message_size: str = typer.Option(
             str(FASTDDS_DEFAULT_MAX_MESSAGE_SIZE), "--max-message-size",
-            help="Largest RTPS message M in bytes (Fast DDS default 65500; tuned 1472)."),
+            help="Largest DDS (RTPS) message in bytes; a larger sample is sent as several. "
+                 "Fast DDS sends up to 65500 by default; the tuned profiles use 1472 (one "
+                 "IP packet)."),
         heartbeat_rate: str = typer.Option(
             None, "--heartbeat-rate",
-            help="Retransmission (heartbeat) rate n, e.g. 0.33Hz (default 1/3 Hz = every 3 s)."),
-        mtu: str = typer.Option("1500", "--mtu", help="IP MTU in bytes."),
+            help="How often the writer asks its readers what they miss (the DDS heartbeat, "
+                 "which paces retransmissions), e.g. 0.33Hz. Default: Fast DDS's, 1/3 Hz "
+                 "(every 3 s)."),
+        mtu: str = typer.Option("1500", "--mtu", help="Largest IP packet on the link, "
+                                "in bytes."),
         fragmentation: str = typer.Option(
             "paper", "--fragmentation",
-            help="N_IP count: 'paper' = ceil(M/MTU); 'ip' = real IPv4 fragments "
-                 "(1480 B payloads, headers counted)."),
+            help="How IP packets per message are counted: 'paper' = message size / MTU "
+                 "rounded up, as paper 000 counts them; 'ip' = the IPv4 fragments really "
+                 "sent (1480 B of payload each, headers counted)."),
         utilization: str = typer.Option(str(DEFAULT_UTILIZATION), "--utilization",
-                                        help="omega, link share for DDS, e.g. 0.65 or 65%."),
-        subscribers: int = typer.Option(1, "--subscribers", help="Unicast subscribers."),
-        overlay: str = typer.Option("none", "--overlay", help="none | vxlan | wireguard."),
+                                        help="Share of the link DDS may use (the rest is "
+                                             "headroom), e.g. 0.65 or 65%."),
+        subscribers: int = typer.Option(1, "--subscribers",
+                                        help="Subscribers each sample is sent to, one "
+                                             "unicast copy each."),
+        overlay: str = typer.Option("none", "--overlay",
+                                    help="Tunnel around the traffic, its header added to "
+                                         "every packet: none, vxlan (a Kubernetes pod "
+                                         "network) or wireguard."),
         sweep: str = typer.Option(
             None, "--sweep",
-            help="Grid over one input: payload=32KiB..512KiB, per=0..20%, per=0..20%:5%, "
-                 "rate=10Hz..60Hz:10Hz, or a list payload=32KiB,64KiB."),
+            help="A table over one input instead of one point: payload=32KiB..512KiB, "
+                 "per=0..20%, per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list "
+                 "payload=32KiB,64KiB."),
         json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+        fmt: str = FORMAT_OPTION,
     ) -> None:
-        """The paper's model (000 Eq. 1-6) of DDS traffic for one topic over a lossy link."""
+        """Predict what DDS does to one topic's traffic over a lossy link.
+
+        The analytic model of paper 000 (Optimizing ROS 2 Communication for Wireless
+        Robotic Systems, Eq. 1-6) with the header overhead of paper 001 (Communication
+        Bottlenecks in ROS 2 Deployments on Kubernetes): how a sample is split into IP
+        packets, the bandwidth retransmissions add, the bursts after each heartbeat, the
+        history the link share allows, what best effort delivers, and a verdict. Each
+        row of the table names the paper's equation it comes from."""
+        fmt = output_format(fmt, json_flag=json_output)
         base = build_input(rate, payload, link, per, max_message_size, heartbeat_rate, mtu,
                            fragmentation, utilization, subscribers, overlay)
         if sweep is None:
             result = evaluate(base)
-            if json_output:
+            if fmt == "json":
                 print_json(result.to_dict())
                 return
             table = Table(box=box.SIMPLE, pad_edge=False,
@@ -298,9 +344,11 @@ def register(app: typer.Typer) -> None:
             table.add_column("source")
             for row in rows(result):
                 table.add_row(*row)
-            wide_console().print(table)
-            for line in narrative(result):
-                wide_console().print(line, soft_wrap=True, highlight=False)
+            if fmt == "markdown":
+                typer.echo(to_markdown(table, *(Text(line) for line in narrative(result))))
+                return
+            print_text(table)
+            print_lines(narrative(result))
             return
         spec = parse_sweep(sweep)
         results = []
@@ -311,7 +359,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("a PER of 100% delivers nothing; end the sweep below 100%",
                                  argument="--sweep")
             results.append((value, evaluate(point)))
-        if json_output:
+        if fmt == "json":
             print_json({"sweep": spec.name, "rows": [
                 {spec.name: v, **r.to_dict()} for v, r in results]})
             return
@@ -322,4 +370,7 @@ def register(app: typer.Typer) -> None:
             table.add_column(column, justify="right", no_wrap=True)
         for value, r in results:
             table.add_row(format_swept(spec.name, value), *sweep_row(r))
-        wide_console().print(table)
+        if fmt == "markdown":
+            typer.echo(to_markdown(table))
+        else:
+            print_text(table)

@@ -20,7 +20,17 @@ from typing import Any
 import typer
 
 from linklab.errors import UsageError
-from linklab.output import console, err_console, err_line, print_json
+from linklab.output import (
+    FORMAT_OPTION,
+    UNBOUNDED_WIDTH,
+    err_console,
+    err_line,
+    layout_console,
+    output_format,
+    print_json,
+    print_text,
+    to_markdown,
+)
 from linklab.report.outcome import EXIT_ERROR_ROWS, EXIT_GATES_MISSED
 
 
@@ -41,10 +51,14 @@ def gates_missed(info: dict[str, Any], rows: list[dict[str, Any]],
     return gate_view.misses(gate_view.check([(info, rows, streams)], extra))
 
 
-HELP = """Print a bench run: seed 000's Table II layout with the paper's values beside ours
-(or seed 004's tables for a run of its study), then per subscriber, per topic and
-fan-out tables for cells with several subscribers or topics, throughput searches
-(seed 001 Fig. 5), gates, errors and failed cells.
+HELP = """Show the results of a bench run, finished or not.
+
+The cells laid out as Table II of paper 000 (Optimizing ROS 2 Communication for
+Wireless Robotic Systems), with the paper's value under ours where it measured the same
+cell, or as the tables of paper 004 (Comparison of DDS, MQTT and Zenoh in
+Edge-to-Edge/Cloud Communication) for a run of that study; then per subscriber, per
+topic and fan-out tables for cells with several subscribers or topics, throughput
+searches (as paper 001's Fig. 5), gates, errors and failed cells.
 
 Exit status: 0 ok; 1 a gate of the run (or a --gate) was missed, each miss named on
 stderr, or with --compare --fail-on-regression a cell regressed; 2 bad input; 70 the run
@@ -70,15 +84,18 @@ def register(app: typer.Typer) -> None:
                                                  "gates.csv (those with rows) into DIR."),
         as_markdown: bool = typer.Option(False, "--markdown",
                                          help="Print the tables as Markdown (ours, the "
-                                              "paper's in parentheses), as docs/RESULTS.md "
-                                              "shows them."),
+                                              "paper's in parentheses), as the project's "
+                                              "results page shows them; the same as "
+                                              "--format markdown."),
         as_json: bool = typer.Option(False, "--json",
-                                     help="Print the run, its Table II blocks, every "
-                                          "section (per subscriber, searches, gates, "
-                                          "errors, paper 004 ...) and every cell as JSON."),
+                                     help="Print the run, its tables (per link "
+                                          "condition, per subscriber, searches, gates, "
+                                          "errors, paper 004's ...) and every cell as "
+                                          "JSON; the same as --format json."),
         html_out: str | None = typer.Option(None, "--html", metavar="[OUT.html]",
                                             help="Also write one self-contained HTML page "
-                                                 "(default RUN_DIR/report.html)."),
+                                                 "(OUT.html; without it "
+                                                 "RUN_DIR/report.html)."),
         compare_dir: Path | None = typer.Option(None, "--compare", metavar="RUN_B",
                                                 help="Show the change of every metric per "
                                                      "cell from RUN_B (the reference) to "
@@ -87,18 +104,21 @@ def register(app: typer.Typer) -> None:
                                                 help="With --compare: exit 1 if a cell got "
                                                      "worse beyond the run-to-run spread."),
         pool: list[str] = typer.Option([], "--pool", metavar="SETTING",
-                                       help="Pool a setting's cells in the Table II blocks "
-                                            "(repeatable): one column averages them all, "
-                                            "e.g. --pool type, as the paper averages over "
-                                            "its message types."),
+                                       help="Pool the cells that differ only in this "
+                                            "setting (repeatable): one column averages them "
+                                            "all, e.g. --pool type, as paper 000 averages "
+                                            "over its message types."),
         gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
                                        help="Also check this target (repeatable); the run's "
                                             "own gates are always checked. Missed: exit 1."),
+        fmt: str = FORMAT_OPTION,
     ) -> None:
         from linklab.report import compare, export, html, table
         from linklab.report.run import load as load_run
         from linklab.report.sections import build
 
+        fmt = output_format(fmt, json_flag=as_json, markdown_flag=as_markdown)
+        as_json, as_markdown = fmt == "json", fmt == "markdown"
         if fail_on_regression and compare_dir is None:
             raise UsageError("needs --compare RUN_B", argument="--fail-on-regression")
         run = load_run(run_dir, list(with_dirs), pool=table.check_pool(pool))
@@ -121,15 +141,18 @@ def register(app: typer.Typer) -> None:
         if comparison is not None:
             if as_json:
                 print_json(comparison)
+            elif as_markdown:
+                typer.echo(to_markdown(compare.render(comparison, UNBOUNDED_WIDTH)))
             else:
-                console.print(compare.render(comparison, console.width))
+                shown = layout_console()
+                print_text(compare.render(comparison, shown.width))
             regressed = fail_on_regression and bool(comparison.regressions)
         elif as_json:
             print_json(export.run_document(run.info, run.rows, made))
         elif as_markdown:
             typer.echo(export.markdown(run.info, run.rows, made))
         else:
-            console.print(table.render_report(made, console))
+            print_text(table.render_report(made, layout_console()))
         for miss in made.misses:  # one line each, whatever the terminal's width
             err_line(miss.line())
         for row in errors:

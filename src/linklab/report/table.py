@@ -419,11 +419,18 @@ def render_report(report: Report, console: Console) -> Group:
     return Group(*parts)
 
 
+def run_report(info: dict[str, Any], rows: list[dict[str, Any]],
+               streams: list[dict[str, Any]] | None = None, root: Path | None = None
+               ) -> Report:
+    """A run's report from its (info, rows, streams), as linklab bench shows it at the end
+    of a run. Without ``root`` (the run directory), seed 004's CPU table and the search
+    trials are left out (``linklab report RUN_DIR`` has them)."""
+    run = Run(Path(root or "."), info, rows, list(streams or []))
+    return build(run, with_records=root is not None)
+
+
 def render_run(info: dict[str, Any], rows: list[dict[str, Any]], console: Console,
                streams: list[dict[str, Any]] | None = None, root: Path | None = None
                ) -> Group:
-    """A run's terminal view from its (info, rows, streams), as linklab bench prints it at
-    the end of a run. Without ``root`` (the run directory), seed 004's CPU table and the
-    search trials are left out (``linklab report RUN_DIR`` has them)."""
-    run = Run(Path(root or "."), info, rows, list(streams or []))
-    return render_report(build(run, with_records=root is not None), console)
+    """A run's terminal view (:func:`run_report`)."""
+    return render_report(run_report(info, rows, streams, root), console)

@@ -12,8 +12,9 @@ from linklab.output import print_json
 
 
 def register(app: typer.Typer) -> None:
-    keystore = typer.Typer(help="DDS-Security keystores (CA, enclaves, signed governance and "
-                                "permissions) and TLS material for MQTT/Zenoh.",
+    keystore = typer.Typer(help="Make the keys and certificates secured middlewares need: a "
+                                "DDS-Security keystore (CA, enclaves, signed governance and "
+                                "permissions) and TLS material for MQTT and Zenoh.",
                            no_args_is_help=True)
 
     @keystore.command("create")
@@ -25,11 +26,12 @@ def register(app: typer.Typer) -> None:
             "Default: /linklab/robot and /linklab/edge."),
         tls_address: list[str] = typer.Option(
             None, "--tls-address", help="IP address (IPv4/IPv6) or DNS name (RFC 1123 labels: "
-            "letters, digits, '-') the TLS certificates are valid for (broker/router "
-            "addresses); repeatable. Default: 127.0.0.1, localhost."),
+            "letters, digits, '-') the TLS certificates are valid for (the broker's or "
+            "router's addresses); repeatable. Default: 127.0.0.1, localhost."),
         json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Create a keystore like `ros2 security create_keystore` + `create_enclave`."""
+        """Create a keystore as `ros2 security create_keystore` and `create_enclave` do,
+        with TLS certificates for MQTT and Zenoh."""
         from linklab.security.keystore import DEFAULT_ENCLAVES, create_keystore
 
         made = create_keystore(directory, tuple(enclave or DEFAULT_ENCLAVES),

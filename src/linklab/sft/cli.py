@@ -15,22 +15,27 @@ def register(app: typer.Typer) -> None:
     @app.command("sft-bench")
     def sft_bench(
         middleware: str = typer.Option("cyclonedds", "--middleware",
-                                       help="cyclonedds, zenoh or both."),
+                                       help="Middleware to measure: cyclonedds, zenoh or "
+                                            "both."),
         quick: bool = typer.Option(False, "--quick",
                                    help="One field count, one size, one repeat (~2 min)."),
         repeats: int = typer.Option(5, "--repeats", min=1, help="Repeats per configuration."),
         link: str | None = typer.Option(
-            None, "--link", help="Build the hosts with linklab.link (a preset such as "
-            "ethernet-1g, or 'clean') instead of sft's own namespace star."),
-        out: Path | None = typer.Option(None, "--out", help="Write the full result (JSON)."),
+            None, "--link", help="Join the hosts with a linklab link preset (such as "
+            "ethernet-1g, or 'clean'). Default: the benchmark's own star of namespaces, no "
+            "impairment."),
+        out: Path | None = typer.Option(None, "--out", help="Also write the full result to "
+                                        "this file, as JSON."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
         verbose: bool = typer.Option(False, "--verbose", help="Print each trial on stderr."),
     ) -> None:
-        """Selective field transmission vs full messages: bytes on the interfaces.
+        """Measure selective field transmission: bytes sent when each receiver gets only
+        the fields it uses, against full messages.
 
-        Parametric study (fields {5,7} x size {128,256,512 B} x receivers {1,3} x
-        requirement probability {50,75,90,100 %}, 10 Hz), the Nav2 cases, PointCloud2 with
-        three receivers, latency and mask response time; paper 003's numbers beside ours.
+        The study of paper 003 (Selective Field Transmission): fields {5,7} x field size
+        {128,256,512 B} x receivers {1,3} x chance a receiver needs a field {50,75,90,100
+        %}, at 10 Hz; the Nav2 cases, PointCloud2 with three receivers, latency, and how
+        fast a change of the needed fields takes effect; the paper's numbers beside ours.
         Needs root (network namespaces).
         """
         from linklab.sft.bench import Settings, markdown, run

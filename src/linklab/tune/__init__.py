@@ -38,6 +38,7 @@ from linklab.tune.explain import (
     explain,
     model_after,
     model_before,
+    render_markdown,
     render_text,
     usage_lines,
     wire_predictions,
@@ -48,7 +49,7 @@ from linklab.tune.settings import TunedSettings, compute_settings
 from linklab.tune.writer import write_profiles
 
 __all__ = ["TuningInput", "TuningResult", "TunedSettings", "Explanation", "tune",
-           "write_profiles", "render_text", "usage_lines"]
+           "write_profiles", "render_text", "render_markdown", "usage_lines"]
 
 
 def tune(t: TuningInput) -> TuningResult:

@@ -13,8 +13,15 @@ import typer
 from linklab.errors import UsageError
 from linklab.model.scenario import DEFAULT_UTILIZATION
 from linklab.model.sweep import parse_count_bytes
-from linklab.output import print_json
-from linklab.tune import TuningInput, render_text, tune, usage_lines, write_profiles
+from linklab.output import FORMAT_OPTION, output_format, print_json
+from linklab.tune import (
+    TuningInput,
+    render_markdown,
+    render_text,
+    tune,
+    usage_lines,
+    write_profiles,
+)
 from linklab.tune.inputs import DEFAULT_OUTAGE_TOLERANCE_S
 from linklab.units import (
     parse_bitrate,
@@ -152,83 +159,114 @@ def parse_delay(text: str) -> float:
 def register(app: typer.Typer) -> None:
     @app.command("tune")
     def tune_command(
-        rate: str = typer.Option(..., "--rate", help="Publish rate r, e.g. 30Hz."),
-        payload: str = typer.Option(..., "--payload", help="Sample size u, e.g. 256KiB."),
+        rate: str = typer.Option(..., "--rate", help="How often the topic publishes, "
+                                 "e.g. 30Hz."),
+        payload: str = typer.Option(..., "--payload", help="Size of one sample, e.g. 256KiB."),
         link: str = typer.Option(..., "--link",
-                                 help="Link throughput T_OS->Link (measured if you can), "
-                                      "e.g. 433Mbit/s."),
+                                 help="What the link carries, e.g. 433Mbit/s (measure it if "
+                                      "you can: linklab link measure)."),
         utilization: str = typer.Option(str(DEFAULT_UTILIZATION), "--utilization",
-                                        help="omega, the link share for DDS, in (0, 1]; "
-                                             "0.6-0.7 for an exclusive link."),
-        mtu: str = typer.Option("1500", "--mtu", help="MTU of the physical link in bytes."),
-        overlay: str = typer.Option("none", "--overlay", help="none | vxlan | wireguard."),
+                                        help="Share of the link DDS may use, in (0, 1]; "
+                                             "0.6-0.7 for a link nothing else uses."),
+        mtu: str = typer.Option("1500", "--mtu", help="Largest IP packet on the physical "
+                                "link, in bytes."),
+        overlay: str = typer.Option("none", "--overlay",
+                                    help="Tunnel around the traffic, its header added to "
+                                         "every packet: none, vxlan (a Kubernetes pod "
+                                         "network) or wireguard."),
         subscribers: int = typer.Option(1, "--subscribers",
-                                        help="Subscribers reached by unicast."),
-        ros: str = typer.Option("humble", "--ros", help="humble | jazzy."),
+                                        help="Subscribers each sample is sent to, one "
+                                             "unicast copy each."),
+        ros: str = typer.Option("humble", "--ros", help="ROS 2 distribution the profiles "
+                                "are for: humble or jazzy."),
         per: str = typer.Option(None, "--per",
-                                help="Packet error rate to explain for (default: the paper's "
-                                     "1% and 20%)."),
+                                help="Packet error rate to explain the profiles for, e.g. "
+                                     "5%. Default: 1% and 20%, the losses paper 000 "
+                                     "evaluates."),
         peer: list[str] = typer.Option(None, "--peer",
-                                       help="Unicast peer (Cyclone; turns multicast off): "
-                                            "an IP address or host name, optionally "
-                                            ":port. Repeatable."),
+                                       help="A peer to reach by unicast (Cyclone DDS; turns "
+                                            "multicast discovery off): an IP address or host "
+                                            "name, optionally with :port. Repeatable."),
         outage_tolerance: str = typer.Option(
             f"{DEFAULT_OUTAGE_TOLERANCE_S:g}s", "--outage-tolerance",
-            help="Longest link outage the session must survive, e.g. 60s or 2min: the "
-                 "participant lease becomes 1.5x this, announcements every lease/6."),
+            help="Longest link outage the session must survive, e.g. 60s or 2min: a peer "
+                 "is given up after 1.5 times this, and announces itself every sixth of "
+                 "that."),
         delay: str = typer.Option("0s", "--delay",
-                                  help="The link's one-way delay, e.g. 3ms (Cyclone NackDelay; "
-                                       "--verify's link)."),
+                                  help="One-way delay of the link, e.g. 3ms (Cyclone DDS "
+                                       "waits this long before repairing; also the link "
+                                       "--verify emulates)."),
         history_memory: str = typer.Option(
             "256MiB", "--history-memory",
-            help="Most bytes of samples the history may hold to cover --outage-tolerance."),
+            help="Most memory the history may take to keep samples through an outage "
+                 "(--outage-tolerance)."),
         history_depth: int = typer.Option(
             None, "--history-depth",
-            help="Force the history depth (default: Eq. 6, covering --outage-tolerance when "
-                 "the budget allows); reader limits and Cyclone's follow it."),
+            help="Keep exactly this many samples in the history (readers' limits follow). "
+                 "Default: enough to cover --outage-tolerance where the link share and "
+                 "--history-memory allow (paper 000, Eq. 6)."),
         cpu_load: str = typer.Option(
             None, "--cpu-load",
-            help="The CPU-bound work beside the middleware on the writer's machine, "
-                 "N/core (e.g. 2/core) or N tasks: the tuner says whether the writer gets "
-                 "the CPU it needs, half of what the scheduler leaves it, and whether "
-                 "Cyclone's repair loop keeps up (exit 3 if neither holds). Default: not "
-                 "declared (no CPU verdict)."),
+            help="CPU-bound work beside the middleware on the publishing machine, per core "
+                 "(e.g. 2/core) or a number of tasks (e.g. 4): the tuner then says whether "
+                 "the writer gets the CPU it needs and whether Cyclone DDS's repair loop "
+                 "keeps up (exit 3 if no middleware does). Default: no CPU verdict."),
         cpu_share: str = typer.Option(
             None, "--cpu-share",
-            help="Instead of --cpu-load: the CPU the middleware can count on, 50% (of one "
-                 "core) or 1.5cores."),
+            help="Instead of --cpu-load: the CPU the middleware can count on, a share of "
+                 "one core (50%) or cores (1.5cores). Default: no CPU verdict."),
         cpu_cores: str = typer.Option(
             None, "--cpu-cores",
-            help="Cores of the writer's machine for --cpu-load (default: this machine's)."),
+            help="Cores of the publishing machine, for --cpu-load. Default: this "
+                 "machine's."),
         middleware: list[str] = typer.Option(
             None, "--middleware",
-            help="fastdds and/or cyclonedds (repeatable; default both): the middleware the "
-                 "profiles are for. The CPU verdict (exit 3) asks whether one of these holds; "
-                 "--verify runs these unless --verify-middleware says otherwise."),
+            help="Middleware to write a profile for: fastdds and/or cyclonedds "
+                 "(repeatable). Default: both. The CPU verdict (exit 3) asks whether one of "
+                 "them holds; --verify runs these unless --verify-middleware says "
+                 "otherwise."),
         verify: bool = typer.Option(
             False, "--verify",
-            help="Then run the written profiles through a short linklab bench over the "
-                 "stated link (--link, --per or 20%, --delay) with the real middlewares and "
-                 "print pass/fail beside the prediction. Needs root. Exit 4 if one fails."),
+            help="Then run the written profiles through a short benchmark with the real "
+                 "middlewares over an emulated link as stated (--link, --per or else 20%, "
+                 "--delay) and print pass/fail beside the prediction. Needs root. Exit 4 if "
+                 "one fails."),
         verify_outage: str = typer.Option(
             None, "--verify-outage",
-            help="--verify also cuts the link for this long after 1 s, e.g. 5s."),
+            help="With --verify: also cut the link for this long, 1 s into each run, "
+                 "e.g. 5s. Default: no outage."),
         verify_seconds: str = typer.Option(None, "--verify-seconds",
-                                           help="--verify: seconds of samples per cell "
-                                                "(default 10s)."),
+                                           help="With --verify: how long each run "
+                                                "publishes. Default: 10s."),
         verify_middleware: list[str] = typer.Option(
             None, "--verify-middleware",
-            help="--verify: fastdds and/or cyclonedds (default both). Repeatable."),
+            help="With --verify: fastdds and/or cyclonedds (repeatable). Default: those of "
+                 "--middleware."),
         verify_out: Path = typer.Option(None, "--verify-out",
-                                        help="--verify: run directories (default OUT/verify)."),
+                                        help="With --verify: where its run directories go. "
+                                             "Default: OUT/verify."),
         out: Path = typer.Option(Path(DEFAULT_OUT), "--out",
-                                 help="Directory for fastdds.xml and cyclonedds.xml."),
+                                 help="Directory to write fastdds.xml and cyclonedds.xml "
+                                      "into."),
         strict: bool = typer.Option(False, "--strict",
-                                    help="Exit 3 (after writing nothing) when the topic does "
-                                         "not fit the link (R_pub > T*omega)."),
+                                    help="Exit 3, writing nothing, when the topic needs more "
+                                         "than the link share DDS may use."),
         json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+        fmt: str = FORMAT_OPTION,
     ) -> None:
-        """Profiles from the paper's framework (000 IV-F): maxMessageSize, heartbeat, N_HC."""
+        """Write DDS profiles that carry one topic well over a given link.
+
+        Fast DDS and Cyclone DDS profiles (XML) after the optimization of paper 000
+        (Optimizing ROS 2 Communication for Wireless Robotic Systems): messages that fit
+        one IP packet, heartbeats twice per publish period, a history deep enough to
+        ride out link outages. Prints why each setting was chosen, what the loss of the
+        link does with and without them, and how to use the files.
+
+        Exit 3: the topic does not fit the link (with --strict), or the writer would not
+        get the CPU it needs (with --cpu-load or --cpu-share); without --verify nothing
+        is written then. Exit 4: a profile failed --verify."""
+        fmt = output_format(fmt, json_flag=json_output)
+        json_output = fmt == "json"
         t = build_input(rate, payload, link, utilization, mtu, overlay, subscribers, ros, per,
                         peer, outage_tolerance, delay, history_memory, history_depth,
                         cpu_load, cpu_share, cpu_cores, middleware)
@@ -282,15 +320,25 @@ def register(app: typer.Typer) -> None:
         else:
             from linklab.tune.latencycheck import summary_line
 
-            lines = render_text(t, result.settings, result.explanation)
-            lines += ["", summary_line(t, result.settings)]
-            lines += ["", f"Wrote {paths['fastdds']}", f"      {paths['cyclonedds']}", ""]
-            lines += usage_lines(t, result.settings, str(paths["fastdds"]),
-                                 str(paths["cyclonedds"]))
+            usage = usage_lines(t, result.settings, str(paths["fastdds"]),
+                                str(paths["cyclonedds"]))
+            checked: list[str] = []
             if verdicts is not None:
                 from linklab.tune.verify import render as render_verify
 
-                lines += render_verify(verdicts)
+                checked = render_verify(verdicts)
+            if fmt == "markdown":
+                lines = render_markdown(t, result.settings, result.explanation)
+                lines += ["", summary_line(t, result.settings)]
+                lines += ["", f"Wrote {paths['fastdds']} and {paths['cyclonedds']}", "",
+                          "```", *usage, "```"]
+                lines += ["", "```", *checked, "```"] if checked else []
+            else:
+                lines = render_text(t, result.settings, result.explanation)
+                lines += ["", summary_line(t, result.settings)]
+                lines += ["", f"Wrote {paths['fastdds']}", f"      {paths['cyclonedds']}",
+                          ""]
+                lines += usage + checked
             typer.echo("\n".join(lines))
         if cpu_short:
             raise typer.Exit(3)  # predicted before the run; --verify shows it beside

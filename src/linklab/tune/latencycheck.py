@@ -259,18 +259,34 @@ def _num(value) -> float:
     return float(value) if value is not None else math.nan
 
 
+COLUMNS = ("cell", "done", "mean", "model", "error", "p95", "model", "error", "verdict")
+
+
+def rows(comparisons: list[LatencyComparison]) -> list[list[str]]:
+    """One row per cell, as printed (COLUMNS): measured and modelled mean and p95 (ms),
+    their errors, the verdict."""
+    return [[c.cell_id, "yes" if c.completed else "no", f"{c.measured_mean_ms:.2f}",
+             f"{c.model_mean_ms:.2f}", _pct(c.mean_error), f"{c.measured_p95_ms:.2f}",
+             f"{c.model_p95_ms:.2f}", _pct(c.p95_error),
+             "model: does not keep up" if c.cannot_keep_up else (
+                 "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %"))]
+            for c in comparisons]
+
+
 def render(comparisons: list[LatencyComparison]) -> list[str]:
     """One line per cell: measured and modelled mean and p95 (ms), their errors; then the
     count within the target."""
     lines = [f"{'cell':<44} {'done':<5} {'mean':>8} {'model':>8} {'error':>7}  "
              f"{'p95':>8} {'model':>8} {'error':>7}"]
-    for c in comparisons:
-        mark = "model: does not keep up" if c.cannot_keep_up else (
-            "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %"))
-        lines.append(
-            f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
-            f"{c.measured_mean_ms:>8.2f} {c.model_mean_ms:>8.2f} {_pct(c.mean_error)}  "
-            f"{c.measured_p95_ms:>8.2f} {c.model_p95_ms:>8.2f} {_pct(c.p95_error)}  {mark}")
+    for cell, done, mean, model, error, p95, model95, error95, mark in rows(comparisons):
+        lines.append(f"{cell:<44} {done:<5} {mean:>8} {model:>8} {error:>7}  "
+                     f"{p95:>8} {model95:>8} {error95:>7}  {mark}")
+    return lines + summary(comparisons)
+
+
+def summary(comparisons: list[LatencyComparison]) -> list[str]:
+    """How many completed cells are within the target, the largest error."""
+    lines = []
     done = [c for c in comparisons if c.checked]
     inside = [c for c in done if c.within]
     worst = max((max(abs(c.mean_error), abs(c.p95_error)) for c in done), default=math.nan)
@@ -286,4 +302,4 @@ def render(comparisons: list[LatencyComparison]) -> list[str]:
 
 
 def _pct(value: float) -> str:
-    return f"{value:>+7.1%}" if not math.isnan(value) else f"{'—':>7}"
+    return f"{value:+.1%}" if not math.isnan(value) else "—"

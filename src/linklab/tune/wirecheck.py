@@ -237,13 +237,22 @@ def fanout_step_s(middleware: str, profile: str, payload_bytes: int, rate_hz: fl
     return _fanout_model(middleware, profile, payload_bytes, rate_hz, link, type_name)[0]
 
 
+FANOUT_TITLE = "Fan-out (1 -> k): step between subscribers and latency added by k copies, ms"
+FANOUT_COLUMNS = ("cell", "k", "step", "model", "added", "model")
+
+
+def fanout_rows(comparisons: list[FanoutComparison]) -> list[list[str]]:
+    """One row per fan-out cell, as printed (FANOUT_COLUMNS)."""
+    return [[c.cell_id, str(c.subscribers), f"{c.measured_step_ms:.3f}",
+             f"{c.model_step_ms:.3f}", f"{c.measured_growth_ms:.2f}",
+             f"{c.model_growth_ms:.2f}"] for c in comparisons]
+
+
 def render_fanout(comparisons: list[FanoutComparison]) -> list[str]:
-    lines = ["", "Fan-out (1 -> k): step between subscribers and latency added by k copies, ms",
+    lines = ["", FANOUT_TITLE,
              f"{'cell':<44} {'k':>2} {'step':>8} {'model':>8} {'added':>9} {'model':>9}"]
-    for c in comparisons:
-        lines.append(f"{c.cell_id:<44} {c.subscribers:>2} {c.measured_step_ms:>8.3f} "
-                     f"{c.model_step_ms:>8.3f} {c.measured_growth_ms:>9.2f} "
-                     f"{c.model_growth_ms:>9.2f}")
+    for cell, k, step, model, added, grown in fanout_rows(comparisons):
+        lines.append(f"{cell:<44} {k:>2} {step:>8} {model:>8} {added:>9} {grown:>9}")
     return lines
 
 
@@ -274,10 +283,13 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[Comparison]:
     return out
 
 
-def render(comparisons: list[Comparison]) -> list[str]:
-    """One line per cell, then the reasons of the cells the model says cannot complete,
-    then the count: those cells are neither within nor outside 15 %."""
-    lines = [f"{'cell':<44} {'done':<5} {'measured':>9} {'model':>7} {'error':>7}  "]
+COLUMNS = ("cell", "done", "measured", "model", "error", "verdict")
+
+
+def rows(comparisons: list[Comparison]) -> list[list[str]]:
+    """One row per cell, as printed (COLUMNS): measured and predicted wire bytes per
+    payload byte, the error, and the verdict."""
+    out = []
     for c in comparisons:
         if c.cannot_complete:
             mark = "model: cannot complete" + (" (but it did)" if c.completed else "")
@@ -285,10 +297,25 @@ def render(comparisons: list[Comparison]) -> list[str]:
             mark = "" if not c.completed else (
                 "no wire / payload" if not c.checked else (
                     "ok" if c.within else "OUTSIDE 15 %"))
-        model = f"{c.predicted:>7.3f}" if math.isfinite(c.predicted) else f"{'∞':>7}"
-        error = f"{c.error:>+7.1%}" if not c.cannot_complete else f"{'—':>7}"
-        lines.append(f"{c.cell_id:<44} {'yes' if c.completed else 'no':<5} "
-                     f"{c.measured:>9.3f} {model} {error}  {mark}")
+        model = f"{c.predicted:.3f}" if math.isfinite(c.predicted) else "∞"
+        error = f"{c.error:+.1%}" if not c.cannot_complete else "—"
+        out.append([c.cell_id, "yes" if c.completed else "no", f"{c.measured:.3f}", model,
+                    error, mark])
+    return out
+
+
+def render(comparisons: list[Comparison]) -> list[str]:
+    """One line per cell, then the reasons of the cells the model says cannot complete,
+    then the count: those cells are neither within nor outside 15 %."""
+    lines = [f"{'cell':<44} {'done':<5} {'measured':>9} {'model':>7} {'error':>7}  "]
+    for cell, done, measured, model, error, mark in rows(comparisons):
+        lines.append(f"{cell:<44} {done:<5} {measured:>9} {model:>7} {error:>7}  {mark}")
+    return lines + summary(comparisons)
+
+
+def summary(comparisons: list[Comparison]) -> list[str]:
+    """The reasons of the cells the model says cannot complete, then the count."""
+    lines = []
     impossible = [c for c in comparisons if c.cannot_complete]
     by_note: dict[str, list[str]] = {}
     for c in impossible:
