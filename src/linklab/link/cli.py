@@ -101,6 +101,10 @@ def _notes(status: dict[str, Any]) -> list[str]:
         lines.append("socket buffers: " + ", ".join(parts)
                      + ("  (* read-only in a child namespace on this kernel: host value)"
                         if any(not v["applied"] for v in sample.values()) else ""))
+    placement = status.get("placement")
+    if placement:
+        lines.append(f"relay on CPU {placement['relay_cpu']}; link exec on CPU(s) "
+                     f"{','.join(map(str, placement['endpoint_cpus']))}")
     congestion = next(iter((status.get("tcp_congestion") or {}).values()), None)
     if congestion:
         lines.append(f"TCP congestion control: {congestion['effective']} "
@@ -223,6 +227,23 @@ def register(app: typer.Typer) -> None:
         trace: str = typer.Option(None, "--trace", help="Replay a recorded link (with the "
                                   "emulator): Mahimahi delivery traces up.trace,down.trace, "
                                   "or one file for both directions."),
+        queue: str = typer.Option(None, "--queue", help="What the queue in front of the "
+                                  "rate or trace does when full or slow (with the emulator): "
+                                  "droptail (drop the newcomer), headdrop (drop the oldest) "
+                                  "or codel (drop once frames wait over 5 ms), e.g. codel or "
+                                  "up=codel,down=droptail. Default: droptail."),
+        queue_limit: str = typer.Option(None, "--queue-limit", help="The most that queue "
+                                        "holds: 200packets, a size such as 1MiB, or both "
+                                        "(200packets+1MiB). Default: 50 ms at the rate (a "
+                                        "trace: 64 MiB)."),
+        trace_start: str = typer.Option(None, "--trace-start", help="When a --trace starts: "
+                                        "first-packet (the link's first frame), now, or a "
+                                        "UTC time such as 2026-11-28T10:30:00Z. Default: "
+                                        "when the link comes up."),
+        relay_cpu: str = typer.Option("auto", "--relay-cpu", help="The CPU the emulator's "
+                                      "relay runs on; `link exec` then runs on the others: "
+                                      "auto (the highest CPU; none with one CPU), none, or "
+                                      "a CPU number."),
         radio: str = typer.Option(None, "--radio", help="Simulated radio (paper 002): ns3 "
                                   "(a real-time 802.11a simulation) or curve (its measured "
                                   "loss against distance, no simulator)."),
@@ -262,7 +283,8 @@ def register(app: typer.Typer) -> None:
                  **emu_overrides(delay=delay, jitter=jitter,
                                  jitter_distribution=jitter_distribution,
                                  loss_model=loss_model, trace=trace),
-                 finish_once_up=True)
+                 queue=queue, queue_limit=queue_limit, trace_start=trace_start,
+                 relay_cpu=relay_cpu, finish_once_up=True)
         status = bed.status()
         if as_json:
             print_json(status)

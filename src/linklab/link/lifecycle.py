@@ -84,6 +84,8 @@ def up(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = N
     placement = plan_placement(relay_cpu, allowed_cpus())
     plan_design = design(preset, preset_fields=preset_fields, topology=topology,
                          hosts=hosts, name=name, wire=wire, **overrides)
+    if not any(w.name == "emu" for w in plan_design.wires.values()):
+        placement = None   # no relay: nothing to keep the endpoints away from
     check_not_shipped(preset, preset_fields)
     check_traces(plan_design.spec)
     check_tcp_congestion(plan_design.spec, "--tcp-congestion"

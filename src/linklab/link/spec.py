@@ -313,9 +313,10 @@ def parse_queue(value: Any, argument: str | None = "--queue") -> str:
 
 
 def parse_queue_limit(value: Any, argument: str | None = "--queue-limit") -> QueueLimit:
-    """``200 packets`` (or ``200p``), a size (``1MiB``), or both joined by ``,``."""
+    """``200 packets`` (or ``200p``), a size (``1MiB``), or both joined by ``,`` or ``+``
+    (``+`` inside a per-direction value: up=200p+1MiB,down=1MiB)."""
     packets = size = None
-    for part in str(value).split(","):
+    for part in re.split(r"[,+]", str(value)):
         match = re.fullmatch(r"\s*(\d+)\s*(?:p|packets?|frames?)\s*", part)
         if match:
             packets = int(match.group(1))
