@@ -4,7 +4,7 @@
     python scripts/cli_reference.py --check    # exit 1 when the committed file is stale
     make cli-reference                         # the same as the first line
 
-Walks the Typer app of ``linklab.app`` as click sees it (``typer.main.get_command``):
+Walks the Typer app of ``linklab.cli.app`` as click sees it (``typer.main.get_command``):
 every command and sub-command in the order ``--help`` lists them, its help, its usage
 line, its arguments and options with their help and their defaults (only where a
 default exists). The page depends on the code alone: nothing of the terminal (width,
@@ -194,7 +194,7 @@ def render(app=None) -> str:
     import typer
 
     if app is None:
-        from linklab.app import app
+        from linklab.cli.app import app
 
     command = typer.main.get_command(app)
     ctx = click.Context(command, info_name="linklab")

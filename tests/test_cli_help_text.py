@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from linklab.app import PANELS, app
+from linklab.cli.app import PANELS, app
 
 PANEL_ORDER = ["Emulate a link", "Measure", "Understand", "Fix", "Scale out"]
 

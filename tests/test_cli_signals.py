@@ -148,7 +148,7 @@ def imported() -> list[str]:
     found = subprocess.run([sys.executable, "-c", RECORDER, *MODEL], capture_output=True,
                            text=True, timeout=60, check=True)
     modules = found.stderr.split()
-    assert {"typer", "rich", "numpy", "pyarrow", "linklab.app"} <= set(modules)
+    assert {"typer", "rich", "numpy", "pyarrow", "linklab.cli.app"} <= set(modules)
     return modules
 
 
@@ -156,7 +156,7 @@ def imported() -> list[str]:
 @given(data=st.data(), sig=st.sampled_from(SIGNALS))
 def test_a_signal_while_any_module_is_imported_is_one_line_and_its_status(imported, data,
                                                                            sig):
-    module = data.draw(st.sampled_from(["typer", "rich", "numpy", "pyarrow", "linklab.app",
+    module = data.draw(st.sampled_from(["typer", "rich", "numpy", "pyarrow", "linklab.cli.app",
                                         *imported]), label="module")
     done = subprocess.run([sys.executable, "-c", HOOKED, module, str(int(sig)), *MODEL],
                           capture_output=True, text=True, timeout=60, preexec_fn=default_int)

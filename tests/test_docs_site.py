@@ -47,7 +47,7 @@ def test_the_cli_reference_has_every_command_and_option():
     import click
     import typer
 
-    from linklab.app import app
+    from linklab.cli.app import app
 
     page = (REPO / "docs" / "reference" / "cli.md").read_text()
     root = typer.main.get_command(app)

@@ -33,7 +33,8 @@ LINKLAB = [PY, "-m", "linklab.cli"]
 HOOKED = """
 import sys, time
 from linklab.cli import main
-from linklab.link import cli as link_cli, lifecycle
+from linklab.cli import link as link_cli
+from linklab.link import lifecycle
 from linklab.link.bed import Testbed
 from linklab.link.journal import Journal
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from linklab.bench.store import RunStore
-from linklab.model.cli import link_infos
+from linklab.cli.model import link_infos
 from linklab.tune.wirecheck import LinkInfo, compare, predicted_for
 
 KIB = 1024

@@ -115,7 +115,7 @@ def test_the_end_of_a_bench_run_in_every_format(table_run, tmp_path):
     for fmt in ("text", "markdown"):
         code = textwrap.dedent(f"""
             from pathlib import Path
-            from linklab.bench.cli import conclude_run
+            from linklab.cli.bench import conclude_run
             from linklab.bench.store import RunStore
             store = RunStore.open(Path({str(table_run)!r}))
             conclude_run(store, [], store.rows, False, fmt={fmt!r})
@@ -216,7 +216,7 @@ def test_link_status_formats_agree():
     outputs = {}
     for fmt, call in (("text", "_print_status(status)"),
                       ("markdown", "print(_status_markdown(status), end='')")):
-        code = (f"import json\nfrom linklab.link.cli import _print_status, _status_markdown\n"
+        code = (f"import json\nfrom linklab.cli.link import _print_status, _status_markdown\n"
                 f"status = json.loads({json.dumps(json.dumps(STATUS))})\n{call}\n")
         outputs[fmt] = run([], code=code).stdout
     md_rows = markdown_rows(outputs["markdown"])

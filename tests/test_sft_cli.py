@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from linklab.cli import app, main
+from linklab.cli import main
+from linklab.cli.app import app
 
 
 def test_sft_bench_has_help() -> None:

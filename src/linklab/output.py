@@ -1,7 +1,7 @@
 """Shared output helpers for CLI commands: rich tables on a terminal, JSON with --json.
 
-Every command that prints tables takes ``--format text|markdown|json`` (:data:`FORMAT_OPTION`,
-:func:`output_format`), the same numbers in each:
+Every command that prints tables takes ``--format text|markdown|json`` (the option is
+linklab.cli.options'), the same numbers in each:
 
 - ``text``: on a terminal, what rich lays out for its width. Anywhere else (a pipe, a
   file, a CI log, where rich would assume 80 columns and cut table cells mid-word) the
@@ -21,13 +21,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import typer
 from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
-
-from linklab.errors import UsageError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -36,26 +33,6 @@ FORMATS = ("text", "markdown", "json")
 # Wide enough for any table linklab prints: the width its output is laid out for when
 # stdout is not a terminal (print_text then prints at the width really taken).
 UNBOUNDED_WIDTH = 1000
-
-FORMAT_OPTION = typer.Option(
-    "text", "--format", metavar="text|markdown|json",
-    help="text: tables as on a terminal (piped or redirected, as wide as they need: "
-         "never cut mid-word); markdown: GitHub tables; json: the rows as numbers (as "
-         "--json).")
-
-
-def output_format(value: str, *, json_flag: bool = False, markdown_flag: bool = False) -> str:
-    """The format asked for: ``--format``, or ``--json`` / ``--markdown``, which say the same
-    (giving both with different formats is a usage error)."""
-    if value not in FORMATS:
-        raise UsageError(f"{value!r}: expected text, markdown or json", argument="--format")
-    flags = [name for name, given in (("json", json_flag), ("markdown", markdown_flag))
-             if given]
-    if flags and value != "text" and value != flags[0]:
-        raise UsageError(f"--format {value} and --{flags[0]} ask for different outputs",
-                         argument="--format")
-    return flags[0] if flags else value
-
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):

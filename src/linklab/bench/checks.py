@@ -1,6 +1,6 @@
 """What a bench run checks before its first cell -- and ``--dry-run`` with it.
 
-:func:`check_before_run` is the one sequence both take (bench/cli.py): the gates against
+:func:`check_before_run` is the one sequence both take (cli/bench.py): the gates against
 the matrix (gates.check_scope), the CPU contention this machine can apply (bench/cpu.py:
 cpu_load, cpu_quota), then the environment's ``check_ready`` (probes built,
 profiles and QoS each middleware can take, links that can be designed here; a field run's

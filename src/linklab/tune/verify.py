@@ -1,6 +1,6 @@
 """``linklab tune --verify``: the bench scenario that tries the written profiles over the
 stated link, and the pass/fail of each cell beside the model's prediction. Pure: the
-command line (tune/cli.py) runs the scenario with linklab.bench and prints these lines.
+command line (cli/tune.py) runs the scenario with linklab.bench and prints these lines.
 
 A cell passes when the profile did what it promises on that link:
 

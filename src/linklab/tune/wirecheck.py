@@ -1,5 +1,5 @@
 """model.wire against a bench run: measured interface bytes per payload byte vs predicted,
-cell by cell. Pure: ``linklab model-check RUN_DIR`` (model/cli.py) reads the run and
+cell by cell. Pure: ``linklab model-check RUN_DIR`` (cli/model.py) reads the run and
 prints these rows.
 
 A cell is predicted when it ran Fast DDS or Cyclone DDS with the ``default`` or the

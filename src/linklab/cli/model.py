@@ -9,6 +9,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import UsageError
 from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE, FRAGMENTATION_MODES
 from linklab.model.overhead import OVERLAYS
@@ -20,15 +21,7 @@ from linklab.model.scenario import (
     evaluate,
 )
 from linklab.model.sweep import parse_count_bytes, parse_sweep
-from linklab.output import (
-    FORMAT_OPTION,
-    markdown_table,
-    output_format,
-    print_json,
-    print_lines,
-    print_text,
-    to_markdown,
-)
+from linklab.output import markdown_table, print_json, print_lines, print_text, to_markdown
 from linklab.units import (
     format_bitrate,
     format_duration,

@@ -27,13 +27,12 @@ from rich.text import Text
 from linklab.bench.matrix import expand
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
 from linklab.bench.store import RunStore
+from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import UsageError
 from linklab.output import (
-    FORMAT_OPTION,
     err_console,
     err_line,
     layout_console,
-    output_format,
     print_json,
     print_text,
     to_markdown,

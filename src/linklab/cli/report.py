@@ -19,14 +19,13 @@ from typing import Any
 
 import typer
 
+from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import UsageError
 from linklab.output import (
-    FORMAT_OPTION,
     UNBOUNDED_WIDTH,
     err_console,
     err_line,
     layout_console,
-    output_format,
     print_json,
     print_text,
     to_markdown,

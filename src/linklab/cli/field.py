@@ -1,6 +1,6 @@
 """``linklab field check|tune``: real hosts, before a run and around the tuner.
 
-(``linklab link measure`` is in cli_measure.py; ``linklab bench`` takes a scenario with
+(``linklab link measure`` is in field_measure.py; ``linklab bench`` takes a scenario with
 ``hosts:`` through environment.py.)
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import typer
 
+from linklab.cli.field_measure import HOST_HELP
 from linklab.errors import UsageError
-from linklab.field.cli_measure import HOST_HELP
 from linklab.output import console, err_console
 
 
@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
         rate, loss and MTU), runs the real middleware on that path with the default and
         the tuned profile, and prints the before/after table."""
         from linklab.bench.host_address import parse_host
-        from linklab.field.cli_measure import measure_settings
+        from linklab.cli.field_measure import measure_settings
         from linklab.field.tuneloop import Verify, run, table
         from linklab.tune import write_profiles
         from linklab.units import parse_frequency, parse_size
@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
 
         result = run(spec_a, spec_b, settings, verify, out, progress=progress,
                      command="linklab " + shlex.join(sys.argv[1:]))
-        from linklab.field.cli_measure import print_measurement
+        from linklab.cli.field_measure import print_measurement
 
         print_measurement(result.measurement)
         paths = write_profiles(result.tuning, out / "profiles")

@@ -10,15 +10,9 @@ from typing import Any
 import typer
 from rich.console import Group
 
+from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import LinklabError, UsageError
-from linklab.output import (
-    FORMAT_OPTION,
-    console,
-    markdown_table,
-    output_format,
-    print_json,
-    print_text,
-)
+from linklab.output import console, markdown_table, print_json, print_text
 
 NAME_HELP = ("Name of the link, so several can be up at once (its namespaces are "
              "linklab-NAME-HOST).")
@@ -416,6 +410,6 @@ def register(app: typer.Typer) -> None:
         if report["problems"]:
             raise typer.Exit(1)
 
-    from linklab.field.cli_measure import add_measure
+    from linklab.cli.field_measure import add_measure
 
     add_measure(link)   # linklab link measure A B (the field package: hosts over SSH)

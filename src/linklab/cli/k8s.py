@@ -18,15 +18,9 @@ from pathlib import Path
 
 import typer
 
+from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import UsageError
-from linklab.output import (
-    FORMAT_OPTION,
-    console,
-    err_console,
-    err_line,
-    output_format,
-    print_text,
-)
+from linklab.output import console, err_console, err_line, print_text
 from linklab.stop_signals import exit_status
 
 DEFAULT_IMAGE = "localhost/linklab-probe:latest"
@@ -234,7 +228,7 @@ def run_command(
                  f"{store.root}; the run's pods and ConfigMaps were deleted; continue "
                  f"with: linklab k8s run --resume {store.root}")
         raise typer.Exit(exit_status(stop) or 130) from None
-    from linklab.bench.cli import conclude_run
+    from linklab.cli.bench import conclude_run
 
     conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True,
                  fmt=fmt)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import typer
 
+from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import UsageError
 from linklab.model.scenario import DEFAULT_UTILIZATION
 from linklab.model.sweep import parse_count_bytes
-from linklab.output import FORMAT_OPTION, output_format, print_json
+from linklab.output import print_json
 from linklab.tune import (
     TuningInput,
     render_markdown,
@@ -279,7 +280,7 @@ def register(app: typer.Typer) -> None:
         if given and not verify:   # applied or refused, never dropped
             raise UsageError("needs --verify", argument=given[0])
         if verify:
-            from linklab.tune.cli_verify import check_verify_options
+            from linklab.cli.tune_verify import check_verify_options
 
             checks = check_verify_options(verify, verify_outage, verify_seconds or "10s",
                                           verify_middleware or list(t.middlewares))
@@ -305,7 +306,7 @@ def register(app: typer.Typer) -> None:
         paths = write_profiles(result, out)
         verdicts = None
         if checks is not None:
-            from linklab.tune.cli_verify import run_verify
+            from linklab.cli.tune_verify import run_verify
 
             verdicts = run_verify(result, paths, checks, verify_out or Path(out) / "verify")
         if json_output:

@@ -1,10 +1,11 @@
 """The ``linklab`` command tree: typer, rich and every package's commands (the slow
 imports, which ``cli.main`` makes only once its signal handlers are in place).
 
-Each sub-command lives with its package (``linklab/<package>/cli.py`` exposing
-``register(app)``); this file only assembles them and turns ``LinklabError`` and click's
-usage errors into one line ``linklab: error: <message>`` and an exit status, never a
-traceback. Interruptions pass through untouched (cli.py and stop_signals.py).
+Every command module is in this package (``linklab/cli/<command>.py`` exposing
+``register(app)``; the domain packages export functions and types, never commands); this
+file only assembles them and turns ``LinklabError`` and click's usage errors into one
+line ``linklab: error: <message>`` and an exit status, never a traceback. Interruptions
+pass through untouched (cli/__init__.py and stop_signals.py).
 """
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ from linklab.errors import LinklabError
 
 # Packages that contribute commands.
 COMMAND_MODULES = (
-    "linklab.link.cli",       # linklab link up|status|exec|down|clean|presets|measure
-    "linklab.bench.cli",      # linklab bench
-    "linklab.report.cli",     # linklab report
-    "linklab.drive.cli",      # linklab drive
-    "linklab.security.cli",   # linklab keystore
-    "linklab.model.cli",      # linklab model, model-check
-    "linklab.tune.cli",       # linklab tune
-    "linklab.sft.cli",        # linklab sft-bench
-    "linklab.field.cli",      # linklab field check|tune (linklab link measure: link/cli.py)
-    "linklab.k8s.cli",        # linklab k8s run|preflight|clean|image
+    "linklab.cli.link",       # linklab link up|status|exec|down|clean|presets|measure
+    "linklab.cli.bench",      # linklab bench
+    "linklab.cli.report",     # linklab report
+    "linklab.cli.drive",      # linklab drive
+    "linklab.cli.keystore",   # linklab keystore
+    "linklab.cli.model",      # linklab model, model-check
+    "linklab.cli.tune",       # linklab tune
+    "linklab.cli.sft",        # linklab sft-bench
+    "linklab.cli.field",      # linklab field check|tune (linklab link measure: cli/link.py)
+    "linklab.cli.k8s",        # linklab k8s run|preflight|clean|image
 )
 
 # How ``linklab --help`` groups the commands, in the order a user meets the jobs: a

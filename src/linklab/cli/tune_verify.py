@@ -1,7 +1,7 @@
 """The command-line side of ``linklab tune --verify`` (CLI layer: it runs linklab.bench
 through its public API -- spec.parse_scenario, matrix.expand, environment.
 LinklabEnvironment, store.RunStore, runner.run_cells -- and is imported only by
-tune/cli.py). What is run and how a cell is judged: tune/verify.py.
+cli/tune.py). What is run and how a cell is judged: tune/verify.py.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             replaced = stop_signals.install()
-            from linklab.app import run  # the slow imports
+            from linklab.cli.app import run  # the slow imports
 
             stop_signals.raise_swallowed()   # a signal that came during them ends here
             status, line = run(sys.argv[1:] if argv is None else list(argv))
@@ -67,16 +67,3 @@ def _quiet(stream) -> None:
         os.close(null)
     except (OSError, ValueError):
         pass
-
-
-def __getattr__(name: str) -> object:
-    """``linklab.cli.app``: the typer app (imported on first use, app.py)."""
-    if name == "app":
-        from linklab.app import app
-
-        return app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
