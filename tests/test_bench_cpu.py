@@ -226,8 +226,8 @@ def test_dry_run_refuses_cpu_load_on_field_hosts(tmp_path):
 def test_a_bed_that_cannot_apply_them_makes_an_error_not_a_cell_without_them():
     from linklab.errors import LinklabError
 
-    class KubeLikeBed:  # no applies_cpu: linklab.k8s's beds
-        pass
+    class KubeLikeBed:  # as linklab.k8s's beds say
+        applies_cpu = False
 
     cell = cells_of("  cpu_load: 1\n")[0]
     with pytest.raises(LinklabError, match="applied on linklab's namespace testbeds only"):

@@ -46,11 +46,11 @@ def test_the_gate_opens_at_once_when_a_probe_ended(tmp_path):
 
 
 def test_only_probes_on_this_machine_with_the_flags_are_gated():
-    class Local:
-        shares_local_files = True
+    class Local:   # linklab's namespace testbeds
+        gate_files = G.LOCAL
 
-    class Remote:
-        pass
+    class Remote:  # a cluster: no gate
+        gate_files = None
 
     assert G.applies("fastdds", Local()) and G.applies("cyclonedds", Local())
     assert G.applies("fastdds-secure", Local()) and G.applies("mqtt", Local())

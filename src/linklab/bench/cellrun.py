@@ -139,7 +139,7 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     load.stop()  # after the last probe
     after = bed.snapshot(hosts)
     G.clear(out_dir)
-    fields, streams = _collect(cell, plan, started, before, after, out_dir, ended_ns,
+    fields, streams = collect_cell(cell, plan, started, before, after, out_dir, ended_ns,
                                broker_cpu_s, outage_s, bed, profile, model_fanout, unmatched)
     fields.update(load.fields())
     return fields, streams
@@ -218,7 +218,7 @@ def _cpu_fraction(report: dict[str, Any]) -> float:
     return float(cpu) / float(wall)
 
 
-def _collect(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess],
+def collect_cell(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess],
              before: dict, after: dict, out_dir: Path, ended_ns: int, broker_cpu_s: float,
              outage_s: float, bed: Any, profile: Any, model_fanout,
              unmatched: tuple[str, ...] | list[str] = ()) -> tuple[dict, list]:

@@ -146,7 +146,7 @@ def check_cells(cells: list[Cell], *, remote: bool, about: Any) -> None:
 def refuse_unapplied(cell: Cell, bed: Any) -> None:
     """A bed that cannot apply the cell's CPU settings (a Kubernetes cell) is an error,
     never a cell measured without them."""
-    if asked(cell) and not getattr(bed, "applies_cpu", False):
+    if asked(cell) and not bed.applies_cpu:
         raise LinklabError(f"cpu_load {cell.cpu_load}, cpu_quota {cell.cpu_quota}: applied "
                            "on linklab's namespace testbeds only, not here")
 

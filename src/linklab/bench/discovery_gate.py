@@ -69,12 +69,9 @@ LOCAL = LocalFiles()
 
 
 def files_of(bed) -> GateFiles | None:
-    """The gate's files on ``bed``: the bed's own ``gate_files``, this machine's when its
-    probes share them, or None (the bed takes no part)."""
-    own = getattr(bed, "gate_files", None)
-    if own is not None:
-        return own
-    return LOCAL if getattr(bed, "shares_local_files", False) else None
+    """The gate's files on ``bed`` (bench.protocols.Bed.gate_files): this machine's
+    (LOCAL), the bed's own, or None (the bed takes no part)."""
+    return bed.gate_files
 
 
 def applies(middleware: str, bed) -> GateFiles | None:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from linklab.bench.discovery_gate import LOCAL
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
 from linklab.bench.middlewares import base_middleware
@@ -120,9 +121,13 @@ class LinkBed:
     """Adapts a linklab.link Testbed to what the runner needs (bench.protocols.Bed): endpoints run
     on the testbed's hosts by name."""
 
-    shares_local_files = True  # probes run on this machine (bench.discovery_gate)
+    gate_files = LOCAL  # probes run on this machine (bench.discovery_gate)
     shares_local_clock = True
     applies_cpu = True  # cpu_load competitors and cpu_quota groups (bench/cpu.py)
+    runs_cells_whole = False
+
+    def row_fields(self) -> dict[str, Any]:
+        return {}
 
     def __init__(self, bed: Any, label: str, outage_s: float,
                  quotas: dict[str, Any] | None = None):

@@ -138,7 +138,7 @@ class Cell:
         }
 
 
-def _slug(value: Any, key: str) -> str:
+def slug(value: Any, key: str) -> str:
     if isinstance(value, LinkChoice):
         text = value.label
     elif key.startswith("link."):
@@ -170,7 +170,7 @@ def _slug(value: Any, key: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def _ordered_keys(scenario: Scenario) -> list[str]:
+def ordered_keys(scenario: Scenario) -> list[str]:
     link_fields = [k for k in scenario.axes if k.startswith("link.")]
     keys = []
     for key in LOOP_ORDER:
@@ -204,7 +204,7 @@ def check_size(scenario: Scenario) -> None:
 def expand(scenario: Scenario) -> list[Cell]:
     """All cells of a scenario, outer axis first (see LOOP_ORDER)."""
     check_size(scenario)
-    keys = _ordered_keys(scenario)
+    keys = ordered_keys(scenario)
     cells: list[Cell] = []
     value_lists = [scenario.axes[k] for k in keys] + [list(range(1, scenario.trials + 1))]
     where = Located(scenario.path, 1, "")
@@ -213,7 +213,7 @@ def expand(scenario: Scenario) -> list[Cell]:
         values = dict(scenario.fixed)
         values.update(zip(keys, combo[:-1], strict=True))
         trial = combo[-1]
-        parts = [_slug(values[k], k) for k in keys]
+        parts = [slug(values[k], k) for k in keys]
         if scenario.trials > 1:
             parts.append(f"t{trial}")
         cell_id = "-".join(parts) or "cell"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import contextlib
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from linklab.bench import cpu
 from linklab.bench.cellrun import run_cell
 from linklab.bench.matrix import Cell
-from linklab.bench.protocols import Bed, Environment
+from linklab.bench.protocols import Bed, Environment, WholeCellBed
 from linklab.bench.store import RunStore
 
 
@@ -79,17 +79,18 @@ def measure(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper,
         def fanout(c, t, k):
             return model_fanout_ms(env, c, t, k)
 
-        if hasattr(bed, "run_cell"):
+        if bed.runs_cells_whole:
             # A Bed that places a cell's endpoints itself runs the cell whole, with the
             # same arguments (linklab.k8s: pods; it ends in cellrun's own collection).
-            fields, streams = bed.run_cell(cell, profile, profile_path, out_dir, probes,
-                                           history_of, fanout)
+            whole = cast(WholeCellBed, bed)
+            fields, streams = whole.run_cell(cell, profile, profile_path, out_dir, probes,
+                                             history_of, fanout)
         else:
             fields, streams = run_cell(cell, bed, profile, profile_path, out_dir, probes,
                                        history_of, fanout)
         row.update(fields)
         # a bed's own columns (linklab.field: the latency basis and the clock's uncertainty)
-        row.update(getattr(bed, "row_fields", dict)())
+        row.update(bed.row_fields())
         row["model_amplification"], row["model_amplification_note"] = env.model_verdict(cell)
         row["tuner_verdict"] = tuner_verdict(profile.meta)
         if row["tuner_verdict"] is not None and not row["tuner_verdict"].startswith("FEAS"):

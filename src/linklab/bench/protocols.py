@@ -2,10 +2,10 @@
 the model) and, while a cell's link is up, its Bed (hosts, processes, counters).
 
 The namespace testbeds (bench.environment), real hosts over SSH (linklab.field) and a
-Kubernetes cluster (linklab.k8s) implement them. A Bed may also have
-``run_cell(cell, profile, profile_path, out_dir, probes, history_of, model_fanout)``: it
-then runs each measurement whole instead of cellrun spawning processes on it
-(linklab.k8s.bed.KubeBed: endpoints are pods).
+Kubernetes cluster (linklab.k8s) implement them. Every member of Bed is required: what a
+place can and cannot do is said, not guessed from which attributes it has. A bed that says
+``runs_cells_whole`` is a WholeCellBed: it runs each measurement itself instead of cellrun
+spawning processes on it (linklab.k8s.bed.KubeBed: endpoints are pods).
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ class Bed(Protocol):
     # the probes' CLOCK_MONOTONIC is this machine's (a subscriber's end, as the runner saw
     # it, is then on the records' clock: metrics.longest_stall)
     shares_local_clock: bool
+    # the discovery gate's ready/start files of its probes (bench.discovery_gate): this
+    # machine's (LOCAL), a bed's own (field hosts over SSH), or None (it takes no part)
+    gate_files: Any
+    # cpu_load competitors and cpu_quota groups can be applied on it (bench/cpu.py)
+    applies_cpu: bool
+    # it runs a cell whole (WholeCellBed.run_cell) instead of cellrun spawning its probes
+    runs_cells_whole: bool
 
+    def row_fields(self) -> dict[str, Any]: ...   # the bed's own columns of a cell's row
     def spawn(self, host: str, argv: list[str], stdout: Any, stderr: Any) -> Any: ...
     def address(self, host: str) -> str | None: ...
     def host(self, name: str) -> Any: ...
@@ -35,6 +43,12 @@ class Bed(Protocol):
     def outage_on_ns(self) -> int | None: ...
     def dark_windows_ns(self) -> list[tuple[int, int | None]]: ...
     def stages(self) -> dict[str, Any]: ...
+
+
+class WholeCellBed(Bed, Protocol):
+    def run_cell(self, cell: Cell, profile: Any, profile_path: Any, out_dir: Any,
+                 probes: list, history_of: Any,
+                 model_fanout: Any) -> tuple[dict[str, Any], list]: ...
 
 
 class Environment(Protocol):

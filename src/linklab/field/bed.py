@@ -74,6 +74,8 @@ def _flag(argv: list[str], flag: str) -> str | None:
 class FieldBed:
     outage_s = 0.0
     shares_local_clock = False  # probes on other machines: their own clocks
+    applies_cpu = False   # no competitors or quotas on the user's machines
+    runs_cells_whole = False
 
     def __init__(self, env: Any, cell: Any):
         self.env = env

@@ -6,7 +6,7 @@ histories, the model) with a cluster instead of an emulated link, and its
 place endpoints themselves): the cell's ConfigMap, its pods one after another (each
 told the addresses of the pods before it), a wait with deadlines that stops at the
 cluster's first reason to give up (unschedulable, image pull, a container that cannot
-start), the bundles from the pod logs, and the bench's own cellrun._collect for the
+start), the bundles from the pod logs, and the bench's own cellrun.collect_cell for the
 row -- the same metrics, failure rules and files as an emulated cell. Leaving the bed
 (success, failure, Ctrl-C) deletes the cell's objects by their labels.
 
@@ -116,6 +116,12 @@ class KubeBed:
 
     outage_s = 0.0
     shares_local_clock = False  # probes in pods: ends are reported by podrun, not seen here
+    gate_files = None     # no discovery gate: pods start when the scheduler places them
+    applies_cpu = False   # a Kubernetes cell's CPU is the cluster's (bench/cpu.py refuses)
+    runs_cells_whole = True
+
+    def row_fields(self) -> dict[str, Any]:
+        return {}
 
     def __init__(self, env: KubeEnvironment, cell: Cell):
         self.env = env
@@ -161,7 +167,7 @@ class KubeBed:
     def run_cell(self, cell: Cell, profile: Any, profile_path: Path | None, out_dir: Path,
                  probes: list, history_of, model_fanout) -> tuple[dict[str, Any], list]:
         from linklab.bench import endpoints as E
-        from linklab.bench.cellrun import _collect
+        from linklab.bench.cellrun import collect_cell
 
         opts = self.env.options
         placement = check_cell(cell, self.env.links, opts)
@@ -202,7 +208,7 @@ class KubeBed:
         clock_note = C.align_clocks(plan_eps, results, out_dir)
         hosts_of_pod = {plan.key: plan.hosts for plan in placement.pods}
         before, after = C.snapshots(results, hosts_of_pod, len(placement.pods) == 1)
-        row, streams = _collect(cell, plan_eps, started, before, after, out_dir,
+        row, streams = collect_cell(cell, plan_eps, started, before, after, out_dir,
                                 C.ended_ns(results), C.broker_cpu(results), 0.0, self,
                                 profile, model_fanout)
         self._endpoints_file(out_dir, all_processes, placement)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from linklab.bench.matrix import LOOP_ORDER, Cell, _ordered_keys, _slug, expand
+from linklab.bench.matrix import LOOP_ORDER, Cell, expand, ordered_keys, slug
 from linklab.bench.spec import Scenario
 
 
@@ -23,7 +23,7 @@ def expand_with_flows(scenario: Scenario) -> list[Cell]:
     if not flows:
         base = replace(scenario, fixed={**scenario.fixed, "flow": None})
         return [replace(c, flow=fixed_flow) for c in expand(base)]
-    keys = _ordered_keys(scenario)
+    keys = ordered_keys(scenario)
     axes = {k: v for k, v in scenario.axes.items() if k != "flow"}
     base = replace(scenario, axes=axes, fixed={**scenario.fixed, "flow": None})
     cells_by_combo = expand(base)
@@ -47,8 +47,8 @@ def expand_with_flows(scenario: Scenario) -> list[Cell]:
             for i in indices:
                 combo = combos[i]
                 values = dict(zip(rest_keys, combo[:-1], strict=True))
-                parts = [_slug(values[k], k) for k in rest_keys]
-                parts.insert(flow_at, _slug(flow, "flow"))
+                parts = [slug(values[k], k) for k in rest_keys]
+                parts.insert(flow_at, slug(flow, "flow"))
                 if base.trials > 1:
                     parts.append(f"t{combo[-1]}")
                 cell = cells_by_combo[i]
