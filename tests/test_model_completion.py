@@ -129,6 +129,7 @@ def _wire_lines(out: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines[at - 1:at + 1]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("old", [False, True], ids=["new-row", "old-row"])
 def test_terminal_and_markdown_print_infinity_and_the_reason(tmp_path, old):
     root = make_demo_run(tmp_path / "run", old=old)
@@ -149,6 +150,7 @@ def test_terminal_and_markdown_print_infinity_and_the_reason(tmp_path, old):
     assert "24647" not in markdown.stdout
 
 
+@pytest.mark.slow
 def test_html_and_json_carry_the_reason(tmp_path):
     root = make_demo_run(tmp_path / "run", old=True)
     page = run("report", root, "--html", tmp_path / "r.html")

@@ -80,6 +80,7 @@ def test_the_module_prints_the_same_tables(runs):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_with_reads_a_study_in_parts(runs, tmp_path):
     alone = linklab("report", runs["security"], "--markdown").stdout
     assert "#### Table 4: security on/off, Array1k at 10 Hz" in alone
@@ -100,6 +101,7 @@ def test_with_reads_a_study_in_parts(runs, tmp_path):
     assert missing.returncode == 2 and missing.stderr.startswith("linklab: error: --with:")
 
 
+@pytest.mark.slow
 def test_html_has_the_seed_004_tables(runs, tmp_path):
     out = tmp_path / "p4.html"
     result = linklab("report", runs["clean"], "--html", out)

@@ -102,6 +102,7 @@ def test_markdown_and_csv(search_dir, tmp_path):
     assert len(rows) == 4 and {r["stop"] for r in rows} == {"bracket within 3%"}
 
 
+@pytest.mark.native
 def test_html_throughput_figure_and_tables(search_dir, artifacts_dir):
     out = search_dir / "report.html"
     result = linklab("report", search_dir, "--html")

@@ -95,6 +95,7 @@ def test_csv_writes_the_streams(fan_dir, tmp_path):
     assert result.returncode == 1  # the large_data cell misses the run's gate
 
 
+@pytest.mark.native
 def test_html_has_the_subscriber_tables_and_interfaces(fan_dir, artifacts_dir):
     out = fan_dir / "report.html"
     result = linklab("report", fan_dir, "--html")
