@@ -2,6 +2,8 @@
 # Install everything linklab uses on a fresh Debian 12 machine. Idempotent:
 # a second run changes nothing and finishes in seconds.
 #   apt packages -> .venv (pip install -e .[dev]) -> native builds (probes/, emu/, ns3/)
+# LINKLAB_SETUP_ONLY=venv (make test-unit): python3-venv and the venv, nothing else -- no
+# other apt package, no Rust toolchain, no native build, no Kubernetes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -10,6 +12,12 @@ log() { printf '[setup] %s\n' "$*"; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+ONLY=${LINKLAB_SETUP_ONLY:-}
+case "$ONLY" in
+  ""|venv) ;;
+  *) echo "[setup] LINKLAB_SETUP_ONLY=$ONLY: the one choice is 'venv'" >&2; exit 2 ;;
+esac
 
 # --- apt ---------------------------------------------------------------------
 APT_PACKAGES=(
@@ -39,6 +47,7 @@ APT_PACKAGES=(
   # (Go >= 1.24 builds the control plane: the machine's toolchain, Debian's 1.19 is too old)
   etcd-server containerd runc containernetworking-plugins buildah podman busybox-static
 )
+if [ "$ONLY" = venv ]; then APT_PACKAGES=(python3-venv); fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -72,7 +81,7 @@ else
 fi
 
 # --- Rust toolchain (emu/) -----------------------------------------------------
-if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+if [ "$ONLY" != venv ] && ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
   log "apt: installing cargo (no Rust toolchain found)"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends cargo >/dev/null
 fi
@@ -92,6 +101,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 else
   log "venv: up to date"
+fi
+
+if [ "$ONLY" = venv ]; then
+  log "done (the venv only: no native build, no Kubernetes)"
+  exit 0
 fi
 
 # --- native builds -----------------------------------------------------------------
