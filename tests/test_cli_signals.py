@@ -166,6 +166,7 @@ def test_a_signal_while_any_module_is_imported_is_one_line_and_its_status(import
     assert_interrupted(done.returncode, done.stdout, done.stderr, sig)
 
 
+@pytest.mark.slow
 def test_a_signal_an_import_swallows_still_ends_the_command(imported):
     """CPython's _elementtree turns a KeyboardInterrupt raised while it imports pyexpat
     into an ImportError that ElementTree catches: the import goes on. The signal still

@@ -23,6 +23,7 @@ def _keep(*args):
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_the_kept_copy_reports_the_same_table_and_keeps_failures(tmp_path):
     run = table_run(tmp_path / "run", trials=2)
     kept = tmp_path / "kept"

@@ -45,6 +45,7 @@ def test_compare_predicts_default_and_optimized_and_skips_the_rest():
     assert not out["c"].completed
 
 
+@pytest.mark.slow
 def test_model_check_command_exits_1_when_a_completed_cell_is_off(tmp_path):
     store = RunStore.create(tmp_path / "run", scenario={"name": "x"}, options={},
                             planned=["a", "b"], estimated_s=1.0, versions={})

@@ -193,6 +193,7 @@ def test_a_recorded_figure_the_link_cannot_carry_is_not_shown():
                                     links)[0])
 
 
+@pytest.mark.slow
 def test_a_study_recorded_before_the_change_reports_sanely():
     """studies/paper-000-table2-calibrated holds 24927.65 and the like for the default
     profile at PER 20 % (docs/RESULTS.md printed them)."""

@@ -104,6 +104,7 @@ def test_a_cell_that_now_fails_is_a_regression(tmp_path):
     assert {m["spread_from"] for c in doc["cells"] for m in c["changes"]} == {"tolerance"}
 
 
+@pytest.mark.slow
 def test_without_trials_small_changes_stay_inside_the_tolerance(tmp_path):
     base = table_run(tmp_path / "base", seed=1)
     same_noise_a_bit_slower = table_run(tmp_path / "now", seed=1, scale=1.05)

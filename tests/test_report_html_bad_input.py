@@ -84,6 +84,7 @@ def test_partial_run_says_which_cells_are_missing(tmp_path):
     assert "data-done=5 data-planned=8" in page
 
 
+@pytest.mark.slow
 def test_run_with_no_finished_cell(tmp_path):
     run = table_run(tmp_path / "empty", skip=lambda c: True)
     assert not (run / "cells.parquet").exists()
@@ -138,6 +139,7 @@ def test_html_without_run_dir_is_a_usage_error(tmp_path):
     assert "RUN_DIR" in result.stderr
 
 
+@pytest.mark.slow
 def test_paths_are_taken_as_given(tmp_path):
     run = table_run(tmp_path / "rel", skip=lambda c: c.index > 0)
     result = linklab("report", "rel", "--html", "out.html", cwd=tmp_path)

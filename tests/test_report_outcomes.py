@@ -137,6 +137,7 @@ axes:
 """
 
 
+@pytest.mark.slow
 def test_the_papers_conditions_only_for_the_exact_preset(tmp_path):
     run = make_run(tmp_path / "links", LINKS_SCENARIO, lambda c: Behaviour(latency_ms=20))
     doc = json.loads(linklab("report", run, "--json").stdout)

@@ -65,6 +65,7 @@ def test_markdown_tables_have_delivery_in_every_table(runs):
     assert "| 0.40 / 0.20 / n/a (6.04) |" in text  # CPU % from the probes' pub/sub.json
 
 
+@pytest.mark.slow
 def test_the_module_prints_the_same_tables(runs):
     module = subprocess.run([sys.executable, "-m", "linklab.report.paper_004",
                              str(runs["clean"])], capture_output=True, text=True, timeout=60)

@@ -65,6 +65,7 @@ def test_fanout_ranks_offsets_and_the_papers_table_iii(fan_dir):
     assert f"{nodes[3] / 1e6:.3f}" in terminal  # node 4: 30.793 ms
 
 
+@pytest.mark.slow
 def test_json_and_markdown_carry_the_same_subscribers(fan_dir):
     doc = json.loads(linklab("report", fan_dir, "--json").stdout)
     records = doc["sections"]["subscribers"]["records"]
