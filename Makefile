@@ -1,13 +1,16 @@
 # linklab: two commands on a fresh Debian 12 machine.
 #   make demo   the main job (installs what it needs first)
 #   make test   unit + integration tests (real middlewares, namespaces; needs root)
+#   make test-unit  the quick check: no root, no native build (the venv only)
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.linklab-setup-stamp
-# the demo needs neither the Kubernetes control plane nor its build (minutes of Go):
-# its own stamp, set up without them; make test (and make setup) builds everything
+# the demo needs only what it uses (setup.sh's DEMO_PACKAGES, the venv, the probes, the
+# emulator): its own stamp; make test (and make setup) installs and builds everything
 DEMO_STAMP := $(VENV)/.linklab-setup-demo-stamp
+# the unit tests need the venv alone: no apt tools, no native build, no root
+VENV_STAMP := $(VENV)/.linklab-setup-venv-stamp
 NATIVE_SOURCES := $(shell find probes emu ns3 -type f \( -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.idl' -o -name 'CMakeLists.txt' -o -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) 2>/dev/null)
 
 .PHONY: setup demo test test-unit lint bench docs cli-reference clean-build
@@ -17,8 +20,12 @@ $(STAMP): scripts/setup.sh pyproject.toml $(NATIVE_SOURCES)
 	@touch $(STAMP)
 
 $(DEMO_STAMP): scripts/setup.sh pyproject.toml $(NATIVE_SOURCES)
-	LINKLAB_SKIP_K8S=1 bash scripts/setup.sh
+	LINKLAB_SETUP_ONLY=demo bash scripts/setup.sh
 	@touch $(DEMO_STAMP)
+
+$(VENV_STAMP): scripts/setup.sh pyproject.toml
+	LINKLAB_SETUP_ONLY=venv bash scripts/setup.sh
+	@touch $(VENV_STAMP)
 
 setup: $(STAMP)
 
@@ -29,8 +36,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check src tests
 	$(PY) -m pytest
 
-test-unit: $(STAMP)
-	$(PY) -m pytest -m "not integration"
+# the unit tier (tests/conftest.py): no test marked integration, native or slow, property
+# tests at a few examples, one worker per CPU (pytest-xdist); about a minute. make test
+# runs every test, each at its full count.
+test-unit: $(VENV_STAMP)
+	$(PY) -m pytest --tier=unit -n auto
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests

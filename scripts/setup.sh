@@ -3,6 +3,11 @@
 # a second run changes nothing and finishes in seconds.
 #   apt packages -> .venv (pip install -e .[dev]: also mkdocs-material for make docs)
 #   -> native builds (probes/, emu/, ns3/)
+# LINKLAB_SETUP_ONLY=venv (make test-unit): python3-venv and the venv, nothing else -- no
+# other apt package, no Rust toolchain, no native build, no Kubernetes.
+# LINKLAB_SETUP_ONLY=demo (make demo): what the demo uses -- the build tools, the
+# middlewares, the link tools, the venv, the probes and the emulator; not the packages of
+# captures, reports in a browser, ns-3, field hosts or Kubernetes, nor their builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -12,8 +17,15 @@ log() { printf '[setup] %s\n' "$*"; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+ONLY=${LINKLAB_SETUP_ONLY:-}
+case "$ONLY" in
+  ""|venv|demo) ;;
+  *) echo "[setup] LINKLAB_SETUP_ONLY=$ONLY: expected venv or demo (or nothing: all)" >&2
+     exit 2 ;;
+esac
+
 # --- apt ---------------------------------------------------------------------
-APT_PACKAGES=(
+DEMO_PACKAGES=(
   # build + python
   build-essential cmake ninja-build pkg-config python3-venv python3-dev git
   # middlewares (real parts, Debian 12)
@@ -23,6 +35,9 @@ APT_PACKAGES=(
   libssl-dev openssl
   # links and measurements
   iproute2 nftables iptables ethtool iperf3 iputils-ping procps psmisc util-linux kmod
+)
+APT_PACKAGES=(
+  "${DEMO_PACKAGES[@]}"
   # RTPS on the wire (tshark's RTPS dissector: heartbeats, AckNacks, NackFrags, repairs)
   tshark
   # the cluster topology (paper 001): userspace WireGuard between nodes, llvm-mc for the
@@ -40,6 +55,8 @@ APT_PACKAGES=(
   # (Go >= 1.24 builds the control plane: the machine's toolchain, Debian's 1.19 is too old)
   etcd-server containerd runc containernetworking-plugins buildah podman busybox-static
 )
+if [ "$ONLY" = venv ]; then APT_PACKAGES=(python3-venv); fi
+if [ "$ONLY" = demo ]; then APT_PACKAGES=("${DEMO_PACKAGES[@]}"); fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -73,7 +90,7 @@ else
 fi
 
 # --- Rust toolchain (emu/) -----------------------------------------------------
-if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+if [ "$ONLY" != venv ] && ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
   log "apt: installing cargo (no Rust toolchain found)"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends cargo >/dev/null
 fi
@@ -95,6 +112,11 @@ else
   log "venv: up to date"
 fi
 
+if [ "$ONLY" = venv ]; then
+  log "done (the venv only: no native build, no Kubernetes)"
+  exit 0
+fi
+
 # --- native builds -----------------------------------------------------------------
 if [ -f probes/CMakeLists.txt ]; then
   log "probes: cmake build (build/probes)"
@@ -105,6 +127,10 @@ if [ -f emu/Cargo.toml ]; then
   log "emu: cargo build --release"
   CARGO=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
   "$CARGO" build --quiet --release --manifest-path emu/Cargo.toml --target-dir build/emu
+fi
+if [ "$ONLY" = demo ]; then
+  log "done (what the demo uses: no ns-3, field, capture or Kubernetes parts)"
+  exit 0
 fi
 if [ -f ns3/linklab-ns3.cc ]; then
   # the ns-3 radio medium (src/linklab/link/wires/ns3.py); rebuilt when its source changes

@@ -29,12 +29,14 @@ from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
+from conftest import examples
+
 REPO = Path(__file__).resolve().parents[1]
 # the console script pip made from pyproject's [project.scripts]: the real entry point
 LINKLAB = Path(sys.executable).with_name("linklab")
 
 # no "explain" phase: it reruns a failing example hundreds of times (minutes here)
-FUZZ = settings(derandomize=True, deadline=None, database=None, max_examples=20,
+FUZZ = settings(derandomize=True, deadline=None, database=None, max_examples=examples(20),
                 phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                        HealthCheck.function_scoped_fixture,

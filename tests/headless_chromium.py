@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import not_in_unit_tier
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -105,6 +107,7 @@ def open_page(path: Path, screenshot: Path | None = None, width: int = 1280,
               screenshot_from: str | None = None, media: str = "screen") -> PageCheck:
     """Load ``path``; ``screenshot``: a width x height PNG from the top of the page, or
     from the top of the element ``screenshot_from`` (a CSS selector)."""
+    not_in_unit_tier("opens a headless Chromium", "native")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is not installed: run scripts/setup.sh (apt: chromium)")
     # Pipe ends at fd >= 10, so bash's "3<&X 4>&Y" cannot overwrite one with the other.

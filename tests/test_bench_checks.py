@@ -44,6 +44,7 @@ BASE = "name: s\nfixed:\n  link: wifi-ideal\n  payload: 1KiB\n  rate: 30Hz\n  co
 
 # --- --dry-run runs the run's checks ------------------------------------------------------
 
+@pytest.mark.native
 @pytest.mark.parametrize("extra, expected", [
     # a profile the middleware cannot take: the line of the axis value
     ("axes:\n  middleware: [fastdds, mqtt]\n  profile: [default, optimized]\n",
@@ -78,6 +79,7 @@ def test_dry_run_refuses_what_the_run_refuses_with_the_fields_line(tmp_path, ext
     assert not out.exists()
 
 
+@pytest.mark.native
 def test_dry_run_reaches_no_field_host_but_refuses_what_the_field_run_refuses(tmp_path):
     """hosts: scenarios: the dry run makes the field environment's refusals, profile and
     QoS checks, and never connects (an unreachable ssh:// host costs nothing)."""
@@ -149,6 +151,7 @@ def test_a_search_trial_longer_than_an_hour_is_refused(tmp_path):
                      "trial linklab takes")
 
 
+@pytest.mark.slow
 def test_a_matrix_too_large_is_refused_before_it_is_expanded(tmp_path):
     """60 cells x 1000 trials: the product is checked before any cell is made (the old
     code expanded every cell first: --repeat 100000 took > 10 min and 636 MB)."""
@@ -181,6 +184,7 @@ def test_the_limits_leave_the_shipped_scenarios_alone():
     assert max(sizes) == 1200 and max(sizes) * 5 < MAX_CELLS
 
 
+@pytest.mark.slow
 def test_dry_run_refuses_a_probe_that_is_not_built(tmp_path):
     """linklab from a tree whose probes are not built (a fresh clone before
     scripts/setup.sh): the dry run says so, as the run does (exit 1) -- before, it printed

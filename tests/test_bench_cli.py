@@ -17,6 +17,7 @@ def bench(*args, cwd=REPO):
                           capture_output=True, text=True, timeout=60, cwd=cwd)
 
 
+@pytest.mark.native
 def test_dry_run_prints_the_matrix_and_an_estimate():
     result = bench("scenarios/paper-000-table2.yaml", "--dry-run")
     assert result.returncode == 0, result.stderr
@@ -37,6 +38,7 @@ def test_a_scenario_error_is_one_line_naming_file_line_and_field(tmp_path):
         "with a unit, e.g. 256KiB, 64KB, 1500B, 2MiB (KB=1000 B, KiB=1024 B)")
 
 
+@pytest.mark.slow
 def test_bad_options_are_usage_errors(tmp_path):
     assert bench("scenarios/demo.yaml", "--repeat", "0", "--dry-run").returncode == 2
     result = bench("--dry-run")
@@ -72,6 +74,7 @@ def _finish(store, cells, share):
         store.append(_complete_row(row))
 
 
+@pytest.mark.native
 def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_path):
     """Cells that took half their estimate on this machine: the rest is estimated so."""
     from linklab.bench.matrix import estimate_s
@@ -90,6 +93,7 @@ def test_dry_run_of_a_resumed_run_paces_what_is_left_by_its_finished_cells(tmp_p
     assert "its 4 finished cells took 0.50 of their estimate" in " ".join(text.split())
 
 
+@pytest.mark.native
 def test_a_resumed_runs_progress_bar_is_paced_by_its_earlier_sessions_cells(tmp_path):
     """The ETA of a resumed run starts paced like its dry-run, not at the raw estimate:
     the cells of earlier sessions say how fast this run's cells go. Stopped (Ctrl-C) at

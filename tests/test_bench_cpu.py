@@ -184,8 +184,12 @@ def test_competitors_per_core_are_placed_round_robin_over_their_hosts():
     assert cpu.quota_hosts(star) == ("edge", "robot1", "robot2")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, expected", [
-    ("  cpu_quota: 64cores\n", "s.yaml:7: fixed.cpu_quota: 64cores is more than the "),
+    # (as root: without root, that it cannot make a cgroup comes first)
+    pytest.param("  cpu_quota: 64cores\n",
+                 "s.yaml:7: fixed.cpu_quota: 64cores is more than the ",
+                 marks=pytest.mark.integration),
     ("axes:\n  cpu_load: [none, 1]\n  cpu_load_on: [robot, edge1]\n",
      "s.yaml:9: axes.cpu_load_on[1]: cell load1-load-on-edge1: host 'edge1' is not in the "
      "cell's pair topology; accepted: robot, edge"),

@@ -38,6 +38,7 @@ from cli_fuzz_support import (
     tree,
     value,
 )
+from conftest import examples
 from test_properties_files import GOOD_PRESETS, GOOD_SCENARIO, documents, mutations, preset_docs
 
 
@@ -67,7 +68,8 @@ def model_line(mixed: bool) -> st.SearchStrategy[list[str]]:
                      options(MODEL, mixed))
 
 
-@settings(FUZZ, max_examples=8)
+@pytest.mark.slow
+@settings(FUZZ, max_examples=examples(8, unit=2))
 @given(lines=st.lists(command_lines(model_line), min_size=2, max_size=2))
 def test_model_answers_any_command_line_or_refuses_in_one_line(lines):
     with scratch() as d:
@@ -142,7 +144,8 @@ def a_peer_address(text: str) -> bool:
         re.fullmatch(rf"{label}(\.{label})*\.?", host) is not None
 
 
-@settings(FUZZ, max_examples=8)
+@pytest.mark.slow
+@settings(FUZZ, max_examples=examples(8, unit=2))
 @given(lines=st.lists(command_lines(tune_line), min_size=2, max_size=2))
 @example(lines=[["--rate", "30Hz", "--payload", "1KiB", "--link", "100Mbit/s", "--peer", ";rm"],
                 ["--rate", "30Hz", "--payload", "1KiB", "--link", "100Mbit/s", "--peer",
@@ -218,7 +221,8 @@ def bench_case(mixed: bool):
                      if mixed else st.just("scenario.yaml"))
 
 
-@settings(FUZZ, max_examples=10)
+@pytest.mark.slow
+@settings(FUZZ, max_examples=examples(10, unit=2))
 @given(cases=st.lists(command_lines(bench_case), min_size=2, max_size=2))
 def test_bench_dry_run_answers_any_scenario_and_options_and_changes_nothing(cases):
     with scratch() as d:
@@ -240,6 +244,7 @@ def test_bench_dry_run_answers_any_scenario_and_options_and_changes_nothing(case
                 assert "cells" in json.loads(outcome.stdout), str(outcome)
 
 
+@pytest.mark.slow
 def test_bench_dry_run_refuses_a_huge_repeat_in_one_line():
     """--repeat beyond trials' own bound (1000) is refused at once, never expanded."""
     with scratch() as d:
@@ -308,7 +313,8 @@ report_cases = st.tuples(st.sampled_from(DAMAGE), st.binary(max_size=40),
                          st.sampled_from(["run", "run", "missing", "other", ""]))
 
 
-@settings(FUZZ, max_examples=8)
+@pytest.mark.slow
+@settings(FUZZ, max_examples=examples(8, unit=2))
 @given(cases=st.lists(report_cases, min_size=2, max_size=2))
 def test_report_reads_any_run_directory_or_refuses_writing_nothing(a_run, cases):
     with scratch() as d:
@@ -342,7 +348,8 @@ def opt_value(args: list[str], option: str) -> str | None:
     return args[args.index(option) + 1] if option in args[:-1] else None
 
 
-@settings(FUZZ, max_examples=3)
+@pytest.mark.slow
+@settings(FUZZ, max_examples=examples(3, unit=2))
 @given(junk=odd, group=st.sampled_from(["", "link", "field", "k8s", "keystore"]))
 @example(junk="x\ny", group="field")   # a value quoted in click's message
 @example(junk=" ", group="")            # a command name that is not a letter or digit

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_fuzz_support import FUZZ, LINKLAB, argv, check, odd, run_all, scratch, tree, value
-from conftest import require_root, require_tool
+from conftest import examples, require_root, require_tool
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +93,7 @@ def up_line(mixed: bool):
                      st.sampled_from([None, "wifi-mild", "ethernet-1g", "4g"]), odd)
 
 
-@settings(FUZZ, max_examples=10)
+@settings(FUZZ, max_examples=examples(10))
 @given(lines=st.lists(st.booleans().flatmap(up_line), min_size=2, max_size=2))
 def test_link_up_with_a_bad_value_is_refused_in_one_line_and_makes_nothing(lines):
     token = f"fz{os.getpid() % 10000}u"
@@ -170,7 +170,7 @@ def measure_line(namespace: str, mixed: bool):
                      st.sampled_from(BAD_MEASURE), st.booleans(), odd)
 
 
-@settings(FUZZ, max_examples=10)
+@settings(FUZZ, max_examples=examples(10))
 @given(data=st.data())
 def test_link_measure_with_a_bad_value_is_refused_in_one_line_before_it_starts(namespace,
                                                                               data):

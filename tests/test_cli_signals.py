@@ -27,6 +27,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from cli_fuzz_support import FUZZ, LINKLAB, REPO, scratch, tree
+from conftest import examples
 from linklab import stop_signals
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
@@ -152,7 +153,8 @@ def imported() -> list[str]:
     return modules
 
 
-@settings(FUZZ, max_examples=12)
+@pytest.mark.slow
+@settings(FUZZ, max_examples=examples(12, unit=3))
 @given(data=st.data(), sig=st.sampled_from(SIGNALS))
 def test_a_signal_while_any_module_is_imported_is_one_line_and_its_status(imported, data,
                                                                            sig):
@@ -164,6 +166,7 @@ def test_a_signal_while_any_module_is_imported_is_one_line_and_its_status(import
     assert_interrupted(done.returncode, done.stdout, done.stderr, sig)
 
 
+@pytest.mark.slow
 def test_a_signal_an_import_swallows_still_ends_the_command(imported):
     """CPython's _elementtree turns a KeyboardInterrupt raised while it imports pyexpat
     into an ImportError that ElementTree catches: the import goes on. The signal still
@@ -207,7 +210,8 @@ def commands(tmp_path_factory) -> dict[str, tuple[list[str], str, str, float]]:
     return found
 
 
-@settings(FUZZ, max_examples=16)
+@pytest.mark.native
+@settings(FUZZ, max_examples=examples(16, unit=3))
 @given(name=st.sampled_from(["model", "bench", "report", "tune"]),
        sig=st.sampled_from(SIGNALS), moment=st.floats(0, 1.1))
 def test_a_signal_at_any_moment_ends_in_one_line_and_its_status(commands, name, sig, moment):

@@ -114,6 +114,7 @@ def test_kube_proxy_rules_dnat_services_to_pods_and_track_forwarded_packets():
     assert "--ctstate RELATED,ESTABLISHED -j ACCEPT" in filter_
 
 
+@pytest.mark.native
 def test_the_ebpf_program_redirects_by_destination_and_assembles(tmp_path):
     require_tool("llvm-mc")
     text = redirect_program([("10.244.100.0/24", 9), ("10.244.1.11/32", 3),

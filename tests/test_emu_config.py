@@ -68,6 +68,7 @@ def test_bad_input_names_the_argument(tmp_path):
         parse_trace_pair(str(tmp_path / "missing.trace"))
 
 
+@pytest.mark.native
 def test_config_text_is_what_the_relay_accepts(tmp_path):
     trace = tmp_path / "t.trace"
     trace.write_text("1\n1\n3\n")
@@ -88,6 +89,7 @@ def test_config_text_is_what_the_relay_accepts(tmp_path):
     assert "4 stage(s) a->b, 2 stage(s) b->a" in result.stdout
 
 
+@pytest.mark.native
 def test_relay_rejects_a_bad_config_with_the_line(tmp_path):
     path = tmp_path / "emu.conf"
     path.write_text("tap a x\ntap b y\nstage ab loss model=gemodel p=1.5\n")

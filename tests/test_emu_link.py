@@ -27,6 +27,7 @@ def _linklab(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.native
 def test_emu_presets_cite_sources_and_choose_the_emu_wire():
     presets = load_presets()
     for name in ("4g", "wifi", "cloud"):  # (wifi-far is the ns-3 medium's: test_radio_spec)
@@ -39,6 +40,7 @@ def test_emu_presets_cite_sources_and_choose_the_emu_wire():
     assert spec.up.delay_s == 0.035 and spec.up.jitter_distribution == "normal"
 
 
+@pytest.mark.native
 def test_emu_flags_parse_per_direction(tmp_path):
     trace = tmp_path / "up.trace"
     trace.write_text("1\n")

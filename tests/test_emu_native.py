@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.native   # cargo, and the relay's build directory
 
 
 def test_relay_unit_tests_pass():

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from linklab.bench.host_address import HostSpec
 from linklab.field import shell
@@ -29,6 +30,7 @@ def loopback_pair() -> HostSet:
     return hosts
 
 
+@pytest.mark.slow
 def test_agents_exchange_clock_probes_and_mtu_on_loopback():
     with loopback_pair() as hosts:
         a, b = hosts["a"], hosts["b"]
@@ -81,6 +83,7 @@ def test_the_relay_turns_sigint_into_a_remote_stop_and_keeps_the_exit_status(tmp
     assert json.loads(killed.read_text())["exit_code"] == -signal.SIGABRT
 
 
+@pytest.mark.slow
 def test_the_keeper_ends_what_is_left_and_removes_the_work_directory(tmp_path):
     work = tmp_path / "work"
     (work / "pids").mkdir(parents=True)
@@ -170,6 +173,7 @@ def gone(pid: int, within_s: float) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_a_streaming_agent_ends_at_once_on_eof_on_quit_and_on_the_loss_of_its_parent():
     sink = Sink()
     for stop in ("eof", "quit"):

@@ -137,6 +137,7 @@ def gilbert(n: int, p: float, r: float, rng: np.random.Generator) -> np.ndarray:
     return np.concatenate(out)[:n]
 
 
+@pytest.mark.slow
 def test_the_fit_recovers_the_chain_and_its_standard_errors_are_right():
     """Over 400 simulated measurements, the estimates scatter as se_loss and se_burst say
     (the bounds the replay test uses are built on them)."""

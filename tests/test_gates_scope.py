@@ -69,6 +69,7 @@ def test_k8s_dry_run_checks_the_gates_too():
                                       "none of the scenario's cells; their topics: t")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gates, expected", [
     ("gates:\n  - topic: camera\n    delivery: '>= 90%'\n",
      "s.yaml:10: gates[0].delivery: topic 'camera' is in none of the scenario's cells; their "
@@ -152,6 +153,7 @@ def test_a_gate_that_applied_to_nothing_is_a_miss_not_evaluated():
         "gate missed: run topic t: delivery >= 90% (not evaluated: the run has no cells)"]
 
 
+@pytest.mark.slow
 def test_report_says_a_gate_on_a_topic_the_run_lacks_is_not_evaluated(run_dir):
     """Before: `linklab report RUN --gate nosuch:...` exited 0 and listed the gate as met.
     Now it is missed (exit 1, as any gate not met: the report cannot tell a typo from
@@ -174,6 +176,7 @@ def _miss_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("gate missed: ")]
 
 
+@pytest.mark.native
 def test_every_miss_is_one_line_whatever_the_width(run_dir, tmp_path):
     """stderr is a pipe here (rich takes it as 80 columns): before, a miss longer than
     that was wrapped onto two lines, by `linklab report` and by `linklab bench`."""

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import load_script
 from report_checks import linklab
 from report_rundirs import outage_run, table_run
@@ -21,6 +23,7 @@ def _keep(*args):
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_the_kept_copy_reports_the_same_table_and_keeps_failures(tmp_path):
     run = table_run(tmp_path / "run", trials=2)
     kept = tmp_path / "kept"
@@ -49,6 +52,7 @@ def test_the_kept_copy_reports_the_same_table_and_keeps_failures(tmp_path):
     assert copy.stdout == original.stdout  # the tables come from the rows alone
 
 
+@pytest.mark.slow
 def test_a_kept_outage_run_reports_without_its_record_files(tmp_path):
     """Without the per-sample records the report still gives every table and the rate
     trace after the outage (kept in the rows), terminal and HTML."""

@@ -59,6 +59,10 @@ def test_create_into_a_missing_or_unwritable_parent_is_one_line_and_leaves_nothi
     (tmp_path / "file").write_text("")
     assert main(["keystore", "create", str(tmp_path / "file" / "ks")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_create_into_an_unwritable_enclaves_directory_leaves_nothing(tmp_path):
     # a keystore directory whose enclaves/ cannot be written: refused half-way, and what
     # this call made (public/, private/) is removed again; enclaves/ was there before
     require_root()
@@ -96,6 +100,7 @@ def test_private_keys_are_owner_only(keystore):
         assert stat.S_IMODE(key.stat().st_mode) == 0o600, key
 
 
+@pytest.mark.native
 def test_documents_are_signed_by_the_ca_and_match_the_identity(keystore):
     require_tool("openssl")
     for enclave in keystore.enclaves:

@@ -13,6 +13,7 @@ from cryptography import x509
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from linklab.cli import main
 from linklab.errors import UsageError
 from linklab.security import keystore as keystore_module
@@ -109,7 +110,7 @@ def test_an_interrupted_creation_removes_what_it_made(tmp_path, monkeypatch):
     assert [p.name for p in (tmp_path / "kept").iterdir()] == ["mine.txt"]
 
 
-@settings(derandomize=True, max_examples=400, deadline=None, database=None)
+@settings(derandomize=True, max_examples=examples(400), deadline=None, database=None)
 @given(name=st.one_of(st.text(max_size=70),
                       st.from_regex(r"[a-z0-9-]{1,12}(\.[a-z0-9-]{1,12}){0,3}", fullmatch=True),
                       st.ip_addresses().map(str)))

@@ -45,6 +45,7 @@ def netns_name():
     subprocess.run(["ip", "netns", "delete", name], capture_output=True)
 
 
+@pytest.mark.integration
 def test_undo_from_the_state_file_alone_removes_what_was_made_newest_first(tmp_path,
                                                                           netns_name):
     directory = _state(tmp_path)
@@ -70,6 +71,7 @@ def test_undo_from_the_state_file_alone_removes_what_was_made_newest_first(tmp_p
     assert not (directory / "j1.json").exists()
 
 
+@pytest.mark.integration
 def test_a_failed_change_is_not_recorded_so_nothing_foreign_is_undone(tmp_path, netns_name):
     directory = _state(tmp_path)
     subprocess.run(["ip", "netns", "add", netns_name], check=True)  # not ours
@@ -112,6 +114,7 @@ def test_undo_never_signals_a_recycled_pid(tmp_path):
         other.wait()
 
 
+@pytest.mark.integration
 def test_undo_ends_processes_still_inside_the_runs_namespace(tmp_path, netns_name):
     directory = _state(tmp_path)
     journal = Journal.claim("j5", Shell(), directory)
@@ -148,6 +151,7 @@ def test_a_state_directory_others_can_use_is_refused(tmp_path, mode):
     assert os.listdir(directory) == []
 
 
+@pytest.mark.integration
 def test_a_state_directory_of_another_user_is_refused(tmp_path):
     require_root()
     directory = _state(tmp_path)
@@ -187,6 +191,7 @@ def test_a_missing_state_directory_is_made_0700_whatever_the_umask(tmp_path):
         os.umask(old)
 
 
+@pytest.mark.integration
 def test_root_honours_linklab_state_dir_only_when_it_is_safe(tmp_path, monkeypatch):
     require_root()
     unsafe = tmp_path / "shared"

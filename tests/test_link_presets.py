@@ -54,6 +54,7 @@ def error_of(path: Path | str) -> str:
 
 # --- the shipped presets go through the same loader -----------------------------------
 
+@pytest.mark.native
 def test_every_shipped_preset_loads_and_builds():
     shipped = load_presets()
     assert {"wifi-ideal", "wifi-mild", "wifi-severe", "wifi-outage", "ethernet-1g",
@@ -94,6 +95,7 @@ def test_a_broken_shipped_file_is_a_file_line_error(tmp_path, monkeypatch):
 
 # --- a user's file ------------------------------------------------------------------------
 
+@pytest.mark.native
 def test_a_user_file_loads_every_form(tmp_path):
     trace = write(tmp_path, "1\n2\n3\n", "lte.trace")
     path = write(tmp_path, f"""\
@@ -393,6 +395,7 @@ def cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "LINKLAB_STATE_DIR": str(tmp_path / "state")})
 
 
+@pytest.mark.slow
 def test_cli_lists_presets_and_a_bad_file_is_one_line_exit_2(tmp_path):
     good = write(tmp_path, "lab:\n  description: my lab\n  loss: 3%\n  up: {rate: 5Mbit/s}\n",
                  "good.yaml")

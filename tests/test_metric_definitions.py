@@ -271,6 +271,7 @@ def test_a_format_1_run_reads_in_todays_terms_exactly():
     assert burst["reception_rate_hz"] < 1  # 2 of 90 samples, not 20 Hz
 
 
+@pytest.mark.slow
 def test_linklab_report_reads_a_format_1_run_and_says_so(tmp_path):
     result = subprocess.run([sys.executable, "-m", "linklab.cli", "report", str(FORMAT1_RUN),
                              "--json"], capture_output=True, text=True, cwd=REPO, timeout=120)

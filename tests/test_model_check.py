@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from linklab.bench.store import RunStore
 from linklab.cli.model import link_infos
 from linklab.tune.wirecheck import LinkInfo, compare, predicted_for
@@ -43,6 +45,7 @@ def test_compare_predicts_default_and_optimized_and_skips_the_rest():
     assert not out["c"].completed
 
 
+@pytest.mark.slow
 def test_model_check_command_exits_1_when_a_completed_cell_is_off(tmp_path):
     store = RunStore.create(tmp_path / "run", scenario={"name": "x"}, options={},
                             planned=["a", "b"], estimated_s=1.0, versions={})
@@ -99,6 +102,7 @@ def test_a_completed_cell_without_a_measured_wire_ratio_is_listed_not_failed():
                          "model says cannot complete (not compared)")
 
 
+@pytest.mark.slow
 def test_model_check_latency_compares_the_tuned_cells_mean_and_p95(tmp_path):
     """``--latency``: the tuned cells' measured mean and p95 one-way latency against the
     latency model (issue 38): exit 0 when every completed one is within 15 % on both, 1

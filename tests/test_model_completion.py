@@ -129,6 +129,7 @@ def _wire_lines(out: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines[at - 1:at + 1]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("old", [False, True], ids=["new-row", "old-row"])
 def test_terminal_and_markdown_print_infinity_and_the_reason(tmp_path, old):
     root = make_demo_run(tmp_path / "run", old=old)
@@ -149,6 +150,7 @@ def test_terminal_and_markdown_print_infinity_and_the_reason(tmp_path, old):
     assert "24647" not in markdown.stdout
 
 
+@pytest.mark.slow
 def test_html_and_json_carry_the_reason(tmp_path):
     root = make_demo_run(tmp_path / "run", old=True)
     page = run("report", root, "--html", tmp_path / "r.html")
@@ -191,6 +193,7 @@ def test_a_recorded_figure_the_link_cannot_carry_is_not_shown():
                                     links)[0])
 
 
+@pytest.mark.slow
 def test_a_study_recorded_before_the_change_reports_sanely():
     """studies/paper-000-table2-calibrated holds 24927.65 and the like for the default
     profile at PER 20 % (docs/RESULTS.md printed them)."""

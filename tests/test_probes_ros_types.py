@@ -45,6 +45,7 @@ def check_cdr(type_name: str, size: int, seq: int, t: int) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("type_name,size", [
     ("Image", 0), ("Image", 2), ("Image", 101), ("Image", 3 * 640 * 480), ("Image", 65536),
     ("PointCloud2", 0), ("PointCloud2", 48), ("PointCloud2", 4096),
@@ -110,6 +111,7 @@ def test_types_and_sizes_in_python():
     assert cmd.argv(Path("probe"))[-6:] == ["--size", "64", "--rate", "1", "--count", "1"]
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("middleware", ["fastdds", "cyclonedds", "mqtt"])
 def test_native_probes_refuse_a_size_the_type_cannot_carry(middleware, tmp_path):
     exe = binary_path(middleware)

@@ -31,6 +31,7 @@ def test_every_type_is_covered():
     assert {t for t, _ in CASES} == set(TYPES)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("type_name,payload", CASES)
 def test_sample_bytes_are_what_fastdds_serializes(type_name, payload):
     done = check_cdr("--size", type_name, str(payload))
@@ -48,6 +49,7 @@ def test_extra_bytes_by_family():
         sample_extra_bytes("Blob")
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("args,needle", [
     (("--size", "Blob", "10"), "TYPE: not a probe type: 'Blob'"),
     (("--size", "Bytes", "ten"), "SIZE: expected payload bytes, got 'ten'"),

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from linklab import units
 from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RUN_JSON, RunStore, check_row
 from linklab.errors import LinklabError
@@ -29,10 +30,10 @@ from linklab.link.statedir import StateDir
 from linklab.report import export
 from linklab.security.keystore import create_keystore, load_keystore
 
-MANY = settings(derandomize=True, max_examples=2000, deadline=None, database=None,
+MANY = settings(derandomize=True, max_examples=examples(2000), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                        HealthCheck.function_scoped_fixture])
-SOME = settings(MANY, max_examples=600)
+SOME = settings(MANY, max_examples=examples(600))
 
 
 def one_line_error_or(call, *args, **kwargs):
@@ -161,7 +162,7 @@ def test_the_state_file_inputs_reach_both_outcomes():
     def accepted(data: bytes) -> bool:
         return one_line_error_or(parse_state, data, "r", "/state/r.json")[0] is not None
 
-    quick = settings(MANY, max_examples=500)
+    quick = settings(MANY, max_examples=examples(500))
     assert accepted(find(state_bytes, accepted, settings=quick))
     assert not accepted(find(state_bytes, lambda data: not accepted(data), settings=quick))
 
@@ -238,7 +239,7 @@ def test_run_directory_loader_reads_run_json_and_cells_jsonl_or_says_one_line(
         _exports_hold(store.info, store.rows, tmp_path)
 
 
-@settings(SOME, max_examples=400)
+@settings(SOME, max_examples=examples(400))
 @given(table_rows=st.lists(st.fixed_dictionaries(
     {"index": st.one_of(st.integers(0, 9), st.none()), "cell_id": st.one_of(
         st.text(max_size=4), st.none()), "payload_bytes": st.one_of(st.integers(0, 10**6),
@@ -304,7 +305,7 @@ def keystore_files(tmp_path_factory):
     return root, {p: p.read_bytes() for p in files}
 
 
-@settings(SOME, max_examples=500)
+@settings(SOME, max_examples=examples(500))
 @given(pick=st.integers(0, 10**6), how=st.sampled_from(["garbage", "truncate", "empty",
                                                         "swap", "remove"]),
        garbage=st.binary(max_size=300), at=st.integers(0, 2000))

@@ -78,6 +78,7 @@ def test_positions_place_hosts_and_fig3_spreads_the_rest():
     assert "distance" in one_line(lambda: station_positions(radio, ["robot1", "robot2"]))
 
 
+@pytest.mark.native
 def test_ns3_design_one_medium_for_a_star_around_the_edge():
     bed = design(topology="star", hosts=4, name="radiounit", distance="25m")
     hosts = {h.name: h for h in bed.plan.hosts}
@@ -223,6 +224,7 @@ def test_fast_mode_just_inside_the_range_rounds_honestly():
     assert inside.params()["out_of_range"] is False
 
 
+@pytest.mark.native
 def test_ns3_mode_beyond_the_range_is_the_medium_as_usual():
     """The ns-3 mode has no curve to run out of: at 30 m the medium is simulated and loses
     every frame itself (tests/test_ns3_medium.py brings one up there)."""

@@ -33,6 +33,7 @@ def compare_json(a, b, *extra):
     return result, (json.loads(result.stdout) if result.stdout.strip() else None)
 
 
+@pytest.mark.slow
 def test_a_repeat_of_the_same_run_is_not_a_regression(runs):
     result, doc = compare_json(runs["again"], runs["base"], "--fail-on-regression")
     assert result.returncode == 0, (result.stderr, doc and doc["regressions"])
@@ -43,6 +44,7 @@ def test_a_repeat_of_the_same_run_is_not_a_regression(runs):
     assert spreads == {"trials"}
 
 
+@pytest.mark.slow
 def test_slower_latency_is_flagged_and_gates(runs):
     result, doc = compare_json(runs["slower"], runs["base"])
     assert result.returncode == 0  # without --fail-on-regression: report only
@@ -102,6 +104,7 @@ def test_a_cell_that_now_fails_is_a_regression(tmp_path):
     assert {m["spread_from"] for c in doc["cells"] for m in c["changes"]} == {"tolerance"}
 
 
+@pytest.mark.slow
 def test_without_trials_small_changes_stay_inside_the_tolerance(tmp_path):
     base = table_run(tmp_path / "base", seed=1)
     same_noise_a_bit_slower = table_run(tmp_path / "now", seed=1, scale=1.05)
@@ -153,6 +156,7 @@ def test_a_bad_reference_run_is_a_one_line_error(runs, tmp_path, problem):
     assert ("not a run directory" if problem == "missing" else "format version 3") in lines[0]
 
 
+@pytest.mark.slow
 def test_html_with_compare_has_the_comparison(runs, tmp_path):
     out = tmp_path / "cmp.html"
     result = linklab("report", runs["slower"], "--compare", runs["base"], "--html", out)
@@ -184,6 +188,7 @@ def test_spread_rules():
     assert missing.delta is None and not missing.flagged
 
 
+@pytest.mark.slow
 def test_a_run_made_before_the_newer_columns_still_loads_and_compares(runs, tmp_path):
     old = strip_new_columns(table_run(tmp_path / "old", trials=3, seed=7))
     result = linklab("report", old)  # no topology, expected, link_overrides ...: absent
@@ -201,6 +206,7 @@ def test_a_run_made_before_the_newer_columns_still_loads_and_compares(runs, tmp_
         new["cells"][0]["settings"])
 
 
+@pytest.mark.slow
 def test_searches_and_fanout_runs_compare_with_themselves(tmp_path):
     one, two = search_run(tmp_path / "s1", seed=1), search_run(tmp_path / "s2", seed=2)
     result, doc = compare_json(two, one, "--fail-on-regression")

@@ -47,6 +47,7 @@ def finite(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
+@pytest.mark.slow
 def test_table_ii_cells_match_cells_parquet_and_the_paper(table_dir, table_page):
     _, page, _ = table_page
     ours = [c for c in parse(page).cells if "ours" in c.get("class", "").split()]
@@ -139,6 +140,7 @@ def test_page_is_self_contained(table_page):
     assert "url(" not in page.split("<style>")[1].split("</style>")[0]  # no CSS fetches
 
 
+@pytest.mark.native
 def test_outage_run_has_the_rate_trace(outage_dir, artifacts_dir):
     out = outage_dir.parent / "outage.html"
     result = linklab("report", outage_dir, "--html", out)
@@ -151,6 +153,7 @@ def test_outage_run_has_the_rate_trace(outage_dir, artifacts_dir):
     assert check.marker["data-images-ok"] == check.marker["data-images-total"] != "0"
 
 
+@pytest.mark.slow
 def test_html_alone_writes_run_dir_report_html(outage_dir):
     target = outage_dir / "report.html"
     target.unlink(missing_ok=True)
@@ -159,6 +162,7 @@ def test_html_alone_writes_run_dir_report_html(outage_dir):
     assert target.is_file() and json.loads(result.stdout)["run"]["format_version"] == 2
 
 
+@pytest.mark.native
 def test_chromium_loads_the_page_without_errors_and_every_figure_decodes(
         table_page, artifacts_dir):
     out, page, _ = table_page
@@ -171,6 +175,7 @@ def test_chromium_loads_the_page_without_errors_and_every_figure_decodes(
     assert (artifacts_dir / "report-handmade.png").stat().st_size > 50_000
 
 
+@pytest.mark.native
 def test_the_browser_check_itself_catches_broken_pages(tmp_path):
     """The checks above can fail: a page with a bad image, a console error, an
     exception and a network request is reported on every count."""
@@ -194,6 +199,7 @@ def test_a_reception_rate_above_the_publish_rate_is_not_better():
     assert better_or_worse("jitter_ms", 12.0, 9.0, 30.0) == "worse"
 
 
+@pytest.mark.slow
 def test_a_run_measured_in_several_sessions_names_each(table_dir, tmp_path):
     """A study resumed on other machines and commits: the header names every commit,
     the setup lists the sessions (run.json sessions)."""

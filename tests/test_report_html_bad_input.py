@@ -61,6 +61,7 @@ def test_html_into_a_missing_directory_writes_nothing(tmp_path):
     assert not csv_dir.exists()  # nothing half-written
 
 
+@pytest.mark.slow
 def test_partial_run_says_which_cells_are_missing(tmp_path):
     # a run killed after 5 of 8 cells, with the 6th in flight (records, no row)
     run = table_run(tmp_path / "partial", skip=lambda c: c.index >= 5)
@@ -83,6 +84,7 @@ def test_partial_run_says_which_cells_are_missing(tmp_path):
     assert "data-done=5 data-planned=8" in page
 
 
+@pytest.mark.slow
 def test_run_with_no_finished_cell(tmp_path):
     run = table_run(tmp_path / "empty", skip=lambda c: True)
     assert not (run / "cells.parquet").exists()
@@ -94,6 +96,7 @@ def test_run_with_no_finished_cell(tmp_path):
     assert "<img" not in page
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["missing", "bad magic", "publisher file"])
 def test_missing_or_unreadable_records_are_named(tmp_path, damage):
     run = table_run(tmp_path / "damaged", skip=lambda c: c.index > 1)
@@ -115,6 +118,7 @@ def test_missing_or_unreadable_records_are_named(tmp_path, damage):
     assert "id=fig-latency_cdf" in page  # the other cell is still drawn
 
 
+@pytest.mark.slow
 def test_a_missing_profile_file_is_said(tmp_path):
     run = table_run(tmp_path / "noprofile", skip=lambda c: c.index > 0)
     (run / "profiles" / "default.xml").unlink()
@@ -135,6 +139,7 @@ def test_html_without_run_dir_is_a_usage_error(tmp_path):
     assert "RUN_DIR" in result.stderr
 
 
+@pytest.mark.slow
 def test_paths_are_taken_as_given(tmp_path):
     run = table_run(tmp_path / "rel", skip=lambda c: c.index > 0)
     result = linklab("report", "rel", "--html", "out.html", cwd=tmp_path)
@@ -142,6 +147,7 @@ def test_paths_are_taken_as_given(tmp_path):
     assert (tmp_path / "out.html").is_file() and Path(run).is_dir()
 
 
+@pytest.mark.slow
 def test_an_unwritable_html_target_is_a_one_line_error(tmp_path):
     run = table_run(tmp_path / "ro", skip=lambda c: c.index > 0)
     target = tmp_path / "taken.html"
@@ -151,6 +157,7 @@ def test_an_unwritable_html_target_is_a_one_line_error(tmp_path):
     assert "--html" in line and "cannot write" in line
 
 
+@pytest.mark.slow
 def test_exit_notes_are_shown_but_not_as_failures(tmp_path):
     import pyarrow.parquet as pq
 

@@ -32,6 +32,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
             "search": search_run(root / "search"), "fan": fanout_run(root / "fan")}
 
 
+@pytest.mark.slow
 def test_an_error_row_is_shown_as_error_listed_apart_and_exits_70(runs):
     result = linklab("report", runs["error"])
     assert result.returncode == 70, result.stderr
@@ -61,6 +62,7 @@ def test_an_error_row_is_shown_as_error_listed_apart_and_exits_70(runs):
     assert "**Errors: 1 cell linklab could not measure**" in markdown.stdout
 
 
+@pytest.mark.slow
 def test_error_in_html_and_a_gate_miss_still_exits_70(runs, tmp_path):
     out = tmp_path / "error.html"
     result = linklab("report", runs["error"], "--html", out, "--gate", "latency_p99<=0.001ms")
@@ -87,6 +89,7 @@ def test_compare_shows_errors_apart_from_regressions(runs):
     assert cell["reference_delivered"] == "90/90"
 
 
+@pytest.mark.slow
 def test_gates_are_listed_met_and_missed(runs):
     met = linklab("report", runs["search"], "--gate", "max_rate>=50Hz")
     assert met.returncode == 0, met.stderr
@@ -106,6 +109,7 @@ def test_gates_are_listed_met_and_missed(runs):
     assert markdown.stdout.count("gate missed: ") == 8  # each miss in the section
 
 
+@pytest.mark.slow
 def test_scenario_gates_and_the_rule_of_a_failed_cell(runs):
     result = linklab("report", runs["fan"])
     assert result.returncode == 1
@@ -133,6 +137,7 @@ axes:
 """
 
 
+@pytest.mark.slow
 def test_the_papers_conditions_only_for_the_exact_preset(tmp_path):
     run = make_run(tmp_path / "links", LINKS_SCENARIO, lambda c: Behaviour(latency_ms=20))
     doc = json.loads(linklab("report", run, "--json").stdout)
@@ -217,6 +222,7 @@ def test_pool_takes_block_settings_only():
             check_pool([bad])
 
 
+@pytest.mark.slow
 def test_report_pool_on_the_command_line(runs):
     good = linklab("report", runs["base"], "--pool", "type", "--markdown")
     assert good.returncode == 0, good.stderr

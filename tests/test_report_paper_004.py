@@ -65,6 +65,7 @@ def test_markdown_tables_have_delivery_in_every_table(runs):
     assert "| 0.40 / 0.20 / n/a (6.04) |" in text  # CPU % from the probes' pub/sub.json
 
 
+@pytest.mark.slow
 def test_the_module_prints_the_same_tables(runs):
     module = subprocess.run([sys.executable, "-m", "linklab.report.paper_004",
                              str(runs["clean"])], capture_output=True, text=True, timeout=60)
@@ -80,6 +81,7 @@ def test_the_module_prints_the_same_tables(runs):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_with_reads_a_study_in_parts(runs, tmp_path):
     alone = linklab("report", runs["security"], "--markdown").stdout
     assert "#### Table 4: security on/off, Array1k at 10 Hz" in alone
@@ -100,6 +102,7 @@ def test_with_reads_a_study_in_parts(runs, tmp_path):
     assert missing.returncode == 2 and missing.stderr.startswith("linklab: error: --with:")
 
 
+@pytest.mark.slow
 def test_html_has_the_seed_004_tables(runs, tmp_path):
     out = tmp_path / "p4.html"
     result = linklab("report", runs["clean"], "--html", out)

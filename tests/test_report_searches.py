@@ -92,6 +92,7 @@ def test_json_records_ratio_and_tcp_has_no_model(search_dir):
                for c in b["columns"])
 
 
+@pytest.mark.slow
 def test_markdown_and_csv(search_dir, tmp_path):
     markdown = linklab("report", search_dir, "--markdown").stdout
     assert "**Maximum throughput per payload (paper 001 Fig. 5 layout)**" in markdown
@@ -102,6 +103,7 @@ def test_markdown_and_csv(search_dir, tmp_path):
     assert len(rows) == 4 and {r["stop"] for r in rows} == {"bracket within 3%"}
 
 
+@pytest.mark.native
 def test_html_throughput_figure_and_tables(search_dir, artifacts_dir):
     out = search_dir / "report.html"
     result = linklab("report", search_dir, "--html")

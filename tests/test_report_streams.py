@@ -65,6 +65,7 @@ def test_fanout_ranks_offsets_and_the_papers_table_iii(fan_dir):
     assert f"{nodes[3] / 1e6:.3f}" in terminal  # node 4: 30.793 ms
 
 
+@pytest.mark.slow
 def test_json_and_markdown_carry_the_same_subscribers(fan_dir):
     doc = json.loads(linklab("report", fan_dir, "--json").stdout)
     records = doc["sections"]["subscribers"]["records"]
@@ -95,6 +96,7 @@ def test_csv_writes_the_streams(fan_dir, tmp_path):
     assert result.returncode == 1  # the large_data cell misses the run's gate
 
 
+@pytest.mark.native
 def test_html_has_the_subscriber_tables_and_interfaces(fan_dir, artifacts_dir):
     out = fan_dir / "report.html"
     result = linklab("report", fan_dir, "--html")

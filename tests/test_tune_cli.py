@@ -95,6 +95,7 @@ def test_tune_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, ar
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_strict_refuses_a_topic_that_does_not_fit(tmp_path):
     args = ["--rate", "30Hz", "--payload", "512KiB", "--link", "100Mbit/s", "--out",
             str(tmp_path / "p")]
@@ -117,6 +118,7 @@ def test_model_table_for_the_paper_example():
         assert needle in result.stdout, needle
 
 
+@pytest.mark.slow
 def test_model_json_and_options():
     result = run("model", "--rate", "30Hz", "--payload", "65KB", "--per", "10%",
                  "--heartbeat-rate", "0.33Hz", "--json")
@@ -132,6 +134,7 @@ def test_model_json_and_options():
     assert tuned["n_ip"] == 1 and tuned["n_rt"] == 179
 
 
+@pytest.mark.slow
 def test_model_sweeps():
     per = run("model", "--rate", "30Hz", "--payload", "256KiB", "--sweep", "per=0..20%",
               "--json")

@@ -136,6 +136,7 @@ def test_verify_passes_a_fitting_profile_and_fails_one_that_cannot_fit(tmp_path)
     assert "model: cannot complete: " in bad.stdout
 
 
+@pytest.mark.slow
 def test_verify_options_need_verify_and_are_checked_first(tmp_path):
     out = tmp_path / "never"
     for args, argument in ((["--verify-outage", "5s"], "--verify-outage"),
