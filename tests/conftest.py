@@ -138,7 +138,9 @@ def _audit(event: str, args: tuple) -> None:
             program = os.fsdecode(os.fspath(args[0]))
             if not words or words[0] != program:
                 words.insert(0, program)
-        if any(_under_build(word) for word in words):
+        # a command-line word is a path under build/ only if it names one ("build" alone
+        # is mkdocs' subcommand, not the directory)
+        if any(os.sep in word and _under_build(word) for word in words):
             _crossed.append(f"runs {' '.join(words)[:200]} (native)")
         elif words and os.path.basename(words[0].split()[0] if words[0].strip() else "") \
                 in _ROOT_TOOLS:

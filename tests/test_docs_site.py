@@ -109,6 +109,7 @@ def test_a_heading_in_a_code_block_does_not_cut_a_study():
     assert studies[1].command is None
 
 
+@pytest.mark.slow   # mkdocs builds the whole site (~3 s)
 def test_the_site_builds_strictly_with_every_section(site):
     for page in ("index.html", "getting-started/index.html", "concepts/index.html",
                  "architecture/index.html", "results/index.html", "reference/cli/index.html",
@@ -123,6 +124,7 @@ def test_the_site_builds_strictly_with_every_section(site):
     assert len(built) == len(studies)
 
 
+@pytest.mark.native   # chromium: an apt package of setup.sh
 def test_the_home_page_renders_in_chromium(site, artifacts_dir):
     from PIL import Image
 

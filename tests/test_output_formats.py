@@ -82,6 +82,7 @@ def test_text_is_not_cut_at_80_columns_when_piped(table_run):
     assert max(map(len, text.splitlines())) > 80  # laid out as wide as it needs
 
 
+@pytest.mark.slow   # several linklab commands, ~3-5 s
 def test_report_formats_agree(table_run):
     text, markdown, data = formats(["report", str(table_run)])
     # Table II: the shown value of every column, in order, on one line of each output
@@ -108,6 +109,7 @@ def test_report_formats_agree(table_run):
             assert on_one_line(text, section["columns"]), section["columns"]
 
 
+@pytest.mark.slow   # several linklab commands, ~3-5 s
 def test_the_end_of_a_bench_run_in_every_format(table_run, tmp_path):
     """``linklab bench``'s table at the end of a run (conclude_run, as k8s run's too)."""
     data = json.loads(run(["report", str(table_run), "--json"]).stdout)
@@ -148,6 +150,7 @@ def checked_run(tmp_path) -> Path:
     return store.root
 
 
+@pytest.mark.slow   # several linklab commands, ~3-5 s
 def test_model_check_formats_agree(checked_run):
     text, markdown, data = formats(["model-check", str(checked_run)])
     md_rows = markdown_rows(markdown)
@@ -160,6 +163,7 @@ def test_model_check_formats_agree(checked_run):
     assert "OUTSIDE 15 %" in text and "OUTSIDE 15 %" in markdown
 
 
+@pytest.mark.slow   # several linklab commands, ~3-5 s
 def test_tune_formats_agree(tmp_path):
     args = ["tune", "--rate", "30Hz", "--payload", "256KiB", "--link", "50Mbit/s",
             "--out", str(tmp_path / "profiles")]
@@ -176,6 +180,7 @@ def test_tune_formats_agree(tmp_path):
         assert [per, "verdict", *verdicts, ""] in md_rows
 
 
+@pytest.mark.slow   # several linklab commands, ~3-5 s
 def test_model_formats_agree():
     args = ["model", "--rate", "30Hz", "--payload", "256KiB", "--per", "1%"]
     text, markdown, data = formats(args)
