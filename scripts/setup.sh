@@ -35,6 +35,8 @@ DEMO_PACKAGES=(
   libssl-dev openssl
   # links and measurements
   iproute2 nftables iptables ethtool iperf3 iputils-ping procps psmisc util-linux kmod
+  # rustup, when the machine has no new enough cargo (below)
+  curl ca-certificates
 )
 APT_PACKAGES=(
   "${DEMO_PACKAGES[@]}"
@@ -90,9 +92,36 @@ else
 fi
 
 # --- Rust toolchain (emu/) -----------------------------------------------------
-if [ "$ONLY" != venv ] && ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-  log "apt: installing cargo (no Rust toolchain found)"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends cargo >/dev/null
+# The emulator needs Rust >= RUST_MIN (emu/Cargo.toml's rust-version: its lock file is
+# version 4). Debian 12's cargo is 1.65 (rustc 1.63): too old, and it reads the crates
+# index from GitHub. A machine without a new enough cargo gets RUST_PINNED from
+# rustup (static.rust-lang.org), minimal profile, into ~/.cargo and ~/.rustup: once.
+RUST_MIN=1.78
+RUST_PINNED=1.83.0
+cargo_ok() {  # $1: a cargo binary; true when it is at least RUST_MIN
+  local v
+  v=$("$1" --version 2>/dev/null | awk '{print $2}') || return 1
+  [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$RUST_MIN" "$v" | sort -V | head -1)" = "$RUST_MIN" ]
+}
+CARGO=""
+if [ "$ONLY" != venv ]; then
+  for candidate in "$(command -v cargo || true)" "$HOME/.cargo/bin/cargo"; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ] && cargo_ok "$candidate"; then
+      CARGO=$candidate
+      break
+    fi
+  done
+  if [ -z "$CARGO" ]; then
+    log "rust: installing Rust $RUST_PINNED with rustup (no cargo >= $RUST_MIN found)"
+    rustup_init=$(mktemp)
+    curl --proto '=https' --tlsv1.2 -sSf -o "$rustup_init" \
+      "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
+    chmod +x "$rustup_init"
+    "$rustup_init" -y -q --profile minimal --default-toolchain "$RUST_PINNED" \
+      --no-modify-path >/dev/null
+    rm -f "$rustup_init"
+    CARGO=$HOME/.cargo/bin/cargo
+  fi
 fi
 
 # --- Python venv -----------------------------------------------------------------
@@ -124,8 +153,7 @@ if [ -f probes/CMakeLists.txt ]; then
   cmake --build build/probes -- -j2 >/dev/null
 fi
 if [ -f emu/Cargo.toml ]; then
-  log "emu: cargo build --release"
-  CARGO=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+  log "emu: cargo build --release ($("$CARGO" --version))"
   "$CARGO" build --quiet --release --manifest-path emu/Cargo.toml --target-dir build/emu
 fi
 if [ "$ONLY" = demo ]; then
