@@ -113,13 +113,13 @@ if [ "$ONLY" != venv ]; then
   done
   if [ -z "$CARGO" ]; then
     log "rust: installing Rust $RUST_PINNED with rustup (no cargo >= $RUST_MIN found)"
-    rustup_init=$(mktemp)
-    curl --proto '=https' --tlsv1.2 -sSf -o "$rustup_init" \
+    rustup_dir=$(mktemp -d)   # rustup-init must be called so: it reads its own name
+    curl --proto '=https' --tlsv1.2 -sSf -o "$rustup_dir/rustup-init" \
       "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
-    chmod +x "$rustup_init"
-    "$rustup_init" -y -q --profile minimal --default-toolchain "$RUST_PINNED" \
+    chmod +x "$rustup_dir/rustup-init"
+    "$rustup_dir/rustup-init" -y -q --profile minimal --default-toolchain "$RUST_PINNED" \
       --no-modify-path >/dev/null
-    rm -f "$rustup_init"
+    rm -rf "$rustup_dir"
     CARGO=$HOME/.cargo/bin/cargo
   fi
 fi
