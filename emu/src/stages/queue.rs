@@ -8,8 +8,11 @@
 //!   on the frame about to be sent: once frames have waited longer than `target` for
 //!   at least `interval`, drop at the head, the next drop interval / sqrt(count) later.
 //!
-//! Every queue has a limit: without one given, DEFAULT_LIMIT_BYTES (a frame flood can
-//! never hold more than that in one queue) and, for the rate stage, netem's 1000 frames.
+//! Every queue has a limit: without a byte limit given, it holds at most
+//! DEFAULT_LIMIT_BYTES of memory -- its frames' buffers, their bookkeeping and its own
+//! slots -- whatever the frames' size (a flood can never exhaust memory), and the rate
+//! stage at most netem's 1000 frames. A byte limit given counts frame bytes, as tbf's and
+//! Mahimahi's do.
 
 use std::collections::VecDeque;
 
@@ -17,8 +20,12 @@ use super::Counters;
 use crate::config::Params;
 use crate::packet::{Packet, Pool};
 
-/// The bytes a queue holds at most when no limit is given: 64 MiB.
+/// The memory a queue holds at most when no byte limit is given: 64 MiB.
 pub const DEFAULT_LIMIT_BYTES: u64 = 64 << 20;
+/// Memory of one queued frame besides its buffer: the Vec's header (24 B), the
+/// allocator's chunk header (16 B), rounded up.
+const FRAME_BOOKKEEPING: u64 = 48;
+const SLOT_BYTES: u64 = std::mem::size_of::<(u64, Packet)>() as u64;
 /// CoDel's defaults (RFC 8289 section 4.2/4.3; Mahimahi's defaults too).
 const CODEL_TARGET_NS: u64 = 5_000_000;
 const CODEL_INTERVAL_NS: u64 = 100_000_000;
@@ -43,6 +50,8 @@ pub struct Queue {
     frames: VecDeque<(u64, Packet)>,
     limit_packets: u64,
     limit_bytes: u64,
+    memory_limit: u64,
+    held: u64, // memory of the queued frames: buffers and FRAME_BOOKKEEPING
     discipline: Discipline,
 }
 
@@ -55,11 +64,12 @@ impl Queue {
         let packets = params.u64_or("limit_packets", 0)?;
         let bytes = params.u64_or("limit_bytes", 0)?;
         let (limit_packets, limit_bytes) = match (packets, bytes) {
-            (0, 0) => (default_packets, DEFAULT_LIMIT_BYTES),
+            (0, 0) => (default_packets, u64::MAX),
             (0, b) => (u64::MAX, b),
-            (p, 0) => (p, DEFAULT_LIMIT_BYTES),
+            (p, 0) => (p, u64::MAX),
             (p, b) => (p, b),
         };
+        let memory_limit = if bytes == 0 { DEFAULT_LIMIT_BYTES } else { u64::MAX };
         let discipline = match params.str_or("queue", "droptail") {
             "droptail" => Discipline::DropTail,
             "headdrop" => Discipline::HeadDrop,
@@ -79,7 +89,14 @@ impl Queue {
         {
             return Err("target_ns and interval_ns belong to queue=codel".to_string());
         }
-        Ok(Queue { frames: VecDeque::new(), limit_packets, limit_bytes, discipline })
+        Ok(Queue {
+            frames: VecDeque::new(),
+            limit_packets,
+            limit_bytes,
+            memory_limit,
+            held: 0,
+            discipline,
+        })
     }
 
     #[inline]
@@ -92,19 +109,44 @@ impl Queue {
         self.frames.front().map(|(_, p)| p)
     }
 
+    #[inline]
+    fn cost(p: &Packet) -> u64 {
+        p.buf.len() as u64 + FRAME_BOOKKEEPING
+    }
+
+    /// Whether a frame of `len` bytes costing `cost` fits beside what is queued.
+    fn fits(&self, c: &Counters, len: usize, cost: u64) -> bool {
+        let slots = self.frames.len() + 1;
+        let capacity = if slots > self.frames.capacity() {
+            (2 * self.frames.capacity()).max(slots) // VecDeque doubles
+        } else {
+            self.frames.capacity()
+        };
+        c.queue_packets < self.limit_packets
+            && c.queue_bytes + len as u64 <= self.limit_bytes
+            && self.held + cost + capacity as u64 * SLOT_BYTES <= self.memory_limit
+    }
+
+    /// Remove the head (sent, or dropped by the caller).
+    fn take_front(&mut self, c: &mut Counters) -> Option<Packet> {
+        let (_, p) = self.frames.pop_front()?;
+        c.dequeued(p.len);
+        self.held -= Self::cost(&p);
+        Some(p)
+    }
+
     /// Take a frame in at `now`, or drop it (or, head-drop, the oldest) at the limit.
     /// Returns whether the head changed (a new head, or the old one dropped).
     pub fn push(&mut self, c: &mut Counters, p: Packet, now: u64, pool: &mut Pool) -> bool {
-        let fits = |c: &Counters, len: usize, lp: u64, lb: u64| {
-            c.queue_packets < lp && c.queue_bytes + len as u64 <= lb
-        };
+        let cost = Self::cost(&p);
         let mut head_changed = self.frames.is_empty();
-        if !fits(c, p.len, self.limit_packets, self.limit_bytes) {
+        if !self.fits(c, p.len, cost) {
+            let could_fit = (p.len as u64) <= self.limit_bytes && self.limit_packets > 0
+                && cost + SLOT_BYTES * 4 <= self.memory_limit;
             match self.discipline {
-                Discipline::HeadDrop if p.len as u64 <= self.limit_bytes && self.limit_packets > 0 => {
-                    while !fits(c, p.len, self.limit_packets, self.limit_bytes) {
-                        let (_, old) = self.frames.pop_front().unwrap();
-                        c.dequeued(old.len);
+                Discipline::HeadDrop if could_fit => {
+                    while !self.fits(c, p.len, cost) {
+                        let Some(old) = self.take_front(c) else { break };
                         c.drop(old, pool);
                         head_changed = true;
                     }
@@ -116,15 +158,14 @@ impl Queue {
             }
         }
         c.enqueued(p.len);
+        self.held += cost;
         self.frames.push_back((now, p));
         head_changed
     }
 
     /// The head leaves the queue (it has been sent).
     pub fn pop(&mut self, c: &mut Counters) -> Option<Packet> {
-        let (_, p) = self.frames.pop_front()?;
-        c.dequeued(p.len);
-        Some(p)
+        self.take_front(c)
     }
 
     /// The head is about to be sent at `now`: CoDel drops what its control law says
@@ -142,6 +183,7 @@ impl Queue {
             while codel.dropping && now >= codel.drop_next {
                 let Some((_, p)) = self.frames.pop_front() else { break };
                 c.dequeued(p.len);
+                self.held -= Self::cost(&p);
                 c.drop(p, pool);
                 changed = true;
                 codel.count += 1;
@@ -155,6 +197,7 @@ impl Queue {
         } else if ok_to_drop {
             if let Some((_, p)) = self.frames.pop_front() {
                 c.dequeued(p.len);
+                self.held -= Self::cost(&p);
                 c.drop(p, pool);
                 changed = true;
             }
@@ -235,7 +278,24 @@ mod tests {
             q.push(&mut c, frame(100, i as u8), 0, &mut pool);
         }
         assert_eq!((c.queue_packets, c.dropped_packets), (1000, 500));
-        assert_eq!(q.limit_bytes, DEFAULT_LIMIT_BYTES);
+        assert_eq!(q.memory_limit, DEFAULT_LIMIT_BYTES);
+    }
+
+    #[test]
+    fn without_a_byte_limit_small_frames_cannot_hold_more_memory_than_the_default() {
+        // a trace's queue (no frame limit): 64-byte frames cost a 128-byte buffer each
+        // and their bookkeeping; the queue stops at DEFAULT_LIMIT_BYTES of all of it
+        let mut q = queue(&[]).unwrap();
+        q.limit_packets = u64::MAX;
+        let (mut c, mut pool) = (Counters::default(), Pool::new(64));
+        for _ in 0..600_000 {
+            let p = pool.frame_of(&[0u8; 64]);
+            q.push(&mut c, p, 0, &mut pool);
+        }
+        let memory = q.held + q.frames.capacity() as u64 * SLOT_BYTES;
+        assert!(memory <= DEFAULT_LIMIT_BYTES, "{memory}");
+        assert!(memory > DEFAULT_LIMIT_BYTES / 2, "{memory}");
+        assert!(c.dropped_packets > 0);
     }
 
     #[test]
