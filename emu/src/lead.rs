@@ -46,9 +46,9 @@ impl Lead {
             *count += 1;
             let filled = (*count).min(WINDOW);
             if filled >= 8 {
-                let mut sorted: Vec<u64> = seen[..filled].to_vec();
+                let mut sorted = *seen; // a copy on the stack: no allocation per wake-up
                 let rank = (filled * 9) / 10;
-                let (_, p90, _) = sorted.select_nth_unstable(rank.min(filled - 1));
+                let (_, p90, _) = sorted[..filled].select_nth_unstable(rank.min(filled - 1));
                 *current = (*p90 + MARGIN_NS).min(*cap);
             }
         }
