@@ -37,9 +37,14 @@ demo: $(DEMO_STAMP)
 # each start would compile every module again (make test-unit: 82 s -> 72 s here).
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
+# Two passes. Every test not marked integration (no root, no namespaces, nothing timed
+# against the machine's other work) runs one file per worker, a worker per CPU; then the
+# integration tests run one at a time, alone on the machine: they build links, start the
+# middlewares and check that nothing is left behind, which a test beside them would upset.
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests
-	$(PYTEST)
+	$(PYTEST) -m "not integration" -n auto --dist loadfile
+	$(PYTEST) -m integration
 
 # the unit tier (tests/conftest.py): no test marked integration, native or slow, property
 # tests at a few examples, one worker per CPU (pytest-xdist); about a minute. make test
