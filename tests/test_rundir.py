@@ -27,7 +27,6 @@ from linklab.rundir import (
 from linklab.rundir.files import json_text
 
 
-
 def _cell_fields(**over) -> CellFields:
     fields = dict(metrics=CellMetrics(published=10, received=9), status="ok",
                   failure_reason=None, known_failure=None, exit_note=None,
