@@ -16,7 +16,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 
 
 def main() -> int:

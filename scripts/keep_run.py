@@ -5,7 +5,7 @@
 
 A study that outlives one machine (seed 000's calibrated Table II: ~12 h of cells) is
 kept in the repository between sessions (studies/). DEST_DIR gets run.json,
-cells.jsonl and streams.jsonl (linklab.bench.store reads the rows from these when the
+cells.jsonl and streams.jsonl (linklab.rundir reads the rows from these when the
 parquet files are absent), the profiles/ every cell used, and, of every cell that did
 not end "ok", the probes' summaries and logs (records/<cell>/*.json, *.log: why it
 failed). The per-sample record files (*.bin, ~90 KB a cell) stay behind.

@@ -14,7 +14,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 from linklab.tune import latencycheck as lc
 from linklab.tune.wirecheck import link_infos
 

@@ -29,7 +29,7 @@ from linklab.bench.environment import LinklabEnvironment
 from linklab.bench.matrix import expand
 from linklab.bench.runner import run_cells
 from linklab.bench.spec import load_scenario
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 
 SNAPLEN = 192
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from linklab.bench.store import RunStore
 from linklab.errors import UsageError
 from linklab.report.view import count, fmt, num
+from linklab.rundir import RunStore
 from linklab.units import format_size
 
 CELL_KEYS = ("middleware", "profile", "link_preset", "payload_bytes")

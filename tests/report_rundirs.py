@@ -19,11 +19,11 @@ import numpy as np
 
 from linklab.bench import metrics as M
 from linklab.bench import verdict as V
-from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import Cell, expand
 from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
+from linklab.rundir import complete_row as _complete_row
 
 VERSIONS = {"linklab": "0.1.0", "git_commit": "0123456789abcdef", "git_dirty": False,
             "kernel": "6.18.0-test", "python": "3.11.2", "libfastrtps-dev": "2.9.1+ds-1",

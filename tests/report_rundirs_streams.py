@@ -20,15 +20,15 @@ import pyarrow.parquet as pq
 
 from linklab.bench import metrics as M
 from linklab.bench import verdict as V
-from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import Cell, expand
 from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.search import model_overhead
 from linklab.bench.spec import parse_scenario
-from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore, write_parquet
 from linklab.bench.streams import StreamInput, aggregate, fanout
 from linklab.model.overhead import WirePath
 from linklab.probes.types import sample_bytes
+from linklab.rundir import CELLS_JSONL, CELLS_PARQUET, RunStore, write_parquet
+from linklab.rundir import complete_row as _complete_row
 from report_rundirs import VERSIONS, Behaviour, make_run
 
 T0 = 1_000_000_000_000

@@ -51,7 +51,7 @@ def _table2_run(tmp_path):
     """A run of paper-000-table2.yaml with no cell yet: (scenario, cells, store)."""
     from linklab.bench.matrix import expand
     from linklab.bench.spec import load_scenario
-    from linklab.bench.store import RunStore
+    from linklab.rundir import RunStore
 
     scenario = load_scenario(REPO / "scenarios/paper-000-table2.yaml")
     cells = expand(scenario)
@@ -64,9 +64,9 @@ def _table2_run(tmp_path):
 
 def _finish(store, cells, share):
     """Rows for ``cells``, each taking ``share`` of its estimate."""
-    from linklab.bench.columns import complete_row as _complete_row
     from linklab.bench.matrix import estimate_s
     from linklab.bench.measure import cell_row_base as _cell_row_base
+    from linklab.rundir import complete_row as _complete_row
 
     for cell in cells:
         row = _cell_row_base(cell)

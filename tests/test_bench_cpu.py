@@ -354,7 +354,7 @@ def test_report_blocks_split_on_and_name_the_load_and_the_quota():
 
 
 def test_every_row_has_the_applied_columns():
-    from linklab.bench.columns import complete_row
+    from linklab.rundir import complete_row
 
     full = complete_row({"cell_id": "x"})
     for key in cpu.ROW_DEFAULTS:

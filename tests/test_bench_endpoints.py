@@ -253,7 +253,7 @@ def test_a_bug_in_linklab_is_an_error_row_not_a_link_failure(tmp_path):
     from linklab.bench.matrix import expand
     from linklab.bench.runner import run_cells
     from linklab.bench.spec import parse_scenario
-    from linklab.bench.store import RunStore
+    from linklab.rundir import RunStore
 
     scenario = parse_scenario("""\
 name: bug

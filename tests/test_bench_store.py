@@ -8,12 +8,12 @@ import math
 import pyarrow.parquet as pq
 import pytest
 
-from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import expand
 from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
-from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RunStore, measured_with
 from linklab.errors import UsageError
+from linklab.rundir import CELLS_JSONL, CELLS_PARQUET, RunStore, measured_with
+from linklab.rundir import complete_row as _complete_row
 
 SCENARIO = """\
 name: store-test
@@ -88,7 +88,7 @@ def test_opening_something_that_is_not_a_run_names_it(tmp_path):
 
 
 def test_a_damaged_parquet_falls_back_to_the_jsonl_rows_and_without_it_is_a_clear_error(store):
-    from linklab.bench.store import read_rows
+    from linklab.rundir import read_rows
 
     run, cells = store
     for cell in cells[:2]:
@@ -191,7 +191,7 @@ def test_the_first_session_of_a_new_run_reuses_its_versions_a_resumed_one_collec
     """collect_versions (git and a dozen dpkg-query calls) runs once for a new run:
     create() has just collected what its first session measures with. A resumed run
     may be at another commit, so its session collects anew."""
-    import linklab.bench.store as store_module
+    import linklab.rundir.store as store_module
     store, cells = store  # created with versions {"kernel": "test"}
     calls = []
     monkeypatch.setattr(store_module, "collect_versions",

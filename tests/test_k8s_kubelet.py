@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from linklab.bench.store import RunStore
 from linklab.k8s.image import build
+from linklab.rundir import RunStore
 
 sys.path.insert(0, str(Path(__file__).parent))
 from k8s_control_plane import ControlPlane, binaries_missing  # noqa: E402

@@ -31,7 +31,6 @@ import pytest
 from conftest import require_root
 from linklab.bench import metrics as M
 from linklab.bench import verdict as V
-from linklab.bench.store import write_parquet
 from linklab.bench.streams import (
     StreamInput,
     aggregate,
@@ -39,6 +38,7 @@ from linklab.bench.streams import (
     holds_every_seq,
 )
 from linklab.report.outcome import delivered, delivered_sum, delivered_text
+from linklab.rundir import write_parquet
 
 PAYLOAD = 512 * 1024
 

@@ -20,7 +20,7 @@ import pytest
 from linklab.bench import gates as GT
 from linklab.bench import metrics as M
 from linklab.bench import verdict as V
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 
 MS = 1_000_000
 S = 1_000_000_000

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from linklab.bench.store import RunStore
 from linklab.cli.model import link_infos
+from linklab.rundir import RunStore
 from linklab.tune.wirecheck import LinkInfo, compare, predicted_for
 
 KIB = 1024

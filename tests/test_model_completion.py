@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.environment import LinkChoice, LinklabEnvironment
 from linklab.bench.matrix import expand
 from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
-from linklab.bench.store import RunStore
 from linklab.model.completion import completion, steady
 from linklab.report.wire import model_verdict
+from linklab.rundir import RunStore
+from linklab.rundir import complete_row as _complete_row
 from linklab.tune.wirecheck import LinkInfo, compare, render, verdict_for
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 from linklab.tune.wirecheck import LinkInfo, predicted_for
 
 TESTS = Path(__file__).resolve().parent
@@ -120,7 +120,7 @@ def test_the_end_of_a_bench_run_in_every_format(table_run, tmp_path):
         code = textwrap.dedent(f"""
             from pathlib import Path
             from linklab.cli.bench import conclude_run
-            from linklab.bench.store import RunStore
+            from linklab.rundir import RunStore
             store = RunStore.open(Path({str(table_run)!r}))
             conclude_run(store, [], store.rows, False, fmt={fmt!r})
             """)

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from linklab import units
-from linklab.bench.store import CELLS_JSONL, CELLS_PARQUET, RUN_JSON, RunStore, check_row
 from linklab.errors import LinklabError
 from linklab.link import made
 from linklab.link.journal import Journal, parse_state
 from linklab.link.statedir import StateDir
 from linklab.report import export
+from linklab.rundir import CELLS_JSONL, CELLS_PARQUET, RUN_JSON, RunStore, check_row
 from linklab.security.keystore import create_keystore, load_keystore
 
 MANY = settings(derandomize=True, max_examples=examples(2000), deadline=None, database=None,

@@ -161,7 +161,7 @@ def test_an_unwritable_html_target_is_a_one_line_error(tmp_path):
 def test_exit_notes_are_shown_but_not_as_failures(tmp_path):
     import pyarrow.parquet as pq
 
-    from linklab.bench.store import write_parquet
+    from linklab.rundir import write_parquet
 
     run = table_run(tmp_path / "noted", skip=lambda c: c.index > 0)
     rows = pq.read_table(run / "cells.parquet").to_pylist()

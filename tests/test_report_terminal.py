@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from linklab.bench.columns import complete_row as _complete_row
 from linklab.bench.matrix import expand
 from linklab.bench.measure import cell_row_base as _cell_row_base
 from linklab.bench.spec import parse_scenario
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
+from linklab.rundir import complete_row as _complete_row
 
 SCENARIO = """\
 name: report-test

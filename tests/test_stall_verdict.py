@@ -81,7 +81,7 @@ def _environment(cut: bool):
 def _run(tmp_path, middleware: str, cut: bool) -> dict:
     from linklab.bench.matrix import expand
     from linklab.bench.runner import run_cells
-    from linklab.bench.store import RunStore
+    from linklab.rundir import RunStore
 
     scenario = _scenario(middleware)
     cells = expand(scenario)

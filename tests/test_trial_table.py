@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import load_script
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 
 table = load_script("trial_table")
 

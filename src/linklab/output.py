@@ -34,21 +34,27 @@ FORMATS = ("text", "markdown", "json")
 # stdout is not a terminal (print_text then prints at the width really taken).
 UNBOUNDED_WIDTH = 1000
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any, infinite: str = "text") -> Any:
+    """``value`` as JSON takes it: NaN as null, a mapping's keys as text, tuples as lists,
+    a record by its ``to_dict()``. An infinity becomes ``"inf"``/``"-inf"`` (``infinite=
+    "text"``, a command's --json), null (``"null"``, a report's records) or stays a float
+    (``"keep"``, the run directory's files: json writes it as Infinity)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        if math.isnan(value) or infinite == "null":
+            return None
+        return value if infinite == "keep" else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v, infinite) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v, infinite) for v in value]
     if hasattr(value, "to_dict"):
-        return _jsonable(value.to_dict())
+        return jsonable(value.to_dict(), infinite)
     return value
 
 
 def print_json(data: Any) -> None:
     """Write one JSON document to stdout (machine-readable; nothing else on stdout)."""
-    sys.stdout.write(json.dumps(_jsonable(data), indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(json.dumps(jsonable(data), indent=2, sort_keys=False) + "\n")
 
 
 def err_line(text: str) -> None:

@@ -15,8 +15,9 @@
 Both are recorded in the run's journal, so ``linklab link down``/``clean`` remove them
 also after linklab was killed. ``check_cell`` refuses, before anything runs (checks.py,
 ``--dry-run`` too), what this machine cannot apply; each cell's row holds what was asked
-(the four fields) and what was applied (``ROW_DEFAULTS``), ``records/<cell>/cpu.json``
-each competitor's CPU seconds and each quota group's throttling.
+(the four fields) and what was applied (``ROW_DEFAULTS``, rundir/columns.py),
+``records/<cell>/cpu.json`` each competitor's CPU seconds and each quota group's
+throttling.
 """
 
 from __future__ import annotations
@@ -38,22 +39,7 @@ from linklab.bench.fields import (
 from linklab.bench.matrix import Cell
 from linklab.errors import LinklabError, UsageError
 from linklab.link import cgroups, competitors
-
-# The row's columns of what was applied (bench/columns.py), as they are when nothing was.
-ROW_DEFAULTS: dict[str, Any] = {
-    "cpu_load_processes": None,      # competitors that ran (0: cpu_load none)
-    "cpu_load_placement": None,      # where: "robot:2,edge:2"
-    "cpu_load_cpu_s": math.nan,      # their user + system seconds, summed (rusage)
-    "cpu_load_wall_s": math.nan,     # how long they ran (first start to last stop)
-    "cpu_load_runqueue_s": math.nan,  # their time waiting for a CPU, summed (schedstat):
-                                      # CPU-bound, so cpu + runqueue ~ processes x wall
-    "cpu_quota_hosts": None,         # hosts whose probes ran in a quota group
-    "cpu_quota_us": None,            # the group's cfs_quota_us / cpu.max quota, read back
-    "cpu_period_us": None,           # and its period
-    "cpu_quota_periods": None,       # periods the groups ran in (cpu.stat, summed)
-    "cpu_quota_throttled_periods": None,  # of those, periods they were throttled in
-    "cpu_quota_throttled_s": math.nan,    # time they were throttled, summed
-}
+from linklab.rundir.columns import CPU_COLUMNS as ROW_DEFAULTS  # noqa: F401 (the row's)
 
 
 def asked(cell: Cell) -> bool:

@@ -262,7 +262,7 @@ class LinklabEnvironment:
 
     def model_verdict(self, cell: Cell) -> tuple[float, str | None]:
         """The row's ``model_amplification`` and ``model_amplification_note``: the figure,
-        or NaN and why the cell cannot complete (bench/store.py). Asks
+        or NaN and why the cell cannot complete (linklab.rundir). Asks
         ``model_amplification`` first, so an environment that says the model does not
         apply (linklab.field) is heard."""
         value = self.model_amplification(cell)

@@ -13,7 +13,7 @@ from linklab.bench import cpu
 from linklab.bench.cellrun import run_cell
 from linklab.bench.matrix import Cell
 from linklab.bench.protocols import Bed, Environment, WholeCellBed
-from linklab.bench.store import RunStore
+from linklab.rundir import RunStore
 
 
 def cell_row_base(cell: Cell) -> dict[str, Any]:

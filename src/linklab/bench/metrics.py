@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,10 +56,12 @@ from linklab.probes.records import (  # noqa: F401
     RecordFileError,
 )
 from linklab.probes.records import read_records as _read_record_file
+from linklab.rundir.records import CellMetrics  # noqa: F401
+from linklab.rundir.schema import METRICS_VERSION  # noqa: F401
 
-# The definitions above are run format 2's; a row computed with them says so (format1.py
-# reads the rows of format 1 in these terms).
-METRICS_VERSION = 2
+# The definitions above are run format 2's (METRICS_VERSION); a row computed with them
+# says so (linklab.rundir.format1 reads the rows of format 1 in these terms). What they
+# fill is the run directory's record of a measurement (linklab.rundir.records).
 
 
 def empty_records() -> np.ndarray:
@@ -253,43 +255,6 @@ def rate_bins_hz(sub: np.ndarray, origin_ns: int, n_bins: int | None = None,
     index = index[index < n_bins]
     np.add.at(counts, index, 1)
     return [round(c / bin_s, 6) if bin_s != 1.0 else int(c) for c in counts]
-
-
-@dataclass
-class CellMetrics:
-    """What one stream (or, aggregated, one cell) measured. NaN where nothing was."""
-
-    published: int = 0
-    published_exact: bool = True  # False: a lower bound (the publisher left no summary)
-    received: int = 0
-    duplicates: int = 0
-    delivery_ratio: float = math.nan
-    reception_rate_hz: float = math.nan
-    latency_mean_ms: float = math.nan
-    latency_p50_ms: float = math.nan
-    latency_p95_ms: float = math.nan
-    latency_p99_ms: float = math.nan
-    latency_max_ms: float = math.nan
-    jitter_ms: float = math.nan
-    goodput_bit_s: float = math.nan
-    message_loss_rate: float = math.nan  # 1 - delivered
-    gap_loss_rate: float = math.nan  # paper 002's counter gaps at the subscriber
-    stall_max_s: float = math.nan  # the longest stall
-    stall_at_s: float = math.nan  # when it began, s after the stream's first write
-    stall_link_up_s: float = math.nan  # the longest stall with declared outages left out
-    stall_link_up_at_s: float = math.nan  # when that one began
-    latency_first_third_ms: float = math.nan  # median of the first third, by send time
-    latency_growth_ms: float = math.nan  # last third's median minus the first third's
-    publish_rate_hz: float = math.nan
-    bytes_published: int = 0
-    wire_bytes: int | None = None
-    wire_amplification: float = math.nan  # wire bytes / bytes published (incl. warm-up)
-    model_amplification: float = math.nan  # the model's R_DDS / R_pub for this cell
-    rate_bins_hz: list[int] = field(default_factory=list)
-    metrics_version: int = METRICS_VERSION  # the definitions these were computed with
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def publish_rate_hz(pub: np.ndarray) -> float:

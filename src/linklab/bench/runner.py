@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from linklab.bench.columns import complete_row
 from linklab.bench.matrix import Cell, estimate_s
 from linklab.bench.measure import LinkKeeper, cell_row_base, measure
 from linklab.bench.protocols import Environment
@@ -39,9 +38,9 @@ from linklab.bench.search_cells import (
     search_key,
     search_key_text,
 )
-from linklab.bench.store import RunStore, now_utc
 from linklab.errors import LinklabError
 from linklab.held_signals import signals_held
+from linklab.rundir import RunStore, complete_row, now_utc
 from linklab.stop_signals import Interrupted
 
 

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from linklab.bench import search as S
-from linklab.bench.columns import complete_row
 from linklab.bench.matrix import SETUP_S, Cell
 from linklab.bench.measure import LinkKeeper, cell_row_base, measure
 from linklab.bench.protocols import Environment
-from linklab.bench.store import RunStore
 from linklab.errors import LinklabError
 from linklab.probes.types import sample_bytes
+from linklab.rundir import RunStore, complete_row
 
 # A pause between two trials of a search: the link's queues drain.
 TRIAL_PAUSE_S = 0.5

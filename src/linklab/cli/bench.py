@@ -26,7 +26,6 @@ from rich.text import Text
 
 from linklab.bench.matrix import expand
 from linklab.bench.spec import Scenario, load_scenario, parse_scenario
-from linklab.bench.store import RunStore
 from linklab.cli.options import FORMAT_OPTION, output_format
 from linklab.errors import UsageError
 from linklab.output import (
@@ -37,6 +36,7 @@ from linklab.output import (
     print_text,
     to_markdown,
 )
+from linklab.rundir import RunStore
 from linklab.stop_signals import exit_status
 from linklab.units import format_duration, size_label
 

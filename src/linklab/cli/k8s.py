@@ -89,8 +89,8 @@ def _options(run_id, image, pull, role, selector, memory, secret, start):
 
 def _load(scenario_path, quick, repeat, presets, resume):
     from linklab.bench.spec import load_scenario, parse_scenario
-    from linklab.bench.store import RunStore
     from linklab.k8s.scenario import expand_with_flows
+    from linklab.rundir import RunStore
 
     store = None
     if resume is not None:
@@ -164,10 +164,10 @@ def run_command(
     deletes everything this run created in the cluster."""
     from linklab.bench.gates import parse_cli_gate
     from linklab.bench.matrix import estimate_s
-    from linklab.bench.store import RunStore
     from linklab.k8s import session
     from linklab.k8s.manifests import to_yaml
     from linklab.k8s.validate import validate_objects
+    from linklab.rundir import RunStore
 
     fmt = output_format(fmt, json_flag=as_json)
     as_json = fmt == "json"

@@ -206,7 +206,7 @@ def register_check(app: typer.Typer) -> None:
         complete because its traffic exceeds the link (shown as "∞", with the reason)."""
         from pathlib import Path
 
-        from linklab.bench.store import RunStore
+        from linklab.rundir import RunStore
 
         fmt = output_format(fmt, json_flag=json_output)
         store = RunStore.open(Path(run_dir))

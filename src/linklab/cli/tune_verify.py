@@ -82,7 +82,7 @@ def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOpti
     from linklab.bench.matrix import estimate_s, expand
     from linklab.bench.runner import run_cells
     from linklab.bench.spec import parse_scenario
-    from linklab.bench.store import RunStore
+    from linklab.rundir import RunStore
 
     t, s = result.inputs, result.settings
     per = s.sizing_per

@@ -31,7 +31,6 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from linklab.bench.store import RunStore
 from linklab.errors import UsageError
 from linklab.report.outcome import delivered_sum
 from linklab.report.settings import (
@@ -42,6 +41,7 @@ from linklab.report.settings import (
     num,
     varying_keys,
 )
+from linklab.rundir import RunStore
 
 # metric -> (label, higher is better, relative tolerance without trials, absolute floor)
 METRICS: dict[str, tuple[str, bool, float, float]] = {

@@ -18,7 +18,8 @@ from linklab.bench.discovery_gate import UNMATCHED
 from linklab.bench.links import LinkChoice
 from linklab.errors import UsageError
 from linklab.link.radio import parse_metres
-from linklab.report.view import Cell, Section, num
+from linklab.report.view import Cell, Section
+from linklab.rundir import num
 
 # settings that name a curve when they vary (the distance is the row)
 CURVE_KEYS = ("middleware", "profile", "qos", "history", "durability", "subscribers",

@@ -1,6 +1,6 @@
 """``linklab report RUN_DIR --html [OUT.html]``: one self-contained HTML page of a run.
 
-Everything comes from the run directory (format: linklab.bench.store), so an old run can
+Everything comes from the run directory (format: linklab.rundir), so an old run can
 be re-reported: run.json (setup, versions, links, profiles), cells.parquet (metrics),
 streams.parquet (per subscriber) and records/ (per-sample latencies, probe summaries,
 logs, search trials), profiles/ (the XML verbatim). The page has no external reference:
@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperCommand
 
-from linklab.bench.store import measured_with
 from linklab.errors import UsageError
 from linklab.report import outcome
 from linklab.report.html_cells import all_cells, errors_html, failed_html
@@ -29,8 +28,9 @@ from linklab.report.html_style import CHECK_SCRIPT, STYLE
 from linklab.report.run import Run
 from linklab.report.sections import Report
 from linklab.report.table import METRICS, Block, Column, build_blocks, model_notes
-from linklab.report.view import num, to_html
+from linklab.report.view import to_html
 from linklab.report.wire import model_text, run_links, with_model_verdicts
+from linklab.rundir import measured_with, num
 from linklab.units import size_label
 
 if TYPE_CHECKING:  # plots imports matplotlib: only when a page is written

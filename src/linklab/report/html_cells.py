@@ -9,7 +9,7 @@ from typing import Any
 from linklab.report.html_parts import LOG_TAIL_LINES, e, fmt, read_json, tail
 from linklab.report.outcome import delivered_text, expected_is_lower_bound, is_error
 from linklab.report.run import Run
-from linklab.report.view import num
+from linklab.rundir import num
 
 MEASURED = (("published", "published", 0), ("received", "received", 0),
             ("delivery_ratio", "delivery ratio", 3), ("reception_rate_hz", "reception Hz", 2),

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from linklab.report.outcome import delivered_text, is_error, is_ok, metric_text, status_cell
-from linklab.report.view import Section, num, pct
+from linklab.report.view import Section, pct
+from linklab.rundir import num
 
 KEYS = ("cell_id", "trial", "received", "expected", "reception_rate_hz", "latency_mean_ms",
         "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "jitter_ms",

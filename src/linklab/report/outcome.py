@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from linklab.report.view import Cell, Section, num
+from linklab.report.view import Cell, Section
+from linklab.rundir import num
 
 ERROR = "error"
 EXIT_GATES_MISSED = 1   # as linklab bench

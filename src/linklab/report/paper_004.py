@@ -148,7 +148,7 @@ def with_reports(rows: list[dict[str, Any]], cell_dir: Callable[[str], Path] | N
 def load_rows(run_dirs: list[Path]) -> list[dict[str, Any]]:
     """Cell rows of the runs, each with its probe reports; a later run's cell replaces an
     earlier one with the same id."""
-    from linklab.bench.store import RunStore
+    from linklab.rundir import RunStore
 
     rows: dict[str, dict[str, Any]] = {}
     for run_dir in run_dirs:

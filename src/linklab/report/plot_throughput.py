@@ -25,7 +25,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from linklab.report.plots import DPI, FAILED_COLOUR, RC, WIDTH_IN, Plot, _log_axis, _png, style  # noqa: E402
 from linklab.report.searches import figures, is_search  # noqa: E402
-from linklab.report.view import num  # noqa: E402
+from linklab.rundir import num  # noqa: E402
 from linklab.units import size_label  # noqa: E402
 
 

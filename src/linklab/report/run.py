@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linklab.bench.store import RunStore
 from linklab.errors import UsageError
 from linklab.report.searches import best_trial_dir
+from linklab.rundir import RunStore
 
 
 @dataclass

@@ -4,7 +4,7 @@ at a share of the maximum (``rate: 75%``) like its Fig. 6.
 001_20e21b052d053958.txt §V-A: Fig. 5 is the maximum throughput per payload, "the
 publish rate ... dynamically selected to ensure that the subscriber receive the
 messages with minimal packet loss"; Fig. 6 the latency percentiles at 75 % of it. Per
-search cell (linklab.bench.search; columns in linklab.bench.store): the maximum --
+search cell (linklab.bench.search; columns in linklab.rundir): the maximum --
 what the best sustained trial achieved: its publisher's measured rate and the payload
 bit/s that arrived -- with the rate that trial asked beside it, the model's bytes on the
 wire per sample, its efficiency (payload / wire bytes) and the capacity of the link's
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from linklab.report.outcome import delivered_text, status_cell
-from linklab.report.view import Cell, Section, count, fmt, num
+from linklab.report.view import Cell, Section, count, fmt
+from linklab.rundir import num
 from linklab.units import size_label
 
 

@@ -3,7 +3,7 @@
 Used by the plots (trials of one setting are drawn as one line) and by run comparison
 (cells of two runs are matched by their settings, not by their ids: ids depend on which
 settings were axes of the scenario). Column names are those of cells.parquet
-(linklab.bench.store).
+(linklab.rundir).
 
 A run made before a setting column existed (topology, subscribers, endpoints,
 link_overrides ...) simply lacks it: comparison matches on the columns both runs have
@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
+from linklab.rundir import num
 from linklab.units import size_label
 
 # Every setting of a cell except the trial (the matrix identity, linklab.bench.matrix.Cell).
@@ -32,17 +33,6 @@ SETTING_KEYS = ("link", "link_preset", "link_overrides", "middleware", "profile"
 CPU_KEYS = ("cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
 # Settings whose value is the outcome of a search, not a choice: left out of the key.
 SEARCHED = {"max": ("rate_hz", "count", "duration_s"), "share": ("rate_hz",)}
-
-
-def num(value: Any) -> float | None:
-    """A finite float, or None for missing / NaN / not a number."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _norm(value: Any) -> Any:

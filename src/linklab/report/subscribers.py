@@ -1,6 +1,6 @@
 """Cells with several subscribers or topics: per subscriber, per topic, and the fan-out.
 
-Read from streams.parquet (one row per subscriber, linklab.bench.store) beside the cells:
+Read from streams.parquet (one row per subscriber, linklab.rundir) beside the cells:
 
 - per subscriber: topic, publisher -> subscriber host, delivered (received/published),
   reception rate, latency mean/p50/p95/p99/max, jitter, message loss rate from counter
@@ -30,7 +30,8 @@ from linklab.report.outcome import (
     expected_is_lower_bound,
     status_cell,
 )
-from linklab.report.view import Cell, Section, count, fmt, num, pct
+from linklab.report.view import Cell, Section, count, fmt, pct
+from linklab.rundir import num
 
 STREAM_KEYS = ("cell_id", "topic", "publisher", "subscriber", "endpoint", "published",
                "published_exact", "received", "duplicates", "delivery_ratio", "reception_rate_hz",

@@ -31,7 +31,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from linklab.bench.store import measured_with
 from linklab.errors import UsageError
 from linklab.report import outcome
 from linklab.report.paper_000 import CONDITION_TITLES, condition_of, paper_value
@@ -39,6 +38,7 @@ from linklab.report.run import Run
 from linklab.report.sections import Report, build
 from linklab.report.settings import CPU_KEYS
 from linklab.report.view import to_rich
+from linklab.rundir import measured_with
 from linklab.units import size_label
 
 METRICS = (

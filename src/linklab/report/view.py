@@ -11,13 +11,15 @@ something another does not.
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+
+from linklab.output import jsonable
+from linklab.rundir import num
 
 # HTML class of a cell -> terminal style
 STYLES = {"failed": "red", "error": "bold magenta", "dim": "dim", "paper": "dim",
@@ -57,31 +59,10 @@ class Section:
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "legend": self.legend, "columns": self.columns,
                 "rows": [[c.text for c in row] for row in self.rows], "notes": self.notes,
-                "records": [_jsonable(r) for r in self.records]}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
+                "records": [jsonable(r, "null") for r in self.records]}
 
 
 # --- numbers as text ---------------------------------------------------------------------
-
-def num(value: Any) -> float | None:
-    """A finite float, or None for missing / NaN / not a number."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
-
 
 def fmt(value: Any, digits: int = 2, dash: str = "—") -> str:
     value = num(value)

@@ -16,7 +16,8 @@ follow exactly from their own columns:
   cell was "ok" whenever samples arrived); ``metrics_version`` 1 says so, and reports
   name such cells.
 
-A row written with today's definitions carries ``metrics_version`` = METRICS_VERSION.
+A row written with today's definitions carries ``metrics_version`` = METRICS_VERSION
+(rundir/schema.py).
 """
 
 from __future__ import annotations
