@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 
 from linklab.errors import UsageError
+from linklab.middleware import NAMES as MIDDLEWARE_NAMES
 from linklab.probes.message_types import MESSAGE_TYPES as PROBE_MESSAGE_TYPES
 from linklab.units import parse_duration, parse_fraction, parse_frequency, parse_size
 
-MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router",
-               # secured variants (linklab.brokers.bench_adapter): security on/off
-               "fastdds-secure", "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
+# the registry's (linklab.middleware), secured variants (security on/off) included
+MIDDLEWARES = MIDDLEWARE_NAMES
 # reliable / best_effort set the reliability alone (history: keep_all unless given);
 # the others are ROS 2's named QoS profiles (linklab.probes.qos.ROS2_PROFILES).
 RELIABILITIES = ("reliable", "best_effort")

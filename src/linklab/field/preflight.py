@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from linklab.field.hosts import HostSet
+from linklab.middleware import DDS_FAMILIES, FAMILIES
 from linklab.model.fragmentation import ip_packets_per_datagram
 from linklab.model.reassembly import (
     LINUX_IPFRAG_HIGH_THRESH,
@@ -31,7 +32,7 @@ from linklab.model.reassembly import (
 
 SYSCTLS = ("net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default",
            "net.ipv4.ipfrag_high_thresh", "net.ipv4.ipfrag_time")
-DEFAULT_MAX_MESSAGE = {"fastdds": 65500, "cyclonedds": 14720}
+DEFAULT_MAX_MESSAGE = {name: FAMILIES[name].max_message_bytes for name in DDS_FAMILIES}
 MCAST_GROUP, MCAST_PORT = "239.255.0.1", 17400
 IP_UDP = 28
 RTPS_HEADERS = 116   # the most RTPS adds to a sample's message (paper 001 V-A)

@@ -4,7 +4,7 @@ Python twin. What a family is decides what every scenario middleware run on it c
 its QoS (which policies it has no such thing as, which values it refuses), the tuner and
 the wire model (DDS over UDP only), the discovery gate, the model's message limit.
 
-Pure data (no linklab imports): the registry (linklab.middleware.registry) puts a family
+Pure data: the registry (linklab.middleware.registry) puts a family
 under each middleware a scenario names.
 """
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
 
 _EMPTY: Mapping = MappingProxyType({})
 
@@ -35,6 +37,9 @@ class ProbeFamily:
     unsupported_sub: Mapping[str, str] = field(default_factory=lambda: _EMPTY, hash=False)
     # (policy, value) -> why it cannot take it (the usage error's reason)
     refused: Mapping[tuple[str, str], str] = field(default_factory=lambda: _EMPTY, hash=False)
+    # a delivery rule set by the reliability alone (no history cache): the rule's label
+    # when reliable and when best effort (bench.verdict); None: DDS, its history decides
+    reliability_labels: tuple[str, str] | None = None
 
     @property
     def binary(self) -> str:
@@ -54,11 +59,12 @@ _ZENOH_NO_HISTORY = ("zenoh pub/sub has no history cache (a put goes to the subs
 # Fast DDS's UDP transport sends an RTPS message up to 65500 B (the default and ROS 2's
 # profile); Cyclone DDS 0.10 up to General/MaxMessageSize = 14720 B.
 FASTDDS = ProbeFamily("fastdds", "Fast DDS", built=True, dds=True, discovery_gate=True,
-                      max_message_bytes=65500)
+                      max_message_bytes=FASTDDS_DEFAULT_MAX_MESSAGE_SIZE)
 CYCLONEDDS = ProbeFamily("cyclonedds", "Cyclone DDS", built=True, dds=True,
                          discovery_gate=True, max_message_bytes=14720)
 MQTT = ProbeFamily(
     "mqtt", "MQTT", built=True, dds=False, discovery_gate=True,
+    reliability_labels=("MQTT QoS 1", "MQTT QoS 0"),
     unsupported=MappingProxyType({
         "history": "MQTT has no history cache: the broker forwards each message once to the "
                    "subscribers connected now and keeps at most one retained message per topic.",
@@ -73,6 +79,7 @@ MQTT = ProbeFamily(
     }))
 ZENOH = ProbeFamily(
     "zenoh", "Zenoh", built=False, dds=False, discovery_gate=False,
+    reliability_labels=("Zenoh reliable", "Zenoh best effort"),
     unsupported=MappingProxyType({
         "history": "Zenoh pub/sub has no history cache: a put goes to the subscribers matched "
                    "now and is kept nowhere.",
