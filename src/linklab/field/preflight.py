@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from linklab.field.hosts import HostSet
-from linklab.middleware import DDS_FAMILIES, FAMILIES
+from linklab.middleware import DDS_FAMILIES, FAMILIES, family_of
 from linklab.model.fragmentation import ip_packets_per_datagram
 from linklab.model.reassembly import (
     LINUX_IPFRAG_HIGH_THRESH,
@@ -72,9 +72,10 @@ class Need:
 
 def profile_numbers(xml: str | None, middleware: str) -> tuple[int | None, int]:
     """(largest socket buffer asked, max message size) of a profile (None: defaults)."""
-    base = "cyclonedds" if middleware.startswith("cyclone") else "fastdds"
+    # a DDS family's own limit (linklab.middleware); the others are read as Fast DDS's
+    limit = family_of(middleware).max_message_bytes or DEFAULT_MAX_MESSAGE["fastdds"]
     if not xml:
-        return None, DEFAULT_MAX_MESSAGE[base]
+        return None, limit
     buffers = [int(v) for v in re.findall(
         r"<(?:receiveBufferSize|sendBufferSize)>\s*(\d+)\s*<", xml)]
     buffers += [_size(v) for v in re.findall(
@@ -84,7 +85,7 @@ def profile_numbers(xml: str | None, middleware: str) -> tuple[int | None, int]:
     buffers = [b for b in buffers if b]
     messages = [m for m in messages if m]
     return (max(buffers) if buffers else None,
-            max(messages) if messages else DEFAULT_MAX_MESSAGE[base])
+            max(messages) if messages else limit)
 
 
 def _size(text: str) -> int:
