@@ -11,6 +11,9 @@ tuner, security, brokers and bench all read it. Adding a middleware is one entry
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from linklab.errors import UsageError
 from linklab.middleware.families import (
     BUILT_PROBES,
@@ -30,24 +33,24 @@ __all__ = [
     "BUILT_PROBES", "DDS_FAMILIES", "FAMILIES", "MIDDLEWARES", "NAMES", "TUNED_PROFILES",
     "Middleware", "ProbeFamily", "ProfileRule", "family", "family_of", "middleware",
 ]
+T = TypeVar("T")
+
+
+def _entry(table: Mapping[str, T], name: str, what: str) -> T:
+    if name in table:
+        return table[name]
+    raise UsageError(f"unknown {what} {name!r}; expected one of {', '.join(table)}",
+                     argument=what)
 
 
 def middleware(name: str) -> Middleware:
     """The registry's entry for a scenario's middleware value."""
-    try:
-        return MIDDLEWARES[name]
-    except KeyError:
-        raise UsageError(f"unknown middleware {name!r}; expected one of {', '.join(NAMES)}",
-                         argument="middleware") from None
+    return _entry(MIDDLEWARES, name, "middleware")
 
 
 def family(name: str) -> ProbeFamily:
     """The probe family ``name`` (fastdds | cyclonedds | mqtt | zenoh)."""
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise UsageError(f"unknown probe {name!r}; expected one of {', '.join(FAMILIES)}",
-                         argument="probe") from None
+    return _entry(FAMILIES, name, "probe")
 
 
 def family_of(name: str) -> ProbeFamily:

@@ -51,10 +51,16 @@ class ProbeFamily:
         return self.dds
 
 
-_MQTT_NO_HISTORY = ("MQTT has no history cache (the broker forwards each message once and "
-                    "keeps at most one retained message per topic)")
-_ZENOH_NO_HISTORY = ("zenoh pub/sub has no history cache (a put goes to the subscribers "
-                     "matched now and is kept nowhere)")
+def _no_history_cache(history: str, depth: str, refused: str,
+                      transient_local: str) -> dict[str, Mapping]:
+    """A family without a history cache: history and depth are no policies of it (why,
+    as the probe's summary says it), a history value is refused (``refused``), and so is
+    durability transient_local (nothing is kept for a late joiner)."""
+    return {"unsupported": MappingProxyType({"history": history, "depth": depth}),
+            "refused": MappingProxyType({("history", "keep_last"): refused,
+                                         ("history", "keep_all"): refused,
+                                         ("durability", "transient_local"): transient_local})}
+
 
 # Fast DDS's UDP transport sends an RTPS message up to 65500 B (the default and ROS 2's
 # profile); Cyclone DDS 0.10 up to General/MaxMessageSize = 14720 B.
@@ -65,37 +71,29 @@ CYCLONEDDS = ProbeFamily("cyclonedds", "Cyclone DDS", built=True, dds=True,
 MQTT = ProbeFamily(
     "mqtt", "MQTT", built=True, dds=False, discovery_gate=True,
     reliability_labels=("MQTT QoS 1", "MQTT QoS 0"),
-    unsupported=MappingProxyType({
-        "history": "MQTT has no history cache: the broker forwards each message once to the "
-                   "subscribers connected now and keeps at most one retained message per topic.",
-        "depth": "MQTT has no history cache whose depth could be set.",
-    }),
-    refused=MappingProxyType({
-        ("history", "keep_last"): _MQTT_NO_HISTORY,
-        ("history", "keep_all"): _MQTT_NO_HISTORY,
-        ("durability", "transient_local"): "MQTT cannot keep a history for late-joining "
-                                           "subscribers (a broker keeps at most one retained "
-                                           "message per topic); only volatile is possible",
-    }))
+    **_no_history_cache(
+        "MQTT has no history cache: the broker forwards each message once to the subscribers "
+        "connected now and keeps at most one retained message per topic.",
+        "MQTT has no history cache whose depth could be set.",
+        "MQTT has no history cache (the broker forwards each message once and keeps at most "
+        "one retained message per topic)",
+        "MQTT cannot keep a history for late-joining subscribers (a broker keeps at most one "
+        "retained message per topic); only volatile is possible"))
 ZENOH = ProbeFamily(
     "zenoh", "Zenoh", built=False, dds=False, discovery_gate=False,
     reliability_labels=("Zenoh reliable", "Zenoh best effort"),
-    unsupported=MappingProxyType({
-        "history": "Zenoh pub/sub has no history cache: a put goes to the subscribers matched "
-                   "now and is kept nowhere.",
-        "depth": "Zenoh pub/sub has no history cache whose depth could be set.",
-    }),
     unsupported_sub=MappingProxyType({
         "reliability": "A zenoh 1.x subscriber has no reliability setting: each sample "
                        "travels with its publisher's reliability (the publisher's summary "
                        "has it).",
     }),
-    refused=MappingProxyType({
-        ("history", "keep_last"): _ZENOH_NO_HISTORY,
-        ("history", "keep_all"): _ZENOH_NO_HISTORY,
-        ("durability", "transient_local"): "zenoh pub/sub keeps nothing for late-joining "
-                                           "subscribers; only volatile is possible",
-    }))
+    **_no_history_cache(
+        "Zenoh pub/sub has no history cache: a put goes to the subscribers matched now and "
+        "is kept nowhere.",
+        "Zenoh pub/sub has no history cache whose depth could be set.",
+        "zenoh pub/sub has no history cache (a put goes to the subscribers matched now and is "
+        "kept nowhere)",
+        "zenoh pub/sub keeps nothing for late-joining subscribers; only volatile is possible"))
 
 FAMILIES: Mapping[str, ProbeFamily] = MappingProxyType(
     {f.name: f for f in (FASTDDS, CYCLONEDDS, MQTT, ZENOH)})
