@@ -1,7 +1,7 @@
 """The layers of src/linklab, lowest first, enforced on every import -- at a module's top,
 inside functions and under ``if TYPE_CHECKING:`` alike (docs/architecture.md):
 
-    core (units, errors, the package root, output, signals) < rundir < model
+    core (units, errors, the package root, output, signals) < rundir < model, middleware
     < tune, emu, probes, security, profiles < link, brokers < bench
     < report, field, k8s, sft, drive < cli (every command, linklab.cli.*)
 
@@ -15,7 +15,7 @@ from test_import_cycles import _modules, import_graph
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"linklab", "units", "errors", "output", "held_signals", "stop_signals"}),
     frozenset({"rundir"}),  # the run directory: data, written by bench, read above it
-    frozenset({"model"}),
+    frozenset({"model", "middleware"}),
     frozenset({"tune", "emu", "probes", "security", "profiles"}),
     frozenset({"link", "brokers"}),
     frozenset({"bench"}),

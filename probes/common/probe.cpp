@@ -1,5 +1,6 @@
 // linklab probe common parts (see probe.hpp for the contract).
 #include "probe.hpp"
+#include "message_types.inc"
 
 #include <signal.h>
 #include <execinfo.h>
@@ -45,28 +46,11 @@ void log(const char* fmt, ...) {
 }
 
 // ---- types -------------------------------------------------------------------------
+// the rows of the one message-type table (src/linklab/probes/message_types.py)
 const std::vector<TypeInfo>& all_types() {
-  static const std::vector<TypeInfo> types = {
-      {"Bytes", "linklab_msgs::msg::dds_::Bytes_", TypeKind::Bytes, 0},
-      {"Image", "sensor_msgs::msg::dds_::Image_", TypeKind::Image, 0},
-      {"PointCloud2", "sensor_msgs::msg::dds_::PointCloud2_", TypeKind::PointCloud2, 0},
-      {"String", "std_msgs::msg::dds_::String_", TypeKind::String, 0},
-      {"UInt8MultiArray", "std_msgs::msg::dds_::UInt8MultiArray_", TypeKind::UInt8MultiArray, 0},
-      {"Array1k", "performance_test_msgs::msg::dds_::Array1k_", TypeKind::Array, 1024},
-      {"Array4k", "performance_test_msgs::msg::dds_::Array4k_", TypeKind::Array, 4096},
-      {"Array16k", "performance_test_msgs::msg::dds_::Array16k_", TypeKind::Array, 16384},
-      {"Array32k", "performance_test_msgs::msg::dds_::Array32k_", TypeKind::Array, 32768},
-      {"Array60k", "performance_test_msgs::msg::dds_::Array60k_", TypeKind::Array, 61440},
-      {"Array64k", "performance_test_msgs::msg::dds_::Array64k_", TypeKind::Array, 65536},
-      {"Array256k", "performance_test_msgs::msg::dds_::Array256k_", TypeKind::Array, 262144},
-      {"Array1m", "performance_test_msgs::msg::dds_::Array1m_", TypeKind::Array, 1048576},
-      {"Array2m", "performance_test_msgs::msg::dds_::Array2m_", TypeKind::Array, 2097152},
-      {"Array4m", "performance_test_msgs::msg::dds_::Array4m_", TypeKind::Array, 4194304},
-      {"PointCloud512k", "performance_test_msgs::msg::dds_::PointCloud512k_", TypeKind::PointCloud, 524288},
-      {"PointCloud1m", "performance_test_msgs::msg::dds_::PointCloud1m_", TypeKind::PointCloud, 1048576},
-      {"PointCloud2m", "performance_test_msgs::msg::dds_::PointCloud2m_", TypeKind::PointCloud, 2097152},
-      {"PointCloud4m", "performance_test_msgs::msg::dds_::PointCloud4m_", TypeKind::PointCloud, 4194304},
-  };
+#define LL_TYPE(NAME, DDS, KIND, BYTES) {#NAME, DDS, TypeKind::KIND, BYTES},
+  static const std::vector<TypeInfo> types = {LINKLAB_MESSAGE_TYPES(LL_TYPE)};
+#undef LL_TYPE
   return types;
 }
 
@@ -173,75 +157,6 @@ bool Pacer::wait_next() {
   }
   ++k_;
   return !stop_requested();
-}
-
-// ---- JSON ----------------------------------------------------------------------------
-Json& Json::set(const std::string& key, Json value) {
-  if (t_ != T::Obj) { t_ = T::Obj; obj_.clear(); }
-  for (auto& kv : obj_)
-    if (kv.first == key) { kv.second = std::move(value); return *this; }
-  obj_.emplace_back(key, std::move(value));
-  return *this;
-}
-
-Json& Json::push(Json value) {
-  if (t_ != T::Arr) { t_ = T::Arr; arr_.clear(); }
-  arr_.push_back(std::move(value));
-  return *this;
-}
-
-static void dump_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  out += '"';
-}
-
-std::string Json::dump() const {
-  std::string out;
-  switch (t_) {
-    case T::Null: return "null";
-    case T::Bool: return b_ ? "true" : "false";
-    case T::Int: return std::to_string(i_);
-    case T::UInt: return std::to_string(u_);
-    case T::Num: {
-      if (!std::isfinite(d_)) return "null";
-      char b[32];
-      std::snprintf(b, sizeof b, "%.12g", d_);
-      return b;
-    }
-    case T::Str: dump_string(out, s_); return out;
-    case T::Arr:
-      out += '[';
-      for (size_t i = 0; i < arr_.size(); ++i) out += (i ? ", " : "") + arr_[i].dump();
-      out += ']';
-      return out;
-    case T::Obj:
-      out += '{';
-      for (size_t i = 0; i < obj_.size(); ++i) {
-        if (i) out += ", ";
-        dump_string(out, obj_[i].first);
-        out += ": " + obj_[i].second.dump();
-      }
-      out += '}';
-      return out;
-  }
-  return "null";
 }
 
 // ---- ROS 2 QoS summary ----------------------------------------------------------------

@@ -274,7 +274,9 @@ struct RosQos {
 // {"reliability", "history", "depth", "durability", "unsupported"}: always these keys.
 Json ros_qos_json(const RosQos& q);
 
-// What a middleware provides to probe_main.
+// What a middleware provides to probe_main. The Python side's twin is the registry's
+// probe family (src/linklab/middleware/families.py: one ProbeFamily per probe, whose
+// QoS refusals are the same sentences).
 struct Middleware {
   const char* name;  // "fastdds", "cyclonedds"
   std::string version;

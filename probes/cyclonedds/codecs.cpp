@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "linklab_types.h"
+#include "message_types.inc"
 #include "ros_types.hpp"
 
 namespace linklab_cyclone {
@@ -233,9 +234,8 @@ Codec codec_for(const std::string& name) {
   if (name == #N) return array_codec<performance_test_msgs_msg_dds__##N##_>(&performance_test_msgs_msg_dds__##N##__desc);
 #define LL_CLOUD(N) \
   if (name == #N) return pointcloud_codec<performance_test_msgs_msg_dds__##N##_>(&performance_test_msgs_msg_dds__##N##__desc);
-  LL_ARRAY(Array1k) LL_ARRAY(Array4k) LL_ARRAY(Array16k) LL_ARRAY(Array32k) LL_ARRAY(Array60k)
-  LL_ARRAY(Array64k) LL_ARRAY(Array256k) LL_ARRAY(Array1m) LL_ARRAY(Array2m) LL_ARRAY(Array4m)
-  LL_CLOUD(PointCloud512k) LL_CLOUD(PointCloud1m) LL_CLOUD(PointCloud2m) LL_CLOUD(PointCloud4m)
+  LINKLAB_ARRAY_TYPES(LL_ARRAY)
+  LINKLAB_POINTCLOUD_TYPES(LL_CLOUD)
 #undef LL_ARRAY
 #undef LL_CLOUD
   if (name == "Image") return image_codec();

@@ -28,7 +28,8 @@ measured, as paper 002's runs measured whoever had discovered the publisher.
 Beds whose probes share this machine's files take part (linklab.link hosts), and beds
 that say how to reach their probes' files (``gate_files``: field hosts over SSH, where the
 same asymmetry happens on a real lossy path -- field/gate_files.py); the probes of Fast
-DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp).
+DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp; the registry's
+``discovery_gate``, linklab.middleware.families).
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from linklab.bench.middlewares import base_middleware
+from linklab.middleware import family_of
 
-GATED_MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt")
 POLL_S = 0.01
 # A gated publisher, matched before the go, starts its warm-up once it sees the start file
 # (it looks every 5 ms, probes/common/probe.cpp): an outage clock is armed that far ahead.
@@ -76,7 +76,7 @@ def files_of(bed) -> GateFiles | None:
 
 def applies(middleware: str, bed) -> GateFiles | None:
     """The gate's files for a cell on ``bed`` with ``middleware``; None: it has no gate."""
-    return files_of(bed) if base_middleware(middleware) in GATED_MIDDLEWARES else None
+    return files_of(bed) if family_of(middleware).discovery_gate else None
 
 
 def ready_path(out_dir: Path, endpoint: str) -> Path:

@@ -93,7 +93,7 @@ def plan(cell: Cell, address: Callable[[str], str | None],
             name = "sub" if single else f"sub-{topic.name}-{host}" + (
                 f"-{seen[host]}" if per_host[host] > 1 else "")
             listen = None
-            if adapter is not None and adapter.base == "zenoh-peer":
+            if adapter is not None and adapter.entry.listening_subscribers:
                 listen = f"{address(host)}:{ZENOH_PORT + next_port[host]}"
                 next_port[host] += 1
                 listens.append(listen)

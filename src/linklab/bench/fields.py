@@ -16,11 +16,12 @@ from typing import Any
 import yaml
 
 from linklab.errors import UsageError
+from linklab.middleware import NAMES as MIDDLEWARE_NAMES
+from linklab.probes.message_types import MESSAGE_TYPES as PROBE_MESSAGE_TYPES
 from linklab.units import parse_duration, parse_fraction, parse_frequency, parse_size
 
-MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router",
-               # secured variants (linklab.brokers.bench_adapter): security on/off
-               "fastdds-secure", "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
+# the registry's (linklab.middleware), secured variants (security on/off) included
+MIDDLEWARES = MIDDLEWARE_NAMES
 # reliable / best_effort set the reliability alone (history: keep_all unless given);
 # the others are ROS 2's named QoS profiles (linklab.probes.qos.ROS2_PROFILES).
 RELIABILITIES = ("reliable", "best_effort")
@@ -48,15 +49,10 @@ TOPOLOGIES = ("pair", "star", "chain", "cluster")
 # (with more than two nodes the robot node is robot1). A cluster cell without flow
 # places its topics as cross-host.
 FLOWS = ("bare-metal", "intra-container", "intra-pod", "intra-host", "cross-host")
-# The probe protocol's message types (README, "Probes"): of any size (a payload like
-# Bytes) Bytes and ROS 2's Image, PointCloud2, String, UInt8MultiArray (paper 000 §V-A;
-# linklab.probes.ros_types), and the fixed-size performance_test family.
-MESSAGE_TYPES = (
-    "Bytes", "Image", "PointCloud2", "String", "UInt8MultiArray",
-    "Array1k", "Array4k", "Array16k", "Array32k", "Array60k", "Array64k", "Array256k",
-    "Array1m", "Array2m",
-    "PointCloud512k", "PointCloud1m", "PointCloud2m",
-)
+# The probe protocol's message types (README, "Probes"; the table:
+# linklab.probes.message_types): of any size (a payload like Bytes) Bytes and ROS 2's
+# Image, PointCloud2, String, UInt8MultiArray, and the fixed-size performance_test family.
+MESSAGE_TYPES = tuple(t.name for t in PROBE_MESSAGE_TYPES if t.in_scenarios)
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 MAX_SUBSCRIBERS = 32

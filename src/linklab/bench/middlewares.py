@@ -1,16 +1,15 @@
-"""The middleware names a scenario may use, reduced to the probe family that runs them.
+"""The middleware names a scenario may use, reduced to the probe family that runs them
+(the registry: linklab.middleware).
 
-A leaf module (no linklab imports) so that the runner, a cell's run and its endpoints can
-ask it without importing the environment (which imports the runner).
+A leaf of bench (it imports only the registry) so that the runner, a cell's run and its
+endpoints can ask it without importing the environment (which imports the runner).
 """
 
 from __future__ import annotations
 
-DDS_BASES = {"fastdds": "fastdds", "fastdds-secure": "fastdds", "cyclonedds": "cyclonedds"}
+from linklab.middleware import family_of
 
 
 def base_middleware(middleware: str) -> str:
     """fastdds-secure -> fastdds, mqtt-tls -> mqtt, zenoh-peer-tls -> zenoh, ..."""
-    if middleware in DDS_BASES:
-        return DDS_BASES[middleware]
-    return "zenoh" if middleware.startswith("zenoh") else "mqtt"
+    return family_of(middleware).name

@@ -29,11 +29,9 @@ from typing import Any
 
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
-from linklab.bench.middlewares import base_middleware
 from linklab.bench.protocols import ResolvedProfile
 from linklab.errors import EnvironmentProblem, UsageError
-
-TUNED_PROFILES = ("optimized", "optimized-paced")
+from linklab.middleware import DDS_FAMILIES, TUNED_PROFILES, Middleware, middleware
 
 
 def shipped_profile(name: str) -> str:
@@ -57,7 +55,7 @@ def shipped_profile(name: str) -> str:
 def tuned(rate_hz: float, payload_bytes: int, link_bits: float, per: float,
           subscribers: int = 1, delay_s: float = 0.0, history_depth: int | None = None,
           cpu_competitors: int | None = None, cpu_cores: int | None = None,
-          middlewares: tuple[str, ...] = ("fastdds", "cyclonedds")):
+          middlewares: tuple[str, ...] = DDS_FAMILIES):
     """linklab.tune for a cell: its rate and payload, the link's rate (T_OS->Link), loss
     (PER) and one-way delay, the topic's unicast subscribers, a history forced by the
     scenario (None: the tuner's own plan), and the CPU contention the cell declares
@@ -90,6 +88,23 @@ def _xml_root(text: str) -> str | None:
     return match[1].split(":")[-1] if match else None
 
 
+def profile_refusal(entry: Middleware, profile: str) -> str | None:
+    """Why ``entry`` cannot take ``profile`` (one line; None: it can). A shipped Fast DDS
+    profile's name is checked by reading it (shipped_profile raises for an unknown one)."""
+    rule = entry.profiles
+    if profile.endswith((".xml", ".json5")):  # the scenario's own file
+        if not (rule.own_suffix and profile.endswith(rule.own_suffix)) or (
+                rule.own_roots and _xml_root(Path(profile).read_text()) not in rule.own_roots):
+            return entry.refusal("not_own", profile=profile)
+    elif profile not in rule.named:
+        if not rule.shipped:
+            return entry.refusal("not_named", profile=profile)
+        shipped_profile(profile)
+    if entry.only_default and profile != "default":
+        return entry.refusal("only_default")
+    return None
+
+
 class Profiles:
     """What each cell's ``profile`` and ``history`` mean for its middleware."""
 
@@ -100,8 +115,8 @@ class Profiles:
         choice = cell.link_choice or LinkChoice(cell.link)
         subscribers = len(cell.topics[0].subscribers) if cell.topics else 1
         competitors, cores = cpu_contention(cell)
-        base = base_middleware(cell.middleware)
-        chosen = (base,) if base in ("fastdds", "cyclonedds") else ("fastdds", "cyclonedds")
+        family = middleware(cell.middleware).probe
+        chosen = (family.name,) if family.dds else DDS_FAMILIES
         return tuned(cell.rate_hz, cell.payload_bytes, self.links.rate_bits(choice),
                      self.links.loss(choice), subscribers, self.links.delay_s(choice),
                      history_depth, competitors, cores, chosen)
@@ -125,11 +140,10 @@ class Profiles:
 
     def check(self, cell: Cell) -> None:
         """Refuse what the cell's middleware cannot take (before anything runs)."""
-        base = base_middleware(cell.middleware)
+        entry = middleware(cell.middleware)
         profile = cell.profile
-        own = profile.endswith((".xml", ".json5"))
         for topic in cell.topics or ():
-            if topic.history in ("tuned", "profile") and base not in ("fastdds", "cyclonedds"):
+            if topic.history in ("tuned", "profile") and not entry.probe.history_cache:
                 raise UsageError(f"history {topic.history} is the tuner's DDS writer history "
                                  f"(N_HC); {cell.middleware} has no history cache",
                                  argument="history")
@@ -140,62 +154,30 @@ class Profiles:
                                      "profile sizes a KEEP_LAST history (and its readers' "
                                      "limits) from it; use history: profile, tuned or "
                                      "keep_last:N", argument="history")
-            if profile == "optimized-paced" and base != "fastdds":
+            if profile == "optimized-paced" and not entry.profiles.paced:
                 raise UsageError("optimized-paced paces a Fast DDS writer "
                                  "(throughputController); use optimized",
                                  argument="profile")
         if (cell.search or cell.rate_fraction is not None) and profile in TUNED_PROFILES:
             raise UsageError(f"profile {profile} is tuned for a known rate; a searched rate "
                              f"({cell.rate}) has none: use another profile", argument="profile")
-        if base == "fastdds":
-            if own:
-                if not profile.endswith(".xml") or _xml_root(Path(profile).read_text()) not in (
-                        "dds", "profiles"):
-                    raise UsageError(f"{profile} is not a Fast DDS XML profile (<dds> or "
-                                     "<profiles>)", argument="profile")
-            elif profile not in TUNED_PROFILES:
-                shipped_profile(profile)
-            if cell.middleware == "fastdds-secure" and profile != "default":
-                raise UsageError("fastdds-secure runs linklab's default profile with "
-                                 "DDS-Security; another profile cannot be combined with it",
-                                 argument="profile")
-            return
-        if base == "cyclonedds":
-            if own:
-                if not profile.endswith(".xml") or _xml_root(Path(profile).read_text()) != \
-                        "CycloneDDS":
-                    raise UsageError(f"{profile} is not a Cyclone DDS configuration "
-                                     "(<CycloneDDS>)", argument="profile")
-            elif profile not in ("default", "optimized"):
-                raise UsageError(f"profile {profile!r} is a Fast DDS profile; Cyclone DDS "
-                                 "takes default, optimized or a <CycloneDDS> file of your own",
-                                 argument="profile")
-            return
-        if base == "zenoh":
-            if profile != "default" and not profile.endswith(".json5"):
-                raise UsageError(f"profile {profile!r} is not for Zenoh; Zenoh takes default "
-                                 "or a .json5 configuration of your own", argument="profile")
-            if cell.middleware.endswith("-tls") and profile != "default":
-                raise UsageError(f"{cell.middleware} brings its own TLS configuration; "
-                                 "another profile cannot be combined with it", argument="profile")
-            return
-        if profile != "default":
-            raise UsageError(f"profile {profile!r}: MQTT takes default only (mosquitto's and "
-                             "libmosquitto's settings)", argument="profile")
+        refusal = profile_refusal(entry, profile)
+        if refusal is not None:
+            raise UsageError(refusal, argument="profile")
 
     def resolve(self, cell: Cell) -> ResolvedProfile:
         self.check(cell)
         history = self.history_for(cell)
-        base = base_middleware(cell.middleware)
-        if base not in ("fastdds", "cyclonedds") or (base == "cyclonedds"
-                                                     and cell.profile == "default"):
+        entry = middleware(cell.middleware)
+        # the middleware's own configuration: Zenoh's and MQTT's, Cyclone's default
+        if not entry.probe.dds or (not entry.profiles.shipped and cell.profile == "default"):
             if cell.profile.endswith(".json5"):
                 path = Path(cell.profile)
                 return ResolvedProfile(path.name, path.read_text(), history,
                                        {"profile": path.stem, "source": str(path)})
             return ResolvedProfile(None, None, history, {"profile": cell.profile})
         if cell.profile in TUNED_PROFILES:
-            return self._tuned(cell, history, base)
+            return self._tuned(cell, history, entry)
         if cell.profile.endswith(".xml"):  # the scenario's own file
             path = Path(cell.profile)
             return ResolvedProfile(path.name, path.read_text(), history,
@@ -203,7 +185,7 @@ class Profiles:
         xml = shipped_profile(cell.profile)
         return ResolvedProfile(f"{cell.profile}.xml", xml, history, {"profile": cell.profile})
 
-    def _tuned(self, cell: Cell, history: str, base: str) -> ResolvedProfile:
+    def _tuned(self, cell: Cell, history: str, entry: Middleware) -> ResolvedProfile:
         result = self.tuned_for(cell)
         if history == "keep_all":
             raise UsageError(f"history keep_all with profile {cell.profile}: the tuned "
@@ -216,18 +198,15 @@ class Profiles:
             # tune again with it, so the readers' limits and Cyclone's follow in step
             result = self.tuned_for(cell, history_depth=depth)
         paced = cell.profile == "optimized-paced"
-        if base == "cyclonedds":
-            if paced:
-                raise UsageError("optimized-paced paces a Fast DDS writer "
-                                 "(throughputController); Cyclone DDS takes optimized",
-                                 argument="profile")
-            xml = result.cyclonedds_xml
-        else:
-            xml = result.fastdds_xml
-            if paced:
-                from linklab.tune.fastdds import set_pacing
+        if paced and not entry.profiles.paced:
+            raise UsageError("optimized-paced paces a Fast DDS writer (throughputController); "
+                             f"{entry.probe.label} takes optimized", argument="profile")
+        base = entry.probe.name
+        xml = getattr(result, f"{base}_xml")  # TuningResult.fastdds_xml / cyclonedds_xml
+        if paced:
+            from linklab.tune.fastdds import set_pacing
 
-                xml = set_pacing(xml, result.settings.budget_bytes_per_s)
+            xml = set_pacing(xml, result.settings.budget_bytes_per_s)
         competitors = result.inputs.cpu_competitors
         name = (f"{cell.profile}-{base}-{cell.payload_bytes}B-{cell.rate_hz:g}Hz-"
                 f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', cell.link)}-"

@@ -154,18 +154,17 @@ def run_search(store: RunStore, cell: Cell, env: Environment, keeper: LinkKeeper
 def model_columns(cell: Cell, env: Environment) -> dict[str, Any]:
     """The model's header overhead for a searched cell (DDS over UDP only): the
     serialized sample's bytes, not only the payload's, go on the wire."""
-    from linklab.bench.middlewares import base_middleware
+    from linklab.middleware import family_of
 
     topic = cell.topics[0]
     link_bits = env.link_rate_bits(cell)
     out: dict[str, Any] = {"link_rate_bit_s": link_bits}
-    base = base_middleware(cell.middleware)
-    if base not in ("fastdds", "cyclonedds") or cell.profile == "large_data":
+    family = family_of(cell.middleware)
+    if not family.dds or cell.profile == "large_data":
         out["model_note"] = f"{cell.middleware} runs over TCP: no RTPS/UDP header model"
         return out
-    # Fast DDS's UDP transport sends an RTPS message up to 65500 B (the default and
-    # ROS 2's profile); Cyclone DDS 0.10 up to General/MaxMessageSize = 14720 B.
-    max_message = 65500 if base == "fastdds" else 14720
+    # the largest RTPS message its UDP transport sends (linklab.middleware.families)
+    max_message = family.max_message_bytes
     if cell.profile in ("optimized", "optimized-paced"):
         max_message = 1472
     path = env.wire_path(cell)

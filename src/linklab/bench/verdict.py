@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linklab.bench.metrics import CellMetrics
+from linklab.middleware import family
 
 # Table II caption (000_10b8b18b6f5db8a8.txt §V-C): latency above 100 intervals is "—".
 LATENCY_LIMIT_INTERVALS = 100
@@ -91,12 +92,10 @@ def rule_for(base: str, qos: tuple[str, ...] | list[str], interval_s: float) -> 
     if "--system-default" in flags or "--qos" not in flags:
         return Rule(UNKNOWN, "SYSTEM_DEFAULT", interval_s)
     reliable = flags[flags.index("--qos") + 1] == "reliable"
-    if base == "mqtt":
+    labels = family(base).reliability_labels
+    if labels is not None:  # MQTT, Zenoh: no history cache, the reliability alone
         return Rule(EVERY_SAMPLE if reliable else BEST_EFFORT,
-                    "MQTT QoS 1" if reliable else "MQTT QoS 0", interval_s)
-    if base == "zenoh":
-        return Rule(EVERY_SAMPLE if reliable else BEST_EFFORT,
-                    "Zenoh reliable" if reliable else "Zenoh best effort", interval_s)
+                    labels[0] if reliable else labels[1], interval_s)
     if not reliable:
         return Rule(BEST_EFFORT, "BEST_EFFORT", interval_s)
     history = history_flag(flags)

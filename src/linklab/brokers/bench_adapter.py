@@ -13,12 +13,11 @@ broker/router per cell, on the edge host, whatever the endpoints:
 
 The broker/router's CPU time is measured over the cell (seed 004 Table 3 counts it).
 
-Security on/off (seed 004 Table 4, seed 002 §IV-B) is the secured variant of a
-middleware, as a value of the same ``middleware`` axis: ``fastdds-secure`` (DDS-Security:
-PKI-DH, Permissions, AES-GCM-GMAC), ``zenoh-peer-tls``, ``zenoh-router-tls`` and
-``mqtt-tls`` (mutual TLS). A fresh keystore (``linklab.security``) is made per cell, the
-publisher uses enclave /linklab/robot and the subscriber /linklab/edge, and the
-broker/router serves TLS with the edge's certificate.
+Security on/off is the secured variant of a middleware (linklab.middleware.registry:
+``fastdds-secure``, ``zenoh-peer-tls``, ``zenoh-router-tls``, ``mqtt-tls``). A fresh
+keystore (``linklab.security``) is made per cell, the publisher uses enclave
+/linklab/robot and the subscriber /linklab/edge, and the broker/router serves TLS with
+the edge's certificate. Which middleware needs what is the registry's (linklab.middleware).
 """
 
 from __future__ import annotations
@@ -37,12 +36,10 @@ from linklab.brokers.zenoh_router import (
     zenoh_router_tls_config,
 )
 from linklab.errors import EnvironmentProblem
+from linklab.middleware import MIDDLEWARES, Middleware, middleware
 
 MQTT_PORT = 1883
 ZENOH_PORT = 7447
-MIDDLEWARES = ("mqtt", "zenoh-peer", "zenoh-router")
-SECURED = {"fastdds-secure": "fastdds", "mqtt-tls": "mqtt", "zenoh-peer-tls": "zenoh-peer",
-           "zenoh-router-tls": "zenoh-router"}
 ENCLAVES = {"pub": "/linklab/robot", "sub": "/linklab/edge"}
 MQTT_TLS_PORT = 8883
 
@@ -65,21 +62,26 @@ class MiddlewareAdapter:
     keystore: Any = None  # linklab.security.keystore.Keystore of the current cell
 
     @property
+    def entry(self) -> Middleware:
+        """The registry's entry: what this middleware needs."""
+        return middleware(self.middleware)
+
+    @property
     def base(self) -> str:
         """The middleware without its security variant (mqtt-tls -> mqtt)."""
-        return SECURED.get(self.middleware, self.middleware)
+        return self.entry.base
 
     @property
     def secured(self) -> bool:
-        return self.middleware in SECURED
+        return self.entry.secured
 
     @property
     def probe(self) -> str:
-        return "zenoh" if self.base.startswith("zenoh") else self.base
+        return self.entry.probe.name
 
     def binary(self, find_built) -> Path:
         """``find_built(name)`` finds a built C++ probe (the runner's probe_binary)."""
-        return zenoh_probe_binary() if self.probe == "zenoh" else find_built(self.probe)
+        return find_built(self.probe) if self.entry.probe.built else zenoh_probe_binary()
 
     def prepare(self, tls_names: tuple[str, ...], workdir: Path) -> None:
         """Make the cell's keystore (secured variants); TLS certificates name every address
@@ -98,7 +100,7 @@ class MiddlewareAdapter:
     @property
     def brokered(self) -> bool:
         """A broker or router runs on the edge host for this middleware."""
-        return self.base in ("mqtt", "zenoh-router")
+        return self.entry.brokered
 
     def endpoint_args(self, role: str, *, broker_address: str, listen: str | None = None,
                       connect: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -108,14 +110,15 @@ class MiddlewareAdapter:
         edge host. zenoh-peer: a subscriber listens on ``listen`` (ADDR:PORT of its own
         host), a publisher connects to each of its subscribers (``connect``).
         """
-        if self.base == "mqtt":
+        broker = self.entry.broker
+        if broker == "mosquitto":
             port = MQTT_TLS_PORT if self.secured else MQTT_PORT
             peers: tuple[str, ...] = (f"{broker_address}:{port}",)
             extra: tuple[str, ...] = ()
-        elif self.base == "zenoh-router":
+        elif broker == "zenoh-router":
             peers = (f"{self.scheme}/{broker_address}:{ZENOH_PORT}",)
             extra = ("--mode", "client")
-        elif self.base == "zenoh-peer":
+        elif self.entry.listening_subscribers:
             peers = tuple(f"{self.scheme}/{c}" for c in connect) if role == "pub" else ()
             extra = ("--mode", "peer")
             if role == "sub" and listen:
@@ -124,11 +127,10 @@ class MiddlewareAdapter:
             peers, extra = tuple(connect), ()
         if self.secured:
             enclave = self.keystore.enclave(ENCLAVES[role])
-            if self.probe == "fastdds":
+            if self.entry.security == "dds-security":
                 profile = self._fastdds_default_with_security(enclave, role)
-            else:
-                profile = {"mqtt": enclave.mqtt_profile, "zenoh": enclave.zenoh_profile}[
-                    self.probe]
+            else:  # tls: the enclave's profile for this probe (Enclave.mqtt_profile, ...)
+                profile = getattr(enclave, f"{self.probe}_profile")
             extra += ("--profile", str(profile))  # after the cell's own: this one wins
         return peers, extra
 
@@ -147,11 +149,11 @@ class MiddlewareAdapter:
     def start_broker(self, edge_netns: str, edge_address: str,
                      workdir: Path) -> BrokerProcess | None:
         edge = self.keystore.enclave(ENCLAVES["sub"]) if self.secured else None
-        if self.base == "mqtt":
+        if self.entry.broker == "mosquitto":
             config = (mosquitto_tls_config(edge, edge_address, MQTT_TLS_PORT) if edge
                       else MosquittoConfig(address=edge_address, port=MQTT_PORT))
             return start_mosquitto(config, workdir, netns=edge_netns)
-        if self.base == "zenoh-router":
+        if self.entry.broker == "zenoh-router":
             scheme = "tls" if edge else "tcp"
             listen = [f"{scheme}/{edge_address}:{ZENOH_PORT}"]
             config = (zenoh_router_tls_config(edge, listen) if edge
@@ -160,11 +162,10 @@ class MiddlewareAdapter:
         return None
 
 
-def adapter_for(middleware: str) -> MiddlewareAdapter | None:
+def adapter_for(name: str) -> MiddlewareAdapter | None:
     """The adapter of a non-DDS or secured middleware, None for plain DDS."""
-    if middleware in MIDDLEWARES or middleware in SECURED:
-        return MiddlewareAdapter(middleware)
-    return None
+    entry = MIDDLEWARES.get(name)
+    return MiddlewareAdapter(name) if entry is not None and entry.adapted else None
 
 
 def edge_of(bed: Any) -> tuple[str, str]:

@@ -86,10 +86,11 @@ def register(app: typer.Typer) -> None:
         from linklab.bench.host_address import parse_host
         from linklab.cli.field_measure import measure_settings
         from linklab.field.tuneloop import Verify, run, table
+        from linklab.middleware import DDS_FAMILIES
         from linklab.tune import write_profiles
         from linklab.units import parse_frequency, parse_size
 
-        if middleware not in ("fastdds", "cyclonedds"):
+        if middleware not in DDS_FAMILIES:
             raise UsageError(f"{middleware!r}: the tuner makes fastdds and cyclonedds "
                              "profiles", argument="--middleware")
         if not 10 <= count <= 1_000_000:

@@ -22,6 +22,8 @@ from linklab.brokers.process import BrokerProcess, in_namespace
 from linklab.drive.hosts import Hosts
 from linklab.drive.kinematics import TWIST_CDR_BYTES, Received, SquarePlan
 from linklab.errors import EnvironmentProblem, LinklabError
+from linklab.middleware import family_of
+from linklab.middleware import middleware as registry_entry
 from linklab.probes.qos import ROS2_PROFILES, probe_qos_args
 
 REPO = Path(__file__).resolve().parents[3]
@@ -32,10 +34,10 @@ MQTT_PORT = 1883
 
 
 def probe_command(middleware: str) -> list[str]:
-    if middleware in ("zenoh-peer", "zenoh-router"):
+    probe = family_of(middleware)
+    if not probe.built:
         return [sys.executable, "-m", "linklab.probes.zenoh_probe"]
-    binary = PROBES / {"fastdds": "fastdds", "cyclonedds": "cyclonedds", "mqtt": "mqtt"}[
-        middleware] / f"linklab-probe-{middleware}"
+    binary = PROBES / probe.name / probe.binary
     if not binary.exists():
         raise EnvironmentProblem(f"{binary} is not built (run scripts/setup.sh; the DDS probes "
                                  "come from branch probes)")
@@ -63,13 +65,14 @@ def read_records(path: Path) -> list[tuple[int, int, int, int]]:
 
 def _endpoints(middleware: str, hosts: Hosts) -> tuple[list[str], list[str]]:
     """Extra probe arguments (publisher on edge, subscriber on robot)."""
-    if middleware == "mqtt":
+    entry = registry_entry(middleware)
+    if entry.broker == "mosquitto":
         peer = ["--peer", f"{hosts.edge_addr}:{MQTT_PORT}"]
         return peer, peer
-    if middleware == "zenoh-peer":
+    if entry.listening_subscribers:
         endpoint = f"tcp/{hosts.robot_addr}:{ZENOH_PORT}"
         return ["--mode", "peer", "--peer", endpoint], ["--mode", "peer", "--listen", endpoint]
-    if middleware == "zenoh-router":
+    if entry.broker == "zenoh-router":
         router = ["--mode", "client", "--peer", f"tcp/{hosts.edge_addr}:{ZENOH_PORT}"]
         return router, router
     # DDS: unicast peers, both directions
@@ -77,10 +80,11 @@ def _endpoints(middleware: str, hosts: Hosts) -> tuple[list[str], list[str]]:
 
 
 def _start_broker(middleware: str, hosts: Hosts, workdir: Path) -> BrokerProcess | None:
-    if middleware == "mqtt":
+    broker = registry_entry(middleware).broker
+    if broker == "mosquitto":
         return start_mosquitto(MosquittoConfig(address=hosts.edge_addr, port=MQTT_PORT),
                                workdir, netns=hosts.edge)
-    if middleware == "zenoh-router":
+    if broker == "zenoh-router":
         return start_zenoh_router(
             ZenohRouterConfig(listen=[f"tcp/{hosts.edge_addr}:{ZENOH_PORT}"]), workdir,
             netns=hosts.edge)
@@ -109,8 +113,7 @@ def transmit(middleware: str, hosts: Hosts, plan: SquarePlan, workdir: Path) -> 
     pub_extra, sub_extra = _endpoints(middleware, hosts)
     # cmd_vel with ROS 2's default QoS (KEEP_LAST 10, RELIABLE, VOLATILE); MQTT and Zenoh
     # take its reliability (they have no history cache)
-    qos = probe_qos_args(ROS2_PROFILES["default"],
-                         "zenoh" if middleware.startswith("zenoh") else middleware)
+    qos = probe_qos_args(ROS2_PROFILES["default"], family_of(middleware).name)
     common = ["--topic", "cmd_vel", "--type", "Bytes", "--size", str(TWIST_CDR_BYTES),
               *qos, "--count", str(plan.command_count)]
     sub_records = workdir / f"{middleware}-robot.bin"

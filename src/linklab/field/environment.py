@@ -37,8 +37,10 @@ from linklab.bench.profiles import Profiles
 from linklab.errors import UsageError
 from linklab.field import preflight, probes_remote, sync
 from linklab.field.hosts import HostSet
+from linklab.middleware import MIDDLEWARES
 
-FIELD_MIDDLEWARES = ("fastdds", "cyclonedds")
+FIELD_MIDDLEWARES = tuple(name for name, m in MIDDLEWARES.items()  # plain DDS: native probes
+                          if m.probe.dds and not m.secured)
 TUNED = ("optimized", "optimized-paced")
 
 

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from linklab.field.hosts import HostSet
+from linklab.middleware import DDS_FAMILIES, FAMILIES, family_of
 from linklab.model.fragmentation import ip_packets_per_datagram
 from linklab.model.reassembly import (
     LINUX_IPFRAG_HIGH_THRESH,
@@ -31,7 +32,7 @@ from linklab.model.reassembly import (
 
 SYSCTLS = ("net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default",
            "net.ipv4.ipfrag_high_thresh", "net.ipv4.ipfrag_time")
-DEFAULT_MAX_MESSAGE = {"fastdds": 65500, "cyclonedds": 14720}
+DEFAULT_MAX_MESSAGE = {name: FAMILIES[name].max_message_bytes for name in DDS_FAMILIES}
 MCAST_GROUP, MCAST_PORT = "239.255.0.1", 17400
 IP_UDP = 28
 RTPS_HEADERS = 116   # the most RTPS adds to a sample's message (paper 001 V-A)
@@ -71,9 +72,10 @@ class Need:
 
 def profile_numbers(xml: str | None, middleware: str) -> tuple[int | None, int]:
     """(largest socket buffer asked, max message size) of a profile (None: defaults)."""
-    base = "cyclonedds" if middleware.startswith("cyclone") else "fastdds"
+    # a DDS family's own limit (linklab.middleware); the others are read as Fast DDS's
+    limit = family_of(middleware).max_message_bytes or DEFAULT_MAX_MESSAGE["fastdds"]
     if not xml:
-        return None, DEFAULT_MAX_MESSAGE[base]
+        return None, limit
     buffers = [int(v) for v in re.findall(
         r"<(?:receiveBufferSize|sendBufferSize)>\s*(\d+)\s*<", xml)]
     buffers += [_size(v) for v in re.findall(
@@ -83,7 +85,7 @@ def profile_numbers(xml: str | None, middleware: str) -> tuple[int | None, int]:
     buffers = [b for b in buffers if b]
     messages = [m for m in messages if m]
     return (max(buffers) if buffers else None,
-            max(messages) if messages else DEFAULT_MAX_MESSAGE[base])
+            max(messages) if messages else limit)
 
 
 def _size(text: str) -> int:

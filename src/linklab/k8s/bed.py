@@ -38,8 +38,9 @@ from linklab.k8s import procs as P
 from linklab.k8s import reasons as R
 from linklab.k8s.cluster import Cluster, ClusterError
 from linklab.k8s.podrun import BundleError, read_bundle
+from linklab.middleware import MIDDLEWARES
 
-SUPPORTED = ("fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router")
+SUPPORTED = tuple(name for name, m in MIDDLEWARES.items() if not m.secured)
 EMULATED_FIELDS = ("loss", "outage", "delay_s", "jitter_s", "burst_loss", "trace")
 POLL_S = 0.5
 
@@ -79,7 +80,7 @@ def check_cell(cell: Cell, links: Links, options: K8sOptions) -> PL.Placement:
     adapter = adapter_for(cell.middleware)
     placement = PL.place(cell, brokered=bool(adapter and adapter.brokered),
                          roles=options.roles, node_selector=options.node_selector)
-    PL.check_order(cell, placement, bool(adapter and adapter.base == "zenoh-peer"))
+    PL.check_order(cell, placement, bool(adapter and adapter.entry.listening_subscribers))
     return placement
 
 

@@ -29,9 +29,10 @@ import tempfile
 from pathlib import Path
 
 from linklab.errors import EnvironmentProblem, UsageError
+from linklab.middleware import BUILT_PROBES
 
 REPO = Path(__file__).resolve().parents[3]
-PROBES = ("fastdds", "cyclonedds", "mqtt")
+PROBES = BUILT_PROBES  # the C++ probes (linklab.middleware.families)
 STDLIB_SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3",
                "pydoc_data", "unittest", "config-3.11-x86_64-linux-gnu"}
 SITE_PACKAGES = ("zenoh", "numpy", "numpy.libs", "psutil")

@@ -24,13 +24,13 @@ from typing import Any
 
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
-from linklab.bench.middlewares import base_middleware
 from linklab.k8s import manifests as M
 from linklab.k8s import placement as PL
 from linklab.k8s import reasons as R
 from linklab.k8s.bed import K8sOptions, check_cell
 from linklab.k8s.cluster import Cluster, ClusterError
 from linklab.k8s.podrun import BundleError, read_bundle
+from linklab.middleware import family_of
 
 
 @dataclass
@@ -76,14 +76,14 @@ def check(cluster: Cluster, cells: list[Cell], options: K8sOptions, links,
             if len(fit) < len(placement.pods):
                 out.errors.append(f"cell {cell.cell_id}: cross-host needs {len(placement.pods)}"
                                   f" nodes, {len(fit)} ready node(s) match")
-        base = base_middleware(cell.middleware)
-        if base in ("fastdds", "cyclonedds") and "multicast" not in seen and \
+        dds = family_of(cell.middleware).dds
+        if dds and "multicast" not in seen and \
                 len(placement.pods) > 1:
             seen.add("multicast")
             out.warnings.append("DDS discovery across pods: most CNIs drop multicast; "
                                 "linklab's probes use unicast peers. ROS 2 nodes of your own "
                                 "need ROS_STATIC_PEERS / initial peers or a discovery server")
-        if base in ("fastdds", "cyclonedds") and placement.flow in ("intra-host", "cross-host") \
+        if dds and placement.flow in ("intra-host", "cross-host") \
                 and "shm" not in seen:
             seen.add("shm")
             out.warnings.append("shared memory between pods: Fast DDS SHM / Cyclone iceoryx "

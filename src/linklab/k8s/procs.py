@@ -56,7 +56,7 @@ def cell_files(cell: Cell, profile: Any) -> dict[str, str]:
         files[profile.file_name] = profile.xml
     adapter = adapter_for(cell.middleware)
     if adapter is not None and adapter.brokered:
-        if adapter.base == "mqtt":
+        if adapter.entry.broker == "mosquitto":
             files[MOSQUITTO_CONF] = render_mosquitto_conf(
                 MosquittoConfig(address="0.0.0.0", port=MQTT_PORT))
         else:
@@ -75,7 +75,7 @@ def broker_argv(middleware: str) -> list[str]:
     adapter = adapter_for(middleware)
     if adapter is None or not adapter.brokered:
         return []
-    if adapter.base == "mqtt":
+    if adapter.entry.broker == "mosquitto":
         return ["mosquitto", "-c", f"{CELL_DIR}/{MOSQUITTO_CONF}"]
     return ["python3", "-m", "linklab.brokers.zenoh_router", "--config",
             f"{CELL_DIR}/{ZENOH_ROUTER_CONF}"]
@@ -83,7 +83,8 @@ def broker_argv(middleware: str) -> list[str]:
 
 def broker_port(middleware: str) -> int:
     adapter = adapter_for(middleware)
-    return MQTT_PORT if adapter is not None and adapter.base == "mqtt" else ZENOH_PORT
+    return MQTT_PORT if adapter is not None and adapter.entry.broker == "mosquitto" \
+        else ZENOH_PORT
 
 
 def pod_processes(cell: Cell, placement: Placement, pod: PodPlan, known: dict[str, str],

@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 
 from linklab.errors import EnvironmentProblem, UsageError
+from linklab.middleware import BUILT_PROBES
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD_DIR = REPO / "build" / "probes"
-MIDDLEWARES = ("fastdds", "cyclonedds", "mqtt")
+MIDDLEWARES = BUILT_PROBES  # the C++ probes (linklab.middleware.families)
 
 
 def binary_path(middleware: str, build_dir: Path | None = None) -> Path:

@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linklab.errors import UsageError
+from linklab.middleware import FAMILIES
 
 POLICIES = ("reliability", "history", "depth", "durability")
-PROBES = ("fastdds", "cyclonedds", "mqtt", "zenoh")
+PROBES = tuple(FAMILIES)  # fastdds, cyclonedds, mqtt, zenoh
 RELIABILITY = ("reliable", "best_effort")
 HISTORY = ("keep_last", "keep_all")
 DURABILITY = ("volatile", "transient_local")
@@ -73,44 +74,9 @@ ROS2_PROFILES: dict[str, QosRequest] = {
     "system_default": QosRequest(system_default=True),
 }
 
-# Policies a middleware has no such thing as: policy -> why, per role. The C++ MQTT probe
-# prints the same sentences (probes/mqtt/probe_mqtt.cpp, kUnsupported); a test compares.
-_NO_HISTORY = {
-    "mqtt": {
-        "history": "MQTT has no history cache: the broker forwards each message once to the "
-                   "subscribers connected now and keeps at most one retained message per topic.",
-        "depth": "MQTT has no history cache whose depth could be set.",
-    },
-    "zenoh": {
-        "history": "Zenoh pub/sub has no history cache: a put goes to the subscribers matched "
-                   "now and is kept nowhere.",
-        "depth": "Zenoh pub/sub has no history cache whose depth could be set.",
-    },
-}
-_ZENOH_SUB_RELIABILITY = (
-    "A zenoh 1.x subscriber has no reliability setting: each sample travels with its "
-    "publisher's reliability (the publisher's summary has it).")
-
-# Values a middleware cannot take: (policy, value) -> why (the usage error's reason).
-_MQTT_NO_HISTORY = ("MQTT has no history cache (the broker forwards each message once and "
-                    "keeps at most one retained message per topic)")
-_ZENOH_NO_HISTORY = ("zenoh pub/sub has no history cache (a put goes to the subscribers "
-                     "matched now and is kept nowhere)")
-_REFUSED = {
-    "mqtt": {
-        ("history", "keep_last"): _MQTT_NO_HISTORY,
-        ("history", "keep_all"): _MQTT_NO_HISTORY,
-        ("durability", "transient_local"): "MQTT cannot keep a history for late-joining "
-                                           "subscribers (a broker keeps at most one retained "
-                                           "message per topic); only volatile is possible",
-    },
-    "zenoh": {
-        ("history", "keep_last"): _ZENOH_NO_HISTORY,
-        ("history", "keep_all"): _ZENOH_NO_HISTORY,
-        ("durability", "transient_local"): "zenoh pub/sub keeps nothing for late-joining "
-                                           "subscribers; only volatile is possible",
-    },
-}
+# What a probe cannot take is its family's (linklab.middleware.families: unsupported,
+# unsupported_sub, refused); the C++ MQTT probe prints the same sentences
+# (probes/mqtt/probe_mqtt.cpp, kUnsupported); a test compares.
 
 
 def _check_probe(probe: str) -> None:
@@ -130,16 +96,17 @@ def unsupported_policies(probe: str, role: str | None = None) -> dict[str, str]:
     _check_probe(probe)
     if role not in (None, "pub", "sub"):
         raise UsageError(f"expected pub or sub, got {role!r}", argument="role")
-    out = dict(_NO_HISTORY.get(probe, {}))
-    if probe == "zenoh" and role != "pub":
-        out = {"reliability": _ZENOH_SUB_RELIABILITY, **out}
+    family = FAMILIES[probe]
+    out = dict(family.unsupported)
+    if role != "pub":
+        out = {**family.unsupported_sub, **out}
     return out
 
 
 def refusal(probe: str, policy: str, value: str) -> str | None:
     """Why ``probe`` cannot take ``policy=value`` (``None``: it can)."""
     _check_probe(probe)
-    return _REFUSED.get(probe, {}).get((policy, value))
+    return FAMILIES[probe].refused.get((policy, value))
 
 
 def ros2_profile(name: str) -> QosRequest:

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import struct
 
-ROS_TYPES: dict[str, str] = {
-    "Image": "sensor_msgs::msg::dds_::Image_",
-    "PointCloud2": "sensor_msgs::msg::dds_::PointCloud2_",
-    "String": "std_msgs::msg::dds_::String_",
-    "UInt8MultiArray": "std_msgs::msg::dds_::UInt8MultiArray_",
-}
+from linklab.probes.message_types import MESSAGE_TYPES
+
+ROS_TYPES: dict[str, str] = {t.name: t.dds_name for t in MESSAGE_TYPES
+                             if t.kind in ("Image", "PointCloud2", "String", "UInt8MultiArray")}
 IMAGE_ENCODING = "rgb8"
 IMAGE_CHANNELS = 3
 POINT_STEP = 16

@@ -1,21 +1,18 @@
-"""The probes' message types and their DDS (ROS 2) names."""
+"""The probes' message types and their DDS (ROS 2) names (the table:
+linklab.probes.message_types)."""
 
 from __future__ import annotations
 
 from linklab.errors import UsageError
+from linklab.probes.message_types import MESSAGE_TYPES
 from linklab.probes.ros_types import ENCAPSULATION, OVERHEAD, ROS_TYPES, size_refusal
 
 # performance_test's fixed layouts: payload bytes of the array / point data
-FIXED_TYPE_BYTES: dict[str, int] = {
-    "Array1k": 1024, "Array4k": 4096, "Array16k": 16384, "Array32k": 32768,
-    "Array60k": 61440, "Array64k": 65536, "Array256k": 262144, "Array1m": 1048576,
-    "Array2m": 2097152, "Array4m": 4194304,
-    "PointCloud512k": 524288, "PointCloud1m": 1048576, "PointCloud2m": 2097152,
-    "PointCloud4m": 4194304,
-}
+FIXED_TYPE_BYTES: dict[str, int] = {t.name: t.payload_bytes for t in MESSAGE_TYPES
+                                    if t.payload_bytes}
 # any --size: linklab's Bytes and ROS 2's Image, PointCloud2, String, UInt8MultiArray
 # (linklab.probes.ros_types: where seq and send time live, which sizes each can carry)
-ANY_SIZE_TYPES: tuple[str, ...] = ("Bytes", *ROS_TYPES)
+ANY_SIZE_TYPES: tuple[str, ...] = tuple(t.name for t in MESSAGE_TYPES if not t.payload_bytes)
 TYPES: tuple[str, ...] = (*ANY_SIZE_TYPES, *FIXED_TYPE_BYTES)
 
 # What one serialized sample adds to its payload (probes/idl/linklab_types.idl, XCDR1):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from linklab.middleware import DDS_FAMILIES, FAMILIES
 from linklab.model.cpu import (
     CPU_COST,
     WRITER_CPU_UTILIZATION,
@@ -92,7 +93,7 @@ def plan(t: TuningInput, wire_amplification: dict[str, float],
                    dict(capacity_hz), t.rate_hz)
 
 
-NAMES = {"fastdds": "Fast DDS", "cyclonedds": "Cyclone DDS"}
+NAMES = {name: FAMILIES[name].label for name in DDS_FAMILIES}
 
 
 def why_not(t: TuningInput, cpu: CpuPlan, middleware: str) -> str | None:

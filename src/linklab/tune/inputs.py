@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from linklab.errors import UsageError
+from linklab.middleware import DDS_FAMILIES
 from linklab.model.fragmentation import max_message_size_for_mtu
 from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES, OVERLAYS
 from linklab.model.scenario import DEFAULT_UTILIZATION
@@ -30,7 +31,7 @@ PAPER_CONDITIONS = (0.01, 0.20)  # mild and severe loss of 000 V-B
 DEFAULT_HISTORY_MEMORY_BYTES = 256 * 1024 * 1024
 MAX_DELAY_S = 10.0
 MAX_CPU_CORES = 1024
-TUNED_MIDDLEWARES = ("fastdds", "cyclonedds")
+TUNED_MIDDLEWARES = DDS_FAMILIES  # the DDS probe families (linklab.middleware)
 MAX_CPU_COMPETITORS = 100_000
 
 
@@ -59,7 +60,7 @@ class TuningInput:
     cpu_cores: float | None = None
     cpu_share: float | None = None
     # the middlewares the profiles are for: the CPU verdict asks whether one of them holds
-    middlewares: tuple[str, ...] = ("fastdds", "cyclonedds")
+    middlewares: tuple[str, ...] = DDS_FAMILIES
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
+from linklab.middleware import DDS_FAMILIES, FAMILIES
 from linklab.model.cpu import fair_share_cores, sched_lateness_s
 from linklab.model.latency import (
     NACK_ALL,
@@ -35,7 +36,7 @@ from linklab.tune.wirecheck import LinkInfo
 from linklab.units import format_percent
 
 TARGET = 0.15
-MIDDLEWARES = ("fastdds", "cyclonedds")
+MIDDLEWARES = DDS_FAMILIES  # the DDS probe families (linklab.middleware)
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def summary_line(t, settings) -> str:
         if middleware not in MIDDLEWARES:
             continue
         r = for_tuning(t, settings, middleware)
-        name = "Fast DDS" if middleware == "fastdds" else "Cyclone DDS"
+        name = FAMILIES[middleware].label
         parts.append(f"{name} mean {r.mean_s * 1e3:.3g} ms, p95 {r.p95_s * 1e3:.3g} ms"
                      if math.isfinite(r.mean_s) else f"{name}: does not complete")
     return (f"Latency at PER {format_percent(settings.sizing_per)} (model/latency.py, "

@@ -27,10 +27,11 @@ from pathlib import PurePath
 
 import yaml
 
+from linklab.middleware import DDS_FAMILIES
 from linklab.tune.inputs import TuningInput
 from linklab.tune.settings import TunedSettings
 
-MIDDLEWARES = ("fastdds", "cyclonedds")
+MIDDLEWARES = DDS_FAMILIES  # the DDS probe families (linklab.middleware)
 STEADY_RATE_SHARE = 0.95
 RECOVERED_RATE_SHARE = 0.8
 RECOVERY_SLACK_S = 2.0

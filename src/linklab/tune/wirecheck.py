@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from linklab.middleware import DDS_FAMILIES
 from linklab.model.completion import completion
 from linklab.model.fanout import interleaved_step, shared_link_completion
 from linklab.model.wire import (
@@ -34,7 +35,7 @@ from linklab.tune.predict import default_profile, predict_wire, tuned_profile
 
 TARGET = 0.15
 PROFILES = ("default", "optimized")
-MIDDLEWARES = ("fastdds", "cyclonedds")
+MIDDLEWARES = DDS_FAMILIES  # the DDS probe families (linklab.middleware)
 
 
 @dataclass(frozen=True)
