@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
 
 from linklab.errors import UsageError
@@ -25,3 +28,46 @@ def output_format(value: str, *, json_flag: bool = False, markdown_flag: bool = 
         raise UsageError(f"--format {value} and --{flags[0]} ask for different outputs",
                          argument="--format")
     return flags[0] if flags else value
+
+
+# One topic over one link: linklab model and linklab tune.
+RATE_OPTION = typer.Option(..., "--rate", help="How often the topic publishes, e.g. 30Hz.")
+PAYLOAD_OPTION = typer.Option(..., "--payload", help="Size of one sample, e.g. 256KiB.")
+SUBSCRIBERS_OPTION = typer.Option(1, "--subscribers", help="Subscribers each sample is sent "
+                                  "to, one unicast copy each.")
+OVERLAY_OPTION = typer.Option("none", "--overlay",
+                              help="Tunnel around the traffic, its header added to every "
+                                   "packet: none, vxlan (a Kubernetes pod network) or "
+                                   "wireguard.")
+
+
+def link_option(default: Any) -> Any:
+    """``--link``: the link's rate (``...``: required)."""
+    return typer.Option(default, "--link", help="What the link carries, e.g. 433Mbit/s "
+                        "(measure it if you can: linklab link measure).")
+
+
+JSON_TEXT_OPTION = typer.Option(False, "--json", help="Print JSON instead of text.")
+
+# A scenario run: linklab bench and linklab k8s run.
+SCENARIO_ARGUMENT = typer.Argument(None, metavar="SCENARIO.yaml",
+                                   help="Scenario file (examples in scenarios/). Not needed "
+                                        "with --resume.")
+QUICK_OPTION = typer.Option(False, "--quick", help="Apply the scenario's quick: overrides "
+                            "(fewer, shorter cells).")
+RUNS_OUT_OPTION = typer.Option(Path("runs"), "--out", metavar="DIR",
+                               help="Parent directory of the new run directory.")
+PRESETS_OPTION = typer.Option([], "--presets", metavar="FILE",
+                              help="Link presets of your own (format: linklab link presets "
+                                   "--help); repeatable.")
+PRESET_FILES_OPTION = typer.Option([], "--presets", metavar="FILE",
+                                   help="Link presets of your own; repeatable.")
+GATE_OPTION = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
+                           help="A pass/fail target on every cell (or one topic), e.g. "
+                                "'reception_rate>=29Hz'; repeatable. Missed: exit 1.")
+
+# Measuring a path between two hosts: linklab link measure and linklab field tune.
+PROBE_RATE_OPTION = typer.Option("2kHz", "--probe-rate",
+                                 help="Probes per second (64 B UDP), each echoed.")
+RAMP_STEP_OPTION = typer.Option("0.8s", "--ramp-step",
+                                help="Length of one step of the UDP rate ramp.")
