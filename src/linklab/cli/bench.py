@@ -32,29 +32,31 @@ from linklab.cli.options import (
     QUICK_OPTION,
     RUNS_OUT_OPTION,
     SCENARIO_ARGUMENT,
+    dry_run_option,
     output_format,
+    repeat_option,
+    resume_option,
 )
 from linklab.cli.run_outcome import conclude_run
 from linklab.errors import UsageError
 from linklab.output import err_console, err_line
 from linklab.stop_signals import exit_status
 
-RESUME = typer.Option(None, "--resume", metavar="RUN_DIR",
-                      help="Continue an interrupted run: skip its finished cells.")
-DRY_RUN = typer.Option(False, "--dry-run",
-                       help="Make every check the run makes before its first cell, then "
-                            "print the matrix and its estimated duration; change nothing.")
-REPEAT = typer.Option(None, "--repeat", metavar="N",
-                      help="Trials of every cell, 1 to 1000. Default: the scenario's trials.")
-JSON = typer.Option(False, "--json",
-                    help="Print the matrix (--dry-run) or the finished cells as JSON.")
-
 
 def bench(
     scenario_path: Path | None = SCENARIO_ARGUMENT, quick: bool = QUICK_OPTION,
-    resume: Path | None = RESUME, dry_run: bool = DRY_RUN, out: Path = RUNS_OUT_OPTION,
-    repeat_text: str | None = REPEAT, presets: list[Path] = PRESETS_OPTION,
-    gate: list[str] = GATE_OPTION, as_json: bool = JSON, fmt: str = FORMAT_OPTION,
+    resume: Path | None = resume_option("Continue an interrupted run: skip its finished "
+                                        "cells."),
+    dry_run: bool = dry_run_option("Make every check the run makes before its first cell, "
+                                   "then print the matrix and its estimated duration; change "
+                                   "nothing."),
+    out: Path = RUNS_OUT_OPTION,
+    repeat_text: str | None = repeat_option("Trials of every cell, 1 to 1000. Default: the "
+                                            "scenario's trials."),
+    presets: list[Path] = PRESETS_OPTION, gate: list[str] = GATE_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the matrix (--dry-run) or the "
+                                 "finished cells as JSON."),
+    fmt: str = FORMAT_OPTION,
 ) -> None:
     """Run a benchmark scenario and keep every result in a run directory.
 

@@ -26,7 +26,11 @@ from linklab.cli.options import (
     QUICK_OPTION,
     RUNS_OUT_OPTION,
     SCENARIO_ARGUMENT,
+    dry_run_option,
+    options_from,
     output_format,
+    repeat_option,
+    resume_option,
 )
 from linklab.cli.run_outcome import conclude_run
 from linklab.errors import UsageError
@@ -57,31 +61,34 @@ def _cluster(kubeconfig, context, namespace):
     return connect(str(kubeconfig) if kubeconfig else None, context, namespace)
 
 
-KUBECONFIG = typer.Option(None, "--kubeconfig", metavar="FILE",
-                          help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
-CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (default: the current "
-                       "one).")
-NAMESPACE = typer.Option(None, "--namespace", "-n",
-                         help="Namespace (default: the context's, else 'default').")
-IMAGE = typer.Option(None, "--image", metavar="REF",
-                     help=f"linklab probe image (default {DEFAULT_IMAGE}; see "
-                          "'linklab k8s image build').")
-PULL = typer.Option("IfNotPresent", "--pull-policy",
-                    help="When the cluster pulls the image: Always, IfNotPresent or Never.")
-ROLE = typer.Option([], "--role", metavar="HOST=ROLE",
-                    help="Node role of a host for cells without a flow (default: the host "
-                         "name without its number; pods get nodeSelector "
-                         "linklab.io/role=ROLE). Repeatable.")
-SELECTOR = typer.Option([], "--node-selector", metavar="KEY=VALUE",
-                        help="Node label every pod requires. Repeatable.")
-MEMORY = typer.Option(None, "--memory", metavar="QTY",
-                      help="Memory limit (and request) of every container, e.g. 512Mi. "
-                           "Default: none.")
-SECRET = typer.Option(None, "--pull-secret", metavar="NAME",
-                      help="Secret holding the credentials of a private registry "
-                           "(imagePullSecret).")
-START = typer.Option(120.0, "--start-timeout", metavar="S",
-                     help="Seconds a pod may take to be scheduled and started.")
+# Each option's help, as --help shows it.
+OPTION_HELP = {
+    "--kubeconfig": "Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
+    "--context": "Kubeconfig context (default: the current one).",
+    "--namespace": "Namespace (default: the context's, else 'default').",
+    "--image": f"linklab probe image (default {DEFAULT_IMAGE}; see 'linklab k8s image build').",
+    "--pull-policy": "When the cluster pulls the image: Always, IfNotPresent or Never.",
+    "--role": "Node role of a host for cells without a flow (default: the host name without its "
+              "number; pods get nodeSelector linklab.io/role=ROLE). Repeatable.",
+    "--node-selector": "Node label every pod requires. Repeatable.",
+    "--memory": "Memory limit (and request) of every container, e.g. 512Mi. Default: none.",
+    "--pull-secret": "Secret holding the credentials of a private registry (imagePullSecret).",
+    "--start-timeout": "Seconds a pod may take to be scheduled and started.",
+    "--kube-version": "Kubernetes version --dry-run validates against.",
+}
+_option = options_from(OPTION_HELP)
+
+KUBECONFIG = _option(None, "--kubeconfig", metavar="FILE")
+CONTEXT = _option(None, "--context")
+NAMESPACE = _option(None, "--namespace", "-n")
+IMAGE = _option(None, "--image", metavar="REF")
+PULL = _option("IfNotPresent", "--pull-policy")
+ROLE = _option([], "--role", metavar="HOST=ROLE")
+SELECTOR = _option([], "--node-selector", metavar="KEY=VALUE")
+MEMORY = _option(None, "--memory", metavar="QTY")
+SECRET = _option(None, "--pull-secret", metavar="NAME")
+START = _option(120.0, "--start-timeout", metavar="S")
+KUBE_VERSION = _option("1.33", "--kube-version", metavar="X.Y")
 
 
 def _options(run_id, image, pull, role, selector, memory, secret, start):
@@ -130,22 +137,16 @@ def failure_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-RESUME = typer.Option(None, "--resume", metavar="RUN_DIR",
-                      help="Continue a run: skip its finished cells.")
-DRY_RUN = typer.Option(False, "--dry-run",
-                       help="Print the manifests (for kubectl apply -f -), validated offline; "
-                            "touch no cluster.")
-KUBE_VERSION = typer.Option("1.33", "--kube-version", metavar="X.Y",
-                            help="Kubernetes version --dry-run validates against.")
-REPEAT = typer.Option(None, "--repeat", metavar="N",
-                      help="Trials of every cell. Default: the scenario's trials.")
 
 
 @k8s_app.command("run")
 def run_command(
     scenario_path: Path | None = SCENARIO_ARGUMENT, quick: bool = QUICK_OPTION,
-    resume: Path | None = RESUME, dry_run: bool = DRY_RUN, kube_version: str = KUBE_VERSION,
-    out: Path = RUNS_OUT_OPTION, repeat: int | None = REPEAT,
+    resume: Path | None = resume_option("Continue a run: skip its finished cells."),
+    dry_run: bool = dry_run_option("Print the manifests (for kubectl apply -f -), validated "
+                                   "offline; touch no cluster."),
+    kube_version: str = KUBE_VERSION, out: Path = RUNS_OUT_OPTION,
+    repeat: int | None = repeat_option("Trials of every cell. Default: the scenario's trials."),
     presets: list[Path] = PRESETS_OPTION, gate: list[str] = GATE_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the finished cells as JSON."),
     fmt: str = FORMAT_OPTION,

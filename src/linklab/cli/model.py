@@ -9,16 +9,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from linklab.cli.options import (
-    FORMAT_OPTION,
-    JSON_TEXT_OPTION,
-    OVERLAY_OPTION,
-    PAYLOAD_OPTION,
-    RATE_OPTION,
-    SUBSCRIBERS_OPTION,
-    link_option,
-    output_format,
-)
+from linklab.cli import topic_options as topic
+from linklab.cli.options import FORMAT_OPTION, JSON_TEXT_OPTION, options_from, output_format
 from linklab.errors import UsageError
 from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
 from linklab.model.input_text import evaluate_sweep, parse_model_input
@@ -129,37 +121,35 @@ def link_infos(info: dict) -> dict:
 
 
 # The options only linklab model takes (those it shares with linklab tune: cli/options.py).
-PER = typer.Option("0%", "--per", help="Packet error rate: the share of IP "
-                   "packets the link loses, e.g. 1% or 0.01.")
-MAX_MESSAGE_SIZE = typer.Option(
-    str(FASTDDS_DEFAULT_MAX_MESSAGE_SIZE), "--max-message-size",
-    help="Largest DDS (RTPS) message in bytes; a larger sample is sent as several. "
-         "Fast DDS sends up to 65500 by default; the tuned profiles use 1472 (one "
-         "IP packet).")
-HEARTBEAT_RATE = typer.Option(
-    None, "--heartbeat-rate",
-    help="How often the writer asks its readers what they miss (the DDS heartbeat, "
-         "which paces retransmissions), e.g. 0.33Hz. Default: Fast DDS's, 1/3 Hz "
-         "(every 3 s).")
-MTU = typer.Option("1500", "--mtu", help="Largest IP packet on the link, "
-                   "in bytes.")
-FRAGMENTATION = typer.Option(
-    "paper", "--fragmentation",
-    help="How IP packets per message are counted: 'paper' = message size / MTU "
-         "rounded up, as paper 000 counts them; 'ip' = the IPv4 fragments really "
-         "sent (1480 B of payload each, headers counted).")
-UTILIZATION = typer.Option(str(DEFAULT_UTILIZATION), "--utilization",
-                           help="Share of the link DDS may use (the rest is "
-                                "headroom), e.g. 0.65 or 65%.")
-SWEEP = typer.Option(
-    None, "--sweep",
-    help="A table over one input instead of one point: payload=32KiB..512KiB, "
-         "per=0..20%, per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list "
-         "payload=32KiB,64KiB.")
-LATENCY = typer.Option(
-    False, "--latency",
-    help="Check the predicted one-way latency (mean and 95th percentile) of the "
-         "cells with optimized profiles instead of the bytes on the wire.")
+# Each option's help, as --help shows it.
+OPTION_HELP = {
+    "--per": "Packet error rate: the share of IP packets the link loses, e.g. 1% or 0.01.",
+    "--max-message-size": "Largest DDS (RTPS) message in bytes; a larger sample is sent as "
+                          "several. Fast DDS sends up to 65500 by default; the tuned profiles use "
+                          "1472 (one IP packet).",
+    "--heartbeat-rate": "How often the writer asks its readers what they miss (the DDS heartbeat, "
+                        "which paces retransmissions), e.g. 0.33Hz. Default: Fast DDS's, 1/3 Hz "
+                        "(every 3 s).",
+    "--mtu": "Largest IP packet on the link, in bytes.",
+    "--fragmentation": "How IP packets per message are counted: 'paper' = message size / MTU "
+                       "rounded up, as paper 000 counts them; 'ip' = the IPv4 fragments really "
+                       "sent (1480 B of payload each, headers counted).",
+    "--utilization": "Share of the link DDS may use (the rest is headroom), e.g. 0.65 or 65%.",
+    "--sweep": "A table over one input instead of one point: payload=32KiB..512KiB, per=0..20%, "
+               "per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list payload=32KiB,64KiB.",
+    "--latency": "Check the predicted one-way latency (mean and 95th percentile) of the cells "
+                 "with optimized profiles instead of the bytes on the wire.",
+}
+_option = options_from(OPTION_HELP)
+
+PER = _option("0%", "--per")
+MAX_MESSAGE_SIZE = _option(str(FASTDDS_DEFAULT_MAX_MESSAGE_SIZE), "--max-message-size")
+HEARTBEAT_RATE = _option(None, "--heartbeat-rate")
+MTU = _option("1500", "--mtu")
+FRAGMENTATION = _option("paper", "--fragmentation")
+UTILIZATION = _option(str(DEFAULT_UTILIZATION), "--utilization")
+SWEEP = _option(None, "--sweep")
+LATENCY = _option(False, "--latency")
 
 
 def model_check_command(
@@ -245,11 +235,11 @@ def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str) -> None
 
 
 def model_command(
-    rate: str = RATE_OPTION, payload: str = PAYLOAD_OPTION,
-    link: str = link_option("433Mbit/s"), per: str = PER,
+    rate: str = topic.RATE, payload: str = topic.PAYLOAD,
+    link: str = topic.link_option("433Mbit/s"), per: str = PER,
     max_message_size: str = MAX_MESSAGE_SIZE, heartbeat_rate: str = HEARTBEAT_RATE,
     mtu: str = MTU, fragmentation: str = FRAGMENTATION, utilization: str = UTILIZATION,
-    subscribers: int = SUBSCRIBERS_OPTION, overlay: str = OVERLAY_OPTION, sweep: str = SWEEP,
+    subscribers: int = topic.SUBSCRIBERS, overlay: str = topic.OVERLAY, sweep: str = SWEEP,
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     fmt: str = FORMAT_OPTION,
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,15 @@ FORMAT_OPTION = typer.Option(
          "--json).")
 
 
+def options_from(helps: dict[str, str]) -> Callable[..., Any]:
+    """A maker of typer Options whose help is ``helps[NAME]``: a command's options then read
+    as one table of help texts, and each option as one line."""
+    def option(default: Any, name: str, *names: str, metavar: str | None = None) -> Any:
+        return typer.Option(default, name, *names, metavar=metavar, help=helps[name])
+
+    return option
+
+
 def output_format(value: str, *, json_flag: bool = False, markdown_flag: bool = False) -> str:
     """The format asked for: ``--format``, or ``--json`` / ``--markdown``, which say the same
     (giving both with different formats is a usage error)."""
@@ -28,23 +38,6 @@ def output_format(value: str, *, json_flag: bool = False, markdown_flag: bool = 
         raise UsageError(f"--format {value} and --{flags[0]} ask for different outputs",
                          argument="--format")
     return flags[0] if flags else value
-
-
-# One topic over one link: linklab model and linklab tune.
-RATE_OPTION = typer.Option(..., "--rate", help="How often the topic publishes, e.g. 30Hz.")
-PAYLOAD_OPTION = typer.Option(..., "--payload", help="Size of one sample, e.g. 256KiB.")
-SUBSCRIBERS_OPTION = typer.Option(1, "--subscribers", help="Subscribers each sample is sent "
-                                  "to, one unicast copy each.")
-OVERLAY_OPTION = typer.Option("none", "--overlay",
-                              help="Tunnel around the traffic, its header added to every "
-                                   "packet: none, vxlan (a Kubernetes pod network) or "
-                                   "wireguard.")
-
-
-def link_option(default: Any) -> Any:
-    """``--link``: the link's rate (``...``: required)."""
-    return typer.Option(default, "--link", help="What the link carries, e.g. 433Mbit/s "
-                        "(measure it if you can: linklab link measure).")
 
 
 JSON_TEXT_OPTION = typer.Option(False, "--json", help="Print JSON instead of text.")
@@ -62,6 +55,23 @@ PRESETS_OPTION = typer.Option([], "--presets", metavar="FILE",
                                    "--help); repeatable.")
 PRESET_FILES_OPTION = typer.Option([], "--presets", metavar="FILE",
                                    help="Link presets of your own; repeatable.")
+
+
+def resume_option(help_text: str) -> Any:
+    """``--resume RUN_DIR``, in the words of the command."""
+    return typer.Option(None, "--resume", metavar="RUN_DIR", help=help_text)
+
+
+def dry_run_option(help_text: str) -> Any:
+    """``--dry-run``, in the words of the command."""
+    return typer.Option(False, "--dry-run", help=help_text)
+
+
+def repeat_option(help_text: str) -> Any:
+    """``--repeat N``, in the words of the command."""
+    return typer.Option(None, "--repeat", metavar="N", help=help_text)
+
+
 GATE_OPTION = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
                            help="A pass/fail target on every cell (or one topic), e.g. "
                                 "'reception_rate>=29Hz'; repeatable. Missed: exit 1.")

@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 
-from linklab.cli.options import FORMAT_OPTION, output_format
+from linklab.cli.options import FORMAT_OPTION, options_from, output_format
 from linklab.errors import UsageError
 from linklab.output import (
     UNBOUNDED_WIDTH,
@@ -47,38 +47,37 @@ has cells linklab could not measure (status "error": "could not run" or "linklab
 whatever else happened."""
 
 
-WITH = typer.Option(
-    [], "--with", metavar="RUN_B",
-    help="Also read the cells of RUN_B (repeatable): one report of all runs' cells (e.g. a "
-         "study run in parts); a later run's cell replaces one with the same id.")
-CSV = typer.Option(None, "--csv", metavar="DIR",
-                   help="Also write cells.csv, table2.csv, rate_bins.csv, streams.csv, "
-                        "searches.csv, interfaces.csv and gates.csv (those with rows) into "
-                        "DIR.")
-MARKDOWN = typer.Option(False, "--markdown",
-                        help="Print the tables as Markdown (ours, the paper's in "
-                             "parentheses), as the project's results page shows them; the "
-                             "same as --format markdown.")
-JSON = typer.Option(False, "--json",
-                    help="Print the run, its tables (per link condition, per subscriber, "
-                         "searches, gates, errors, paper 004's ...) and every cell as JSON; "
-                         "the same as --format json.")
-HTML = typer.Option(None, "--html", metavar="[OUT.html]",
-                    help="Also write one self-contained HTML page (OUT.html; without it "
-                         "RUN_DIR/report.html).")
-COMPARE = typer.Option(None, "--compare", metavar="RUN_B",
-                       help="Show the change of every metric per cell from RUN_B (the "
-                            "reference) to RUN_DIR.")
-FAIL_ON_REGRESSION = typer.Option(False, "--fail-on-regression",
-                                  help="With --compare: exit 1 if a cell got worse beyond "
-                                       "the run-to-run spread.")
-POOL = typer.Option([], "--pool", metavar="SETTING",
-                    help="Pool the cells that differ only in this setting (repeatable): one "
-                         "column averages them all, e.g. --pool type, as paper 000 averages "
-                         "over its message types.")
-GATE = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
-                    help="Also check this target (repeatable); the run's own gates are "
-                         "always checked. Missed: exit 1.")
+# Each option's help, as --help shows it.
+OPTION_HELP = {
+    "--with": "Also read the cells of RUN_B (repeatable): one report of all runs' cells (e.g. a "
+              "study run in parts); a later run's cell replaces one with the same id.",
+    "--csv": "Also write cells.csv, table2.csv, rate_bins.csv, streams.csv, searches.csv, "
+             "interfaces.csv and gates.csv (those with rows) into DIR.",
+    "--markdown": "Print the tables as Markdown (ours, the paper's in parentheses), as the "
+                  "project's results page shows them; the same as --format markdown.",
+    "--json": "Print the run, its tables (per link condition, per subscriber, searches, gates, "
+              "errors, paper 004's ...) and every cell as JSON; the same as --format json.",
+    "--html": "Also write one self-contained HTML page (OUT.html; without it "
+              "RUN_DIR/report.html).",
+    "--compare": "Show the change of every metric per cell from RUN_B (the reference) to RUN_DIR.",
+    "--fail-on-regression": "With --compare: exit 1 if a cell got worse beyond the run-to-run "
+                            "spread.",
+    "--pool": "Pool the cells that differ only in this setting (repeatable): one column averages "
+              "them all, e.g. --pool type, as paper 000 averages over its message types.",
+    "--gate": "Also check this target (repeatable); the run's own gates are always checked. "
+              "Missed: exit 1.",
+}
+_option = options_from(OPTION_HELP)
+
+WITH = _option([], "--with", metavar="RUN_B")
+CSV = _option(None, "--csv", metavar="DIR")
+MARKDOWN = _option(False, "--markdown")
+JSON = _option(False, "--json")
+HTML = _option(None, "--html", metavar="[OUT.html]")
+COMPARE = _option(None, "--compare", metavar="RUN_B")
+FAIL_ON_REGRESSION = _option(False, "--fail-on-regression")
+POOL = _option([], "--pool", metavar="SETTING")
+GATE = _option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE")
 
 
 def report(

@@ -6,38 +6,9 @@ from pathlib import Path
 
 import typer
 
-from linklab.cli.options import (
-    FORMAT_OPTION,
-    JSON_TEXT_OPTION,
-    OVERLAY_OPTION,
-    PAYLOAD_OPTION,
-    RATE_OPTION,
-    SUBSCRIBERS_OPTION,
-    link_option,
-    output_format,
-)
-from linklab.cli.tune_options import (
-    CPU_CORES,
-    CPU_LOAD,
-    CPU_SHARE,
-    DELAY,
-    HISTORY_DEPTH,
-    HISTORY_MEMORY,
-    MIDDLEWARE,
-    MTU,
-    OUT,
-    OUTAGE_TOLERANCE,
-    PEER,
-    PER,
-    ROS,
-    STRICT,
-    UTILIZATION,
-    VERIFY,
-    VERIFY_MIDDLEWARE,
-    VERIFY_OUT,
-    VERIFY_OUTAGE,
-    VERIFY_SECONDS,
-)
+from linklab.cli import topic_options as topic
+from linklab.cli import tune_options as opt
+from linklab.cli.options import FORMAT_OPTION, JSON_TEXT_OPTION, output_format
 from linklab.errors import UsageError
 from linklab.output import print_json
 from linklab.tune import (
@@ -57,16 +28,17 @@ CPU_SHORT = ("no tuned writer holds under the declared CPU contention (its CPU o
 
 
 def tune_command(
-    rate: str = RATE_OPTION, payload: str = PAYLOAD_OPTION, link: str = link_option(...),
-    utilization: str = UTILIZATION, mtu: str = MTU, overlay: str = OVERLAY_OPTION,
-    subscribers: int = SUBSCRIBERS_OPTION, ros: str = ROS, per: str = PER,
-    peer: list[str] = PEER, outage_tolerance: str = OUTAGE_TOLERANCE, delay: str = DELAY,
-    history_memory: str = HISTORY_MEMORY, history_depth: int = HISTORY_DEPTH,
-    cpu_load: str = CPU_LOAD, cpu_share: str = CPU_SHARE, cpu_cores: str = CPU_CORES,
-    middleware: list[str] = MIDDLEWARE, verify: bool = VERIFY,
-    verify_outage: str = VERIFY_OUTAGE, verify_seconds: str = VERIFY_SECONDS,
-    verify_middleware: list[str] = VERIFY_MIDDLEWARE, verify_out: Path = VERIFY_OUT,
-    out: Path = OUT, strict: bool = STRICT, json_output: bool = JSON_TEXT_OPTION,
+    rate: str = topic.RATE, payload: str = topic.PAYLOAD, link: str = topic.link_option(...),
+    utilization: str = opt.UTILIZATION, mtu: str = opt.MTU, overlay: str = topic.OVERLAY,
+    subscribers: int = topic.SUBSCRIBERS, ros: str = opt.ROS, per: str = opt.PER,
+    peer: list[str] = opt.PEER, outage_tolerance: str = opt.OUTAGE_TOLERANCE,
+    delay: str = opt.DELAY, history_memory: str = opt.HISTORY_MEMORY,
+    history_depth: int = opt.HISTORY_DEPTH, cpu_load: str = opt.CPU_LOAD,
+    cpu_share: str = opt.CPU_SHARE, cpu_cores: str = opt.CPU_CORES,
+    middleware: list[str] = opt.MIDDLEWARE, verify: bool = opt.VERIFY,
+    verify_outage: str = opt.VERIFY_OUTAGE, verify_seconds: str = opt.VERIFY_SECONDS,
+    verify_middleware: list[str] = opt.VERIFY_MIDDLEWARE, verify_out: Path = opt.VERIFY_OUT,
+    out: Path = opt.OUT, strict: bool = opt.STRICT, json_output: bool = JSON_TEXT_OPTION,
     fmt: str = FORMAT_OPTION,
 ) -> None:
     """Write DDS profiles that carry one topic well over a given link.
