@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from linklab.cli.options import PROBE_RATE_OPTION, RAMP_STEP_OPTION
 from linklab.errors import LinklabError, UsageError
 from linklab.output import console, err_console, print_json
 
@@ -85,84 +86,92 @@ def print_comparison(rows, gaps) -> None:
         line(f"  not compared: {gap}")
 
 
+def measure_command(
+    a: str = typer.Argument(..., metavar="A", help=HOST_HELP + " Up is A -> B."),
+    b: str = typer.Argument(..., metavar="B", help=HOST_HELP),
+    duration: str = typer.Option("30s", "--duration",
+                                 help="How long the loss and RTT probes run."),
+    probe_rate: str = PROBE_RATE_OPTION, ramp_step: str = RAMP_STEP_OPTION,
+    max_rate: str = typer.Option("1Gbit/s", "--max-rate",
+                                 help="Where the ramp stops if the path carries it all."),
+    out: Path = typer.Option(None, "--out", metavar="FILE.yaml",
+                             help="Write a preset that replays the path (and the full "
+                                  "measurement as FILE.measure.json). Default: print "
+                                  "only."),
+    name: str = typer.Option(None, "--name",
+                             help="The preset's name (default: A's and B's names; "
+                                  "letters, digits, _ . -, not a shipped preset's)."),
+    compare_to: Path = typer.Option(None, "--compare", metavar="MEASUREMENT.json",
+                                    help="Compare with an earlier measurement (a replay "
+                                         "with its original); exit 1 if outside the "
+                                         "tolerances."),
+    as_json: bool = typer.Option(False, "--json", help="Print the measurement as JSON."),
+) -> None:
+    """Measure the path between two hosts, to replay it in the lab.
+
+    Round-trip time, loss and how bursty it is (a two-state Gilbert model), the rate
+    the path carries (a UDP ramp), path MTU and reordering. With --out, a preset file
+    that `linklab link up --presets` and scenarios load, so the lab replays the
+    path."""
+    from linklab.bench.host_address import parse_host
+    from linklab.field.compare import comparable_gaps, compare
+    from linklab.field.measure import measure_path
+
+    settings = measure_settings(duration, probe_rate, ramp_step, max_rate)
+    spec_a = parse_host(_host_name(a, "robot"), a, "A")
+    spec_b = parse_host(_host_name(b, "edge"), b, "B")
+    reference = None if compare_to is None else _read_measurement(compare_to)
+    # every argument is checked before anything starts (a measurement takes minutes)
+    check_hosts(spec_a, spec_b)
+    preset_name = check_preset_name(name, f"{spec_a.name}-{spec_b.name}")
+    if out is not None:
+        check_out(out)
+    command = "linklab " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
+
+    def progress(text: str) -> None:
+        err_console.print(text, markup=False, highlight=False)
+
+    m = measure_path(spec_a, spec_b, settings, progress=progress, command=command)
+    if out is not None:
+        _write_preset(out, preset_name, m)
+    rows = compare(reference, m) if reference is not None else []
+    if as_json:
+        print_json({"measurement": m.to_dict(), "comparison": [r.to_dict() for r in rows]})
+    else:
+        print_measurement(m)
+        if out is not None:
+            console.print(f"wrote {out} (preset {preset_name}) and "
+                          f"{out.with_suffix('.measure.json')}", markup=False,
+                          highlight=False)
+        if reference is not None:
+            print_comparison(rows, comparable_gaps(reference, m))
+    if any(not r.within for r in rows):
+        raise typer.Exit(1)
+
+
+def _read_measurement(path: Path):
+    """--compare: an earlier measurement (FILE.measure.json)."""
+    from linklab.field.measure import Measurement
+
+    try:
+        return Measurement.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"cannot read {path}: {error}", argument="--compare") from None
+
+
+def _write_preset(out: Path, preset_name: str, m) -> None:
+    """--out: the preset that replays the path, and the measurement beside it."""
+    from linklab.field.preset_out import write_preset
+
+    try:
+        write_preset(out, preset_name, m)
+        out.with_suffix(".measure.json").write_text(json.dumps(m.to_dict(), indent=1) + "\n")
+    except OSError as error:
+        raise LinklabError(f"cannot write {out}: {error.strerror}") from None
+
+
 def add_measure(link: typer.Typer) -> None:
-    @link.command("measure")
-    def measure_command(
-        a: str = typer.Argument(..., metavar="A", help=HOST_HELP + " Up is A -> B."),
-        b: str = typer.Argument(..., metavar="B", help=HOST_HELP),
-        duration: str = typer.Option("30s", "--duration",
-                                     help="How long the loss and RTT probes run."),
-        probe_rate: str = typer.Option("2kHz", "--probe-rate",
-                                       help="Probes per second (64 B UDP), each echoed."),
-        ramp_step: str = typer.Option("0.8s", "--ramp-step",
-                                      help="Length of one step of the UDP rate ramp."),
-        max_rate: str = typer.Option("1Gbit/s", "--max-rate",
-                                     help="Where the ramp stops if the path carries it all."),
-        out: Path = typer.Option(None, "--out", metavar="FILE.yaml",
-                                 help="Write a preset that replays the path (and the full "
-                                      "measurement as FILE.measure.json). Default: print "
-                                      "only."),
-        name: str = typer.Option(None, "--name",
-                                 help="The preset's name (default: A's and B's names; "
-                                      "letters, digits, _ . -, not a shipped preset's)."),
-        compare_to: Path = typer.Option(None, "--compare", metavar="MEASUREMENT.json",
-                                        help="Compare with an earlier measurement (a replay "
-                                             "with its original); exit 1 if outside the "
-                                             "tolerances."),
-        as_json: bool = typer.Option(False, "--json", help="Print the measurement as JSON."),
-    ) -> None:
-        """Measure the path between two hosts, to replay it in the lab.
-
-        Round-trip time, loss and how bursty it is (a two-state Gilbert model), the rate
-        the path carries (a UDP ramp), path MTU and reordering. With --out, a preset file
-        that `linklab link up --presets` and scenarios load, so the lab replays the
-        path."""
-        from linklab.bench.host_address import parse_host
-        from linklab.field.compare import comparable_gaps, compare
-        from linklab.field.measure import Measurement, measure_path
-        from linklab.field.preset_out import write_preset
-
-        settings = measure_settings(duration, probe_rate, ramp_step, max_rate)
-        spec_a = parse_host(_host_name(a, "robot"), a, "A")
-        spec_b = parse_host(_host_name(b, "edge"), b, "B")
-        reference = None
-        if compare_to is not None:
-            try:
-                reference = Measurement.from_dict(json.loads(compare_to.read_text()))
-            except (OSError, ValueError, KeyError, TypeError) as error:
-                raise UsageError(f"cannot read {compare_to}: {error}",
-                                 argument="--compare") from None
-        # every argument is checked before anything starts (a measurement takes minutes)
-        check_hosts(spec_a, spec_b)
-        preset_name = check_preset_name(name, f"{spec_a.name}-{spec_b.name}")
-        if out is not None:
-            check_out(out)
-        command = "linklab " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
-
-        def progress(text: str) -> None:
-            err_console.print(text, markup=False, highlight=False)
-
-        m = measure_path(spec_a, spec_b, settings, progress=progress, command=command)
-        if out is not None:
-            try:
-                write_preset(out, preset_name, m)
-                out.with_suffix(".measure.json").write_text(json.dumps(m.to_dict(), indent=1)
-                                                            + "\n")
-            except OSError as error:
-                raise LinklabError(f"cannot write {out}: {error.strerror}") from None
-        rows = compare(reference, m) if reference is not None else []
-        if as_json:
-            print_json({"measurement": m.to_dict(), "comparison": [r.to_dict() for r in rows]})
-        else:
-            print_measurement(m)
-            if out is not None:
-                console.print(f"wrote {out} (preset {preset_name}) and "
-                              f"{out.with_suffix('.measure.json')}", markup=False,
-                              highlight=False)
-            if reference is not None:
-                print_comparison(rows, comparable_gaps(reference, m))
-        if any(not r.within for r in rows):
-            raise typer.Exit(1)
+    link.command("measure")(measure_command)
 
 
 def measure_settings(duration: str, probe_rate: str, ramp_step: str, max_rate: str):

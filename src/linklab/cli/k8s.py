@@ -13,12 +13,26 @@ run, 130 interrupted, 143 by SIGTERM); ``preflight`` exits 1 when a cell cannot 
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
 
-from linklab.cli.options import FORMAT_OPTION, output_format
+from linklab.bench.run_start import create_run, holds_scenario, saved_gates, saved_scenario
+from linklab.cli.options import (
+    FORMAT_OPTION,
+    GATE_OPTION,
+    PRESET_FILES_OPTION,
+    PRESETS_OPTION,
+    QUICK_OPTION,
+    RUNS_OUT_OPTION,
+    SCENARIO_ARGUMENT,
+    dry_run_option,
+    options_from,
+    output_format,
+    repeat_option,
+    resume_option,
+)
+from linklab.cli.run_outcome import conclude_run
 from linklab.errors import UsageError
 from linklab.output import console, err_console, err_line, print_text
 from linklab.stop_signals import exit_status
@@ -47,31 +61,34 @@ def _cluster(kubeconfig, context, namespace):
     return connect(str(kubeconfig) if kubeconfig else None, context, namespace)
 
 
-KUBECONFIG = typer.Option(None, "--kubeconfig", metavar="FILE",
-                          help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
-CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (default: the current "
-                       "one).")
-NAMESPACE = typer.Option(None, "--namespace", "-n",
-                         help="Namespace (default: the context's, else 'default').")
-IMAGE = typer.Option(None, "--image", metavar="REF",
-                     help=f"linklab probe image (default {DEFAULT_IMAGE}; see "
-                          "'linklab k8s image build').")
-PULL = typer.Option("IfNotPresent", "--pull-policy",
-                    help="When the cluster pulls the image: Always, IfNotPresent or Never.")
-ROLE = typer.Option([], "--role", metavar="HOST=ROLE",
-                    help="Node role of a host for cells without a flow (default: the host "
-                         "name without its number; pods get nodeSelector "
-                         "linklab.io/role=ROLE). Repeatable.")
-SELECTOR = typer.Option([], "--node-selector", metavar="KEY=VALUE",
-                        help="Node label every pod requires. Repeatable.")
-MEMORY = typer.Option(None, "--memory", metavar="QTY",
-                      help="Memory limit (and request) of every container, e.g. 512Mi. "
-                           "Default: none.")
-SECRET = typer.Option(None, "--pull-secret", metavar="NAME",
-                      help="Secret holding the credentials of a private registry "
-                           "(imagePullSecret).")
-START = typer.Option(120.0, "--start-timeout", metavar="S",
-                     help="Seconds a pod may take to be scheduled and started.")
+# Each option's help, as --help shows it.
+OPTION_HELP = {
+    "--kubeconfig": "Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
+    "--context": "Kubeconfig context (default: the current one).",
+    "--namespace": "Namespace (default: the context's, else 'default').",
+    "--image": f"linklab probe image (default {DEFAULT_IMAGE}; see 'linklab k8s image build').",
+    "--pull-policy": "When the cluster pulls the image: Always, IfNotPresent or Never.",
+    "--role": "Node role of a host for cells without a flow (default: the host name without its "
+              "number; pods get nodeSelector linklab.io/role=ROLE). Repeatable.",
+    "--node-selector": "Node label every pod requires. Repeatable.",
+    "--memory": "Memory limit (and request) of every container, e.g. 512Mi. Default: none.",
+    "--pull-secret": "Secret holding the credentials of a private registry (imagePullSecret).",
+    "--start-timeout": "Seconds a pod may take to be scheduled and started.",
+    "--kube-version": "Kubernetes version --dry-run validates against.",
+}
+_option = options_from(OPTION_HELP)
+
+KUBECONFIG = _option(None, "--kubeconfig", metavar="FILE")
+CONTEXT = _option(None, "--context")
+NAMESPACE = _option(None, "--namespace", "-n")
+IMAGE = _option(None, "--image", metavar="REF")
+PULL = _option("IfNotPresent", "--pull-policy")
+ROLE = _option([], "--role", metavar="HOST=ROLE")
+SELECTOR = _option([], "--node-selector", metavar="KEY=VALUE")
+MEMORY = _option(None, "--memory", metavar="QTY")
+SECRET = _option(None, "--pull-secret", metavar="NAME")
+START = _option(120.0, "--start-timeout", metavar="S")
+KUBE_VERSION = _option("1.33", "--kube-version", metavar="X.Y")
 
 
 def _options(run_id, image, pull, role, selector, memory, secret, start):
@@ -88,23 +105,19 @@ def _options(run_id, image, pull, role, selector, memory, secret, start):
 
 
 def _load(scenario_path, quick, repeat, presets, resume):
-    from linklab.bench.spec import load_scenario, parse_scenario
-    from linklab.k8s.scenario import expand_with_flows
+    from linklab.bench.spec import load_scenario
     from linklab.rundir import RunStore
+    from linklab.k8s.scenario import expand_with_flows
 
     store = None
     if resume is not None:
         store = RunStore.open(resume)
-        saved = store.info.get("scenario") or {}
-        if not isinstance(saved.get("text"), str) or not saved.get("path"):
+        if not holds_scenario(store.info):
             raise UsageError(f"{resume}/run.json does not hold its scenario", argument="--resume")
         if "k8s" not in store.info:
             raise UsageError(f"{resume} is a linklab bench run; continue it with linklab bench "
                              "--resume", argument="--resume")
-        options = store.info.get("options", {})
-        scenario = parse_scenario(saved["text"], saved["path"], quick=options.get("quick", False),
-                                  repeat=options.get("repeat"),
-                                  saved_presets=saved.get("presets") or {})
+        scenario = saved_scenario(store.info)
     else:
         if scenario_path is None:
             raise UsageError("give a scenario file or --resume RUN_DIR", argument="SCENARIO.yaml")
@@ -114,7 +127,7 @@ def _load(scenario_path, quick, repeat, presets, resume):
 
 def failure_lines(rows: list[dict]) -> list[str]:
     """One line per cell that could not run (a linklab error) or failed, worded as at the
-    end of a run (bench.cli.conclude_run with failed_cells)."""
+    end of a run (cli.run_outcome.conclude_run with failed_cells)."""
     lines = []
     for row in rows:
         if row.get("status") == "error":
@@ -124,33 +137,17 @@ def failure_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+
+
 @k8s_app.command("run")
 def run_command(
-    scenario_path: Path | None = typer.Argument(None, metavar="SCENARIO.yaml",
-                                                help="Scenario file (examples in "
-                                                     "scenarios/). Not needed with "
-                                                     "--resume."),
-    quick: bool = typer.Option(False, "--quick", help="Apply the scenario's quick: "
-                               "overrides (fewer, shorter cells)."),
-    resume: Path | None = typer.Option(None, "--resume", metavar="RUN_DIR",
-                                       help="Continue a run: skip its finished cells."),
-    dry_run: bool = typer.Option(False, "--dry-run",
-                                 help="Print the manifests (for kubectl apply -f -), "
-                                      "validated offline; touch no cluster."),
-    kube_version: str = typer.Option("1.33", "--kube-version", metavar="X.Y",
-                                     help="Kubernetes version --dry-run validates against."),
-    out: Path = typer.Option(Path("runs"), "--out", metavar="DIR",
-                             help="Parent directory of the new run directory."),
-    repeat: int | None = typer.Option(None, "--repeat", metavar="N",
-                                      help="Trials of every cell. Default: the scenario's "
-                                           "trials."),
-    presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
-                                       help="Link presets of your own (format: linklab link "
-                                            "presets --help); repeatable."),
-    gate: list[str] = typer.Option([], "--gate", metavar="[TOPIC:]METRIC OP VALUE",
-                                   help="A pass/fail target on every cell (or one topic), "
-                                        "e.g. 'reception_rate>=29Hz'; repeatable. Missed: "
-                                        "exit 1."),
+    scenario_path: Path | None = SCENARIO_ARGUMENT, quick: bool = QUICK_OPTION,
+    resume: Path | None = resume_option("Continue a run: skip its finished cells."),
+    dry_run: bool = dry_run_option("Print the manifests (for kubectl apply -f -), validated "
+                                   "offline; touch no cluster."),
+    kube_version: str = KUBE_VERSION, out: Path = RUNS_OUT_OPTION,
+    repeat: int | None = repeat_option("Trials of every cell. Default: the scenario's trials."),
+    presets: list[Path] = PRESETS_OPTION, gate: list[str] = GATE_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the finished cells as JSON."),
     fmt: str = FORMAT_OPTION,
     kubeconfig: Path | None = KUBECONFIG, context: str | None = CONTEXT,
@@ -165,12 +162,8 @@ def run_command(
     from linklab.bench.gates import parse_cli_gate
     from linklab.bench.matrix import estimate_s
     from linklab.k8s import session
-    from linklab.k8s.manifests import to_yaml
-    from linklab.k8s.validate import validate_objects
-    from linklab.rundir import RunStore
 
     fmt = output_format(fmt, json_flag=as_json)
-    as_json = fmt == "json"
     if repeat is not None and repeat < 1:
         raise UsageError(f"{repeat} must be 1 or more", argument="--repeat")
     cli_gates = [parse_cli_gate(g) for g in gate]
@@ -178,38 +171,58 @@ def run_command(
     if store is not None and image is None:
         image = (store.info["k8s"].get("sessions") or [{}])[-1].get("image")
     options = _options(session.new_run_id(), image, pull, role, selector, memory, secret, start)
+    _check(scenario, cells, options, cli_gates)  # --dry-run too: nothing remote
+    if dry_run:
+        _print_manifests(scenario, cells, options, kube_version, namespace)
+        return
+    cluster = _cluster(kubeconfig, context, namespace)
+    if store is None:
+        store = create_run(out, scenario, [c.cell_id for c in cells], kind="k8s",
+                           options={"quick": quick, "repeat": repeat, "gates": gate},
+                           estimated_s=sum(estimate_s(c) for c in cells))
+        store.info["k8s"] = {"sessions": []}
+        store.save_info()
+    else:
+        cli_gates += [parse_cli_gate(g) for g in saved_gates(store.info)]
+    err_console.print(f"run directory: {store.root}  (cluster {cluster.server}, namespace "
+                      f"{cluster.namespace}, run id {options.run_id})")
+    rows = _run_pods(store, cells, cluster, options, scenario)
+    conclude_run(store, list(scenario.gates) + cli_gates, rows, fmt == "json",
+                 failed_cells=True, fmt=fmt)
+
+
+def _check(scenario, cells, options, cli_gates) -> None:
+    """What a run checks before touching a cluster: the gates, and that every cell can be
+    placed with these options."""
     from linklab.bench.checks import check_gates, located
     from linklab.k8s.bed import KubeEnvironment
 
-    check_gates(list(scenario.gates) + cli_gates, cells)  # --dry-run too: nothing remote
+    check_gates(list(scenario.gates) + cli_gates, cells)
     try:
         KubeEnvironment(None, options, scenario.presets).check_ready(cells)  # type: ignore
     except UsageError as error:
         raise located(error, scenario) from None
-    if dry_run:
-        objects = session.dry_run_objects(cells, options, scenario)
-        version = validate_objects(objects, kube_version)
-        sys.stdout.write(f"# linklab k8s: {len(cells)} cells of {scenario.name}, run id "
-                         f"{options.run_id}; validated against Kubernetes {version}\n"
-                         "# pods of a cell start one after another: '<HOST pod IP>' is "
-                         "filled in with the address of that host's pod once it runs\n")
-        sys.stdout.write(to_yaml(objects, namespace))
-        return
-    cluster = _cluster(kubeconfig, context, namespace)
-    if store is None:
-        total = sum(estimate_s(c) for c in cells)
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        store = RunStore.create(out / f"{scenario.name}-k8s-{stamp}",
-                                scenario=dict(scenario.to_dict(), text=scenario.text),
-                                options={"quick": quick, "repeat": repeat, "gates": gate},
-                                planned=[c.cell_id for c in cells], estimated_s=total)
-        store.info["k8s"] = {"sessions": []}
-        store.save_info()
-    else:
-        cli_gates += [parse_cli_gate(g) for g in store.info.get("options", {}).get("gates", [])
-                      if isinstance(g, str)]
-    err_console.print(f"run directory: {store.root}  (cluster {cluster.server}, namespace "
-                      f"{cluster.namespace}, run id {options.run_id})")
+
+
+def _print_manifests(scenario, cells, options, kube_version: str, namespace) -> None:
+    """--dry-run: every object of the run as YAML, validated offline."""
+    from linklab.k8s import session
+    from linklab.k8s.manifests import to_yaml
+    from linklab.k8s.validate import validate_objects
+
+    objects = session.dry_run_objects(cells, options, scenario)
+    version = validate_objects(objects, kube_version)
+    sys.stdout.write(f"# linklab k8s: {len(cells)} cells of {scenario.name}, run id "
+                     f"{options.run_id}; validated against Kubernetes {version}\n"
+                     "# pods of a cell start one after another: '<HOST pod IP>' is "
+                     "filled in with the address of that host's pod once it runs\n")
+    sys.stdout.write(to_yaml(objects, namespace))
+
+
+def _run_pods(store, cells, cluster, options, scenario) -> list:
+    """Run the cells as pods, one progress line per cell on stderr; an interruption keeps
+    the finished cells, names those that failed and says how to continue."""
+    from linklab.k8s import session
 
     shown: set[str] = set()
 
@@ -220,7 +233,7 @@ def run_command(
                               highlight=False)
 
     try:
-        rows = session.run(store, cells, cluster, options, scenario, on_progress)
+        return session.run(store, cells, cluster, options, scenario, on_progress)
     except (KeyboardInterrupt, SystemExit) as stop:
         for line in failure_lines(store.rows):  # the kept cells that failed, one line each
             err_console.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
@@ -228,10 +241,6 @@ def run_command(
                  f"{store.root}; the run's pods and ConfigMaps were deleted; continue "
                  f"with: linklab k8s run --resume {store.root}")
         raise typer.Exit(exit_status(stop) or 130) from None
-    from linklab.cli.bench import conclude_run
-
-    conclude_run(store, list(scenario.gates) + cli_gates, rows, as_json, failed_cells=True,
-                 fmt=fmt)
 
 
 @k8s_app.command("preflight")
@@ -240,8 +249,7 @@ def preflight_command(
                                          help="The scenario to check."),
     quick: bool = typer.Option(False, "--quick", help="Check the scenario with its quick: "
                                "overrides."),
-    presets: list[Path] = typer.Option([], "--presets", metavar="FILE",
-                                       help="Link presets of your own; repeatable."),
+    presets: list[Path] = PRESET_FILES_OPTION,
     pod_check: bool = typer.Option(False, "--pod-check",
                                    help="Run one pod of the image: proves it pulls and "
                                         "starts, and reports the pod network's MTU."),

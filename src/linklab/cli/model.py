@@ -2,82 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from pathlib import Path
 
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from linklab.cli.options import FORMAT_OPTION, output_format
+from linklab.cli import topic_options as topic
+from linklab.cli.options import FORMAT_OPTION, JSON_TEXT_OPTION, options_from, output_format
 from linklab.errors import UsageError
-from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE, FRAGMENTATION_MODES
-from linklab.model.overhead import OVERLAYS
-from linklab.model.scenario import (
-    DEFAULT_UTILIZATION,
-    FASTDDS_DEFAULT_HEARTBEAT_HZ,
-    ModelInput,
-    ModelResult,
-    evaluate,
-)
-from linklab.model.sweep import parse_count_bytes, parse_sweep
+from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
+from linklab.model.input_text import evaluate_sweep, parse_model_input
+from linklab.model.scenario import DEFAULT_UTILIZATION, ModelInput, ModelResult, evaluate
+from linklab.model.sweep import Sweep, parse_sweep
 from linklab.output import markdown_table, print_json, print_lines, print_text, to_markdown
-from linklab.units import (
-    format_bitrate,
-    format_duration,
-    format_percent,
-    format_size,
-    parse_bitrate,
-    parse_fraction,
-    parse_frequency,
-    parse_size,
-)
-
-
-def build_input(rate: str, payload: str, link: str, per: str, max_message_size: str,
-                heartbeat_rate: str | None, mtu: str, fragmentation: str, utilization: str,
-                subscribers: int, overlay: str) -> ModelInput:
-    """Parse and check every option before anything is computed."""
-    if fragmentation not in FRAGMENTATION_MODES:
-        raise UsageError(f"{fragmentation!r} is not one of {', '.join(FRAGMENTATION_MODES)}",
-                         argument="--fragmentation")
-    if overlay not in OVERLAYS:
-        raise UsageError(f"{overlay!r} is not one of {', '.join(OVERLAYS)}", argument="--overlay")
-    per_value = parse_fraction(per, "--per")
-    if per_value >= 1.0:
-        raise UsageError("100% loss delivers nothing; expected a fraction below 1, e.g. 1% or 0.2",
-                         argument="--per")
-    omega = parse_fraction(utilization, "--utilization")
-    if omega <= 0:
-        raise UsageError("must be in (0, 1], e.g. 0.65 or 65%", argument="--utilization")
-    if not 1 <= subscribers <= 1000:
-        raise UsageError(f"{subscribers} is outside 1..1000", argument="--subscribers")
-    mtu_value = parse_count_bytes(mtu, "--mtu")
-    if not 576 <= mtu_value <= 65535:
-        raise UsageError(f"{mtu_value} is outside 576..65535 bytes; e.g. 1500", argument="--mtu")
-    mms = parse_count_bytes(max_message_size, "--max-message-size")
-    if not 200 <= mms <= 65507:
-        raise UsageError(f"{mms} B is outside 200..65507 B (the largest UDP payload); "
-                         "e.g. 65500 or 1472", argument="--max-message-size")
-    rate_hz = parse_frequency(rate, "--rate")
-    if rate_hz > 100_000:
-        raise UsageError(f"{rate} is above 100kHz; e.g. 30Hz", argument="--rate")
-    payload_bytes = parse_size(payload, "--payload")
-    if payload_bytes > 1024**3:
-        raise UsageError(f"{payload} is above 1GiB; e.g. 256KiB", argument="--payload")
-    link_bits = parse_bitrate(link, "--link")
-    if not 10e3 <= link_bits <= 1e12:
-        raise UsageError(f"{link} is outside 10kbit/s..1000Gbit/s; e.g. 433Mbit/s",
-                         argument="--link")
-    hb = FASTDDS_DEFAULT_HEARTBEAT_HZ if heartbeat_rate is None else \
-        parse_frequency(heartbeat_rate, "--heartbeat-rate")
-    if hb > 100_000:
-        raise UsageError(f"{heartbeat_rate} is above 100kHz; e.g. 60Hz",
-                         argument="--heartbeat-rate")
-    return ModelInput(rate_hz=rate_hz, payload_bytes=payload_bytes, link_bits_per_s=link_bits,
-                      per=per_value, max_message_size=mms, heartbeat_hz=hb, mtu=mtu_value,
-                      fragmentation=fragmentation, utilization=omega, subscribers=subscribers,
-                      overlay=overlay)
+from linklab.units import format_bitrate, format_duration, format_percent, format_size
 
 
 def rows(r: ModelResult) -> list[tuple[str, str, str]]:
@@ -180,65 +120,95 @@ def link_infos(info: dict) -> dict:
     return read_links(info)
 
 
-def register_check(app: typer.Typer) -> None:
-    @app.command("model-check")
-    def model_check_command(
-        run_dir: str = typer.Argument(..., metavar="RUN_DIR",
-                                      help="A run directory made by linklab bench."),
-        latency: bool = typer.Option(
-            False, "--latency",
-            help="Check the predicted one-way latency (mean and 95th percentile) of the "
-                 "cells with optimized profiles instead of the bytes on the wire."),
-        json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
-        fmt: str = FORMAT_OPTION,
-    ) -> None:
-        """Check the models' predictions against a finished bench run, cell by cell.
+# The options only linklab model takes (those it shares with linklab tune: cli/options.py).
+# Each option's help, as --help shows it.
+OPTION_HELP = {
+    "--per": "Packet error rate: the share of IP packets the link loses, e.g. 1% or 0.01.",
+    "--max-message-size": "Largest DDS (RTPS) message in bytes; a larger sample is sent as "
+                          "several. Fast DDS sends up to 65500 by default; the tuned profiles use "
+                          "1472 (one IP packet).",
+    "--heartbeat-rate": "How often the writer asks its readers what they miss (the DDS heartbeat, "
+                        "which paces retransmissions), e.g. 0.33Hz. Default: Fast DDS's, 1/3 Hz "
+                        "(every 3 s).",
+    "--mtu": "Largest IP packet on the link, in bytes.",
+    "--fragmentation": "How IP packets per message are counted: 'paper' = message size / MTU "
+                       "rounded up, as paper 000 counts them; 'ip' = the IPv4 fragments really "
+                       "sent (1480 B of payload each, headers counted).",
+    "--utilization": "Share of the link DDS may use (the rest is headroom), e.g. 0.65 or 65%.",
+    "--sweep": "A table over one input instead of one point: payload=32KiB..512KiB, per=0..20%, "
+               "per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list payload=32KiB,64KiB.",
+    "--latency": "Check the predicted one-way latency (mean and 95th percentile) of the cells "
+                 "with optimized profiles instead of the bytes on the wire.",
+}
+_option = options_from(OPTION_HELP)
 
-        By default: the bytes on the wire per byte of payload (headers and
-        retransmissions included), predicted against measured, for Fast DDS and Cyclone
-        DDS with the default and the optimized profiles; for one-to-many cells also the
-        delay each extra subscriber adds. With --latency: the predicted mean and 95th
-        percentile of the one-way latency of every optimized-profile cell (a replay of
-        the middleware's repair protocol, under the CPU load the cell declared).
+PER = _option("0%", "--per")
+MAX_MESSAGE_SIZE = _option(str(FASTDDS_DEFAULT_MAX_MESSAGE_SIZE), "--max-message-size")
+HEARTBEAT_RATE = _option(None, "--heartbeat-rate")
+MTU = _option("1500", "--mtu")
+FRAGMENTATION = _option("paper", "--fragmentation")
+UTILIZATION = _option(str(DEFAULT_UTILIZATION), "--utilization")
+SWEEP = _option(None, "--sweep")
+LATENCY = _option(False, "--latency")
 
-        Exit 1 when a completed cell is more than 15 % off. A cell without a
-        measurement is listed but not counted, and so is one the model says cannot
-        complete because its traffic exceeds the link (shown as "∞", with the reason)."""
-        from pathlib import Path
 
-        from linklab.rundir import RunStore
+def model_check_command(
+    run_dir: str = typer.Argument(..., metavar="RUN_DIR",
+                                  help="A run directory made by linklab bench."),
+    latency: bool = LATENCY, json_output: bool = JSON_TEXT_OPTION, fmt: str = FORMAT_OPTION,
+) -> None:
+    """Check the models' predictions against a finished bench run, cell by cell.
 
-        fmt = output_format(fmt, json_flag=json_output)
-        store = RunStore.open(Path(run_dir))
-        links = link_infos(store.info)
-        if latency:
-            check_latency(run_dir, store.rows, links, fmt)
-            return
-        from linklab.tune import wirecheck
-        from linklab.tune.wirecheck import compare, fanout, render_fanout
-        from linklab.tune.wirecheck import render as render_check
+    By default: the bytes on the wire per byte of payload (headers and
+    retransmissions included), predicted against measured, for Fast DDS and Cyclone
+    DDS with the default and the optimized profiles; for one-to-many cells also the
+    delay each extra subscriber adds. With --latency: the predicted mean and 95th
+    percentile of the one-way latency of every optimized-profile cell (a replay of
+    the middleware's repair protocol, under the CPU load the cell declared).
 
-        comparisons = compare(store.rows, links)
-        fanouts = fanout(store.rows, links)
-        if not comparisons:
-            raise UsageError(f"{run_dir} has no cell the wire model predicts (Fast DDS or "
-                             "Cyclone DDS, profile default or optimized)", argument="RUN_DIR")
-        if fmt == "json":
-            print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons],
-                        "fanout": [f.to_dict() for f in fanouts]})
-        elif fmt == "markdown":
-            lines = markdown_table(wirecheck.COLUMNS, wirecheck.rows(comparisons), (2, 3, 4))
-            for line in wirecheck.summary(comparisons):   # one paragraph each
-                lines += ["", line.strip()]
-            if fanouts:
-                lines += ["", f"**{wirecheck.FANOUT_TITLE}**", ""]
-                lines += markdown_table(wirecheck.FANOUT_COLUMNS,
-                                        wirecheck.fanout_rows(fanouts), (1, 2, 3, 4, 5))
-            typer.echo("\n".join(lines))
-        else:
-            print_lines(render_check(comparisons) + (render_fanout(fanouts) if fanouts else []))
-        if any(c.missed for c in comparisons):
-            raise typer.Exit(1)
+    Exit 1 when a completed cell is more than 15 % off. A cell without a
+    measurement is listed but not counted, and so is one the model says cannot
+    complete because its traffic exceeds the link (shown as "∞", with the reason)."""
+    from linklab.rundir import RunStore
+
+    fmt = output_format(fmt, json_flag=json_output)
+    store = RunStore.open(Path(run_dir))
+    links = link_infos(store.info)
+    if latency:
+        check_latency(run_dir, store.rows, links, fmt)
+        return
+    from linklab.tune.wirecheck import compare, fanout
+
+    comparisons = compare(store.rows, links)
+    fanouts = fanout(store.rows, links)
+    if not comparisons:
+        raise UsageError(f"{run_dir} has no cell the wire model predicts (Fast DDS or "
+                         "Cyclone DDS, profile default or optimized)", argument="RUN_DIR")
+    if fmt == "json":
+        print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons],
+                    "fanout": [f.to_dict() for f in fanouts]})
+    elif fmt == "markdown":
+        typer.echo("\n".join(_wire_markdown(comparisons, fanouts)))
+    else:
+        from linklab.tune.wirecheck import render, render_fanout
+
+        print_lines(render(comparisons) + (render_fanout(fanouts) if fanouts else []))
+    if any(c.missed for c in comparisons):
+        raise typer.Exit(1)
+
+
+def _wire_markdown(comparisons: list, fanouts: list) -> list[str]:
+    """``model-check --format markdown``: the wire table, its summary, the fan-out table."""
+    from linklab.tune import wirecheck
+
+    lines = markdown_table(wirecheck.COLUMNS, wirecheck.rows(comparisons), (2, 3, 4))
+    for line in wirecheck.summary(comparisons):   # one paragraph each
+        lines += ["", line.strip()]
+    if fanouts:
+        lines += ["", f"**{wirecheck.FANOUT_TITLE}**", ""]
+        lines += markdown_table(wirecheck.FANOUT_COLUMNS,
+                                wirecheck.fanout_rows(fanouts), (1, 2, 3, 4, 5))
+    return lines
 
 
 def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str) -> None:
@@ -264,106 +234,74 @@ def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str) -> None
         raise typer.Exit(1)
 
 
+def model_command(
+    rate: str = topic.RATE, payload: str = topic.PAYLOAD,
+    link: str = topic.link_option("433Mbit/s"), per: str = PER,
+    max_message_size: str = MAX_MESSAGE_SIZE, heartbeat_rate: str = HEARTBEAT_RATE,
+    mtu: str = MTU, fragmentation: str = FRAGMENTATION, utilization: str = UTILIZATION,
+    subscribers: int = topic.SUBSCRIBERS, overlay: str = topic.OVERLAY, sweep: str = SWEEP,
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    fmt: str = FORMAT_OPTION,
+) -> None:
+    """Predict what DDS does to one topic's traffic over a lossy link.
+
+    The analytic model of paper 000 (Optimizing ROS 2 Communication for Wireless
+    Robotic Systems, Eq. 1-6) with the header overhead of paper 001 (Communication
+    Bottlenecks in ROS 2 Deployments on Kubernetes): how a sample is split into IP
+    packets, the bandwidth retransmissions add, the bursts after each heartbeat, the
+    history the link share allows, what best effort delivers, and a verdict. Each
+    row of the table names the paper's equation it comes from."""
+    fmt = output_format(fmt, json_flag=json_output)
+    base = parse_model_input(rate, payload, link, per, max_message_size, heartbeat_rate, mtu,
+                             fragmentation, utilization, subscribers, overlay)
+    if sweep is None:
+        _print_point(base, fmt)
+    else:
+        _print_sweep(base, parse_sweep(sweep), fmt)
+
+
+def _print_point(base: ModelInput, fmt: str) -> None:
+    """The model at one point: its quantities with their sources, then in words."""
+    result = evaluate(base)
+    if fmt == "json":
+        print_json(result.to_dict())
+        return
+    table = Table(box=box.SIMPLE, pad_edge=False,
+                  title=f"linklab model: {format_size(base.payload_bytes)} at "
+                        f"{base.rate_hz:g} Hz over {format_bitrate(base.link_bits_per_s)}, "
+                        f"PER {format_percent(base.per)}")
+    table.add_column("quantity", no_wrap=True)
+    table.add_column("value", no_wrap=True)
+    table.add_column("source")
+    for row in rows(result):
+        table.add_row(*row)
+    if fmt == "markdown":
+        typer.echo(to_markdown(table, *(Text(line) for line in narrative(result))))
+        return
+    print_text(table)
+    print_lines(narrative(result))
+
+
+def _print_sweep(base: ModelInput, spec: Sweep, fmt: str) -> None:
+    """The model over the values of one input: one row each."""
+    results = evaluate_sweep(base, spec)
+    if fmt == "json":
+        print_json({"sweep": spec.name, "rows": [
+            {spec.name: v, **r.to_dict()} for v, r in results]})
+        return
+    table = Table(title=f"linklab model sweep over {spec.name}", box=box.SIMPLE,
+                  pad_edge=False)
+    table.add_column(spec.name, no_wrap=True)
+    for column in SWEEP_COLUMNS:
+        table.add_column(column, justify="right", no_wrap=True)
+    for value, r in results:
+        table.add_row(format_swept(spec.name, value), *sweep_row(r))
+    if fmt == "markdown":
+        typer.echo(to_markdown(table))
+    else:
+        print_text(table)
+
+
 def register(app: typer.Typer) -> None:
-    register_check(app)
-
-    @app.command("model")
-    def model_command(
-        rate: str = typer.Option(..., "--rate", help="How often the topic publishes, "
-                                 "e.g. 30Hz."),
-        payload: str = typer.Option(..., "--payload", help="Size of one sample, e.g. 256KiB."),
-        link: str = typer.Option("433Mbit/s", "--link",
-                                 help="What the link carries, e.g. 433Mbit/s (measure it if "
-                                      "you can: linklab link measure)."),
-        per: str = typer.Option("0%", "--per", help="Packet error rate: the share of IP "
-                                "packets the link loses, e.g. 1% or 0.01."),
-        max_message_size: str = typer.Option(
-            str(FASTDDS_DEFAULT_MAX_MESSAGE_SIZE), "--max-message-size",
-            help="Largest DDS (RTPS) message in bytes; a larger sample is sent as several. "
-                 "Fast DDS sends up to 65500 by default; the tuned profiles use 1472 (one "
-                 "IP packet)."),
-        heartbeat_rate: str = typer.Option(
-            None, "--heartbeat-rate",
-            help="How often the writer asks its readers what they miss (the DDS heartbeat, "
-                 "which paces retransmissions), e.g. 0.33Hz. Default: Fast DDS's, 1/3 Hz "
-                 "(every 3 s)."),
-        mtu: str = typer.Option("1500", "--mtu", help="Largest IP packet on the link, "
-                                "in bytes."),
-        fragmentation: str = typer.Option(
-            "paper", "--fragmentation",
-            help="How IP packets per message are counted: 'paper' = message size / MTU "
-                 "rounded up, as paper 000 counts them; 'ip' = the IPv4 fragments really "
-                 "sent (1480 B of payload each, headers counted)."),
-        utilization: str = typer.Option(str(DEFAULT_UTILIZATION), "--utilization",
-                                        help="Share of the link DDS may use (the rest is "
-                                             "headroom), e.g. 0.65 or 65%."),
-        subscribers: int = typer.Option(1, "--subscribers",
-                                        help="Subscribers each sample is sent to, one "
-                                             "unicast copy each."),
-        overlay: str = typer.Option("none", "--overlay",
-                                    help="Tunnel around the traffic, its header added to "
-                                         "every packet: none, vxlan (a Kubernetes pod "
-                                         "network) or wireguard."),
-        sweep: str = typer.Option(
-            None, "--sweep",
-            help="A table over one input instead of one point: payload=32KiB..512KiB, "
-                 "per=0..20%, per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list "
-                 "payload=32KiB,64KiB."),
-        json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-        fmt: str = FORMAT_OPTION,
-    ) -> None:
-        """Predict what DDS does to one topic's traffic over a lossy link.
-
-        The analytic model of paper 000 (Optimizing ROS 2 Communication for Wireless
-        Robotic Systems, Eq. 1-6) with the header overhead of paper 001 (Communication
-        Bottlenecks in ROS 2 Deployments on Kubernetes): how a sample is split into IP
-        packets, the bandwidth retransmissions add, the bursts after each heartbeat, the
-        history the link share allows, what best effort delivers, and a verdict. Each
-        row of the table names the paper's equation it comes from."""
-        fmt = output_format(fmt, json_flag=json_output)
-        base = build_input(rate, payload, link, per, max_message_size, heartbeat_rate, mtu,
-                           fragmentation, utilization, subscribers, overlay)
-        if sweep is None:
-            result = evaluate(base)
-            if fmt == "json":
-                print_json(result.to_dict())
-                return
-            table = Table(box=box.SIMPLE, pad_edge=False,
-                          title=f"linklab model: {format_size(base.payload_bytes)} at "
-                                f"{base.rate_hz:g} Hz over {format_bitrate(base.link_bits_per_s)}, "
-                                f"PER {format_percent(base.per)}")
-            table.add_column("quantity", no_wrap=True)
-            table.add_column("value", no_wrap=True)
-            table.add_column("source")
-            for row in rows(result):
-                table.add_row(*row)
-            if fmt == "markdown":
-                typer.echo(to_markdown(table, *(Text(line) for line in narrative(result))))
-                return
-            print_text(table)
-            print_lines(narrative(result))
-            return
-        spec = parse_sweep(sweep)
-        results = []
-        for value in spec.values:
-            cast = int(value) if spec.field in ("payload_bytes", "max_message_size") else value
-            point = replace(base, **{spec.field: cast})
-            if point.per >= 1.0:
-                raise UsageError("a PER of 100% delivers nothing; end the sweep below 100%",
-                                 argument="--sweep")
-            results.append((value, evaluate(point)))
-        if fmt == "json":
-            print_json({"sweep": spec.name, "rows": [
-                {spec.name: v, **r.to_dict()} for v, r in results]})
-            return
-        table = Table(title=f"linklab model sweep over {spec.name}", box=box.SIMPLE,
-                      pad_edge=False)
-        table.add_column(spec.name, no_wrap=True)
-        for column in SWEEP_COLUMNS:
-            table.add_column(column, justify="right", no_wrap=True)
-        for value, r in results:
-            table.add_row(format_swept(spec.name, value), *sweep_row(r))
-        if fmt == "markdown":
-            typer.echo(to_markdown(table))
-        else:
-            print_text(table)
+    app.command("model-check")(model_check_command)
+    app.command("model")(model_command)
