@@ -23,7 +23,6 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from linklab.bench.matrix import Cell, expand
 from linklab.bench.run_start import create_run, holds_scenario, saved_gates, saved_scenario
 from linklab.bench.spec import Scenario, load_scenario
-from linklab.rundir import RunStore
 from linklab.cli.bench_plan import fmt_eta, print_plan
 from linklab.cli.options import (
     FORMAT_OPTION,
@@ -40,6 +39,7 @@ from linklab.cli.options import (
 from linklab.cli.run_outcome import conclude_run
 from linklab.errors import UsageError
 from linklab.output import err_console, err_line
+from linklab.rundir import RunStore
 from linklab.stop_signals import exit_status
 
 

@@ -106,8 +106,8 @@ def _options(run_id, image, pull, role, selector, memory, secret, start):
 
 def _load(scenario_path, quick, repeat, presets, resume):
     from linklab.bench.spec import load_scenario
-    from linklab.rundir import RunStore
     from linklab.k8s.scenario import expand_with_flows
+    from linklab.rundir import RunStore
 
     store = None
     if resume is not None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import typer
 
 from linklab.bench.gate_outcome import judge_gates
-from linklab.rundir import RunStore
 from linklab.output import err_console, err_line, layout_console, print_json, print_text
+from linklab.rundir import RunStore
 
 EXIT_GATES_MISSED = 1
 EXIT_LINKLAB_ERROR = 70
