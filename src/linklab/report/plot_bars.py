@@ -64,11 +64,12 @@ def _hbars(items, series: list[tuple[str, str]], xlabel: str, annotate) -> Figur
     return fig
 
 
-def _bar_figure(rows: list[dict[str, Any]], keys: tuple[str, ...],
-                series: list[tuple[str, str]], xlabel: str, value_format: str
-                ) -> Figure | None:
-    """_hbars of the mean of each key per setting, each bar annotated with its value in
-    ``value_format`` (n/a without one); None when no row has any of the keys."""
+def _bar_plot(rows: list[dict[str, Any]], keys: tuple[str, ...],
+              series: list[tuple[str, str]], xlabel: str, value_format: str,
+              plot: tuple[str, str, str], unity_line: bool = False) -> Plot | None:
+    """The Plot (key, title, caption) of _hbars of the mean of each key per setting, each
+    bar annotated with its value in ``value_format`` (n/a without one), a dotted line at
+    1 with ``unity_line``; None when no row has any of the keys."""
     items = _bar_rows(rows, keys)
     if not items:
         return None
@@ -76,35 +77,34 @@ def _bar_figure(rows: list[dict[str, Any]], keys: tuple[str, ...],
     def annotate(v: float | None, j: int) -> str:
         return "n/a" if v is None else value_format.format(v)
 
-    return _hbars(items, series, xlabel, annotate)
+    fig = _hbars(items, series, xlabel, annotate)
+    if unity_line:
+        fig.axes[0].axvline(1.0, color="#333333", linewidth=0.8, linestyle=":")
+    return Plot(*plot, _png(fig))
 
 
 def amplification(rows: list[dict[str, Any]]) -> Plot | None:
     """Measured wire bytes / published bytes beside the model's R_DDS / R_pub, per cell."""
-    fig = _bar_figure(rows, ("wire_amplification", "model_amplification"),
-                      [("measured", COLOURS[0]), ("model R_DDS / R_pub", COLOURS[4])],
-                      "wire amplification (1 = payload bytes only)", "{:.3f}")
-    if fig is None:
-        return None
-    ax = fig.axes[0]
-    ax.axvline(1.0, color="#333333", linewidth=0.8, linestyle=":")
-    return Plot("amplification", "Wire amplification: measured vs model",
-                "Bytes on the link's interfaces (data, retransmissions, heartbeats, acks, "
-                "headers) over payload bytes published; beside it the model's prediction "
-                "R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1). "
-                "n/a: not measured, or the model does not cover the cell (TCP transports, "
-                "other middlewares).", _png(fig))
+    return _bar_plot(
+        rows, ("wire_amplification", "model_amplification"),
+        [("measured", COLOURS[0]), ("model R_DDS / R_pub", COLOURS[4])],
+        "wire amplification (1 = payload bytes only)", "{:.3f}",
+        ("amplification", "Wire amplification: measured vs model",
+         "Bytes on the link's interfaces (data, retransmissions, heartbeats, acks, "
+         "headers) over payload bytes published; beside it the model's prediction "
+         "R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1). "
+         "n/a: not measured, or the model does not cover the cell (TCP transports, "
+         "other middlewares)."), unity_line=True)
 
 
 # --- CPU ---------------------------------------------------------------------------------
 
 def cpu(rows: list[dict[str, Any]]) -> Plot | None:
     """CPU seconds of the publisher and subscriber probe, per cell (mean over trials)."""
-    fig = _bar_figure(rows, ("pub_cpu_s", "sub_cpu_s"),
-                      [("publisher probe", COLOURS[0]), ("subscriber probe", COLOURS[1])],
-                      "CPU time (user + system, s)", "{:.2f} s")
-    if fig is None:
-        return None
-    return Plot("cpu", "CPU per probe",
-                "User + system CPU seconds of each probe process over the whole cell "
-                "(discovery, publishing, draining), mean over trials.", _png(fig))
+    return _bar_plot(
+        rows, ("pub_cpu_s", "sub_cpu_s"),
+        [("publisher probe", COLOURS[0]), ("subscriber probe", COLOURS[1])],
+        "CPU time (user + system, s)", "{:.2f} s",
+        ("cpu", "CPU per probe",
+         "User + system CPU seconds of each probe process over the whole cell "
+         "(discovery, publishing, draining), mean over trials."))
