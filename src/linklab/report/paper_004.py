@@ -166,6 +166,16 @@ def _link_table(rows: list[dict[str, Any]], link: str, key: str, title: str,
     return cells, Section(key, title, columns, md_heading="####", **options), False
 
 
+def _fill(section: Section, cells: dict, link: str,
+          text: Callable[[dict[str, Any] | None, int, str], str]) -> None:
+    """One row per message: ``text(row, i, message)`` of each middleware's cell (row
+    None: not run; i: its column), then the delivered column."""
+    for message in MESSAGES:
+        out = [text(cells.get((link, message, middleware)), i, message)
+               for i, middleware in enumerate(COLUMNS)]
+        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+
+
 def table2(rows: list[dict[str, Any]], link: str) -> Section:
     cells, section, pending = _link_table(
         rows, link, f"paper-004-table2-{link}",
@@ -176,24 +186,24 @@ def table2(rows: list[dict[str, Any]], link: str) -> Section:
                "could not measure the cell; delivered = received/expected per middleware.")
     if pending:
         return section
-    for message in MESSAGES:
-        out = []
-        for i, middleware in enumerate(COLUMNS):
-            row = cells.get((link, message, middleware))
-            if row is None:
-                ours = "not run"
-            elif is_error(row):
-                ours = "error"
-            elif _ok(row):
-                ours = _fmt(row.get("latency_mean_ms"))
-            else:  # did not complete: "—", with the mean of what did arrive, if anything
-                arrived = row.get("latency_mean_ms")
-                ours = "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
-            paper = _fmt(TABLE2[link][message][i]) if link in TABLE2 else "n/a"
-            out.append(f"{ours} / {paper}")
-        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
-        section.records.append({"link": link, "message": message, "ours": {
-            m: (cells.get((link, message, m)) or {}).get("latency_mean_ms") for m in COLUMNS}})
+
+    def text(row: dict[str, Any] | None, i: int, message: str) -> str:
+        if row is None:
+            ours = "not run"
+        elif is_error(row):
+            ours = "error"
+        elif _ok(row):
+            ours = _fmt(row.get("latency_mean_ms"))
+        else:  # did not complete: "—", with the mean of what did arrive, if anything
+            arrived = row.get("latency_mean_ms")
+            ours = "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
+        paper = _fmt(TABLE2[link][message][i]) if link in TABLE2 else "n/a"
+        return f"{ours} / {paper}"
+
+    _fill(section, cells, link, text)
+    section.records += [{"link": link, "message": message, "ours": {
+        m: (cells.get((link, message, m)) or {}).get("latency_mean_ms") for m in COLUMNS}}
+        for message in MESSAGES]
     return section
 
 
@@ -203,14 +213,13 @@ def throughput(rows: list[dict[str, Any]], link: str) -> Section:
         ["message"] + list(COLUMNS.values()) + [DELIVERED])
     if pending:
         return section
-    for message in MESSAGES:
-        out = []
-        for middleware in COLUMNS:
-            row = cells.get((link, message, middleware))
-            goodput = row.get("goodput_bit_s") if _ok(row) else None
-            out.append("not run" if row is None else "error" if is_error(row)
-                       else _fmt(goodput / 8 / 1000 if goodput else None, 1))
-        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+
+    def text(row: dict[str, Any] | None, _i: int, _message: str) -> str:
+        goodput = row.get("goodput_bit_s") if _ok(row) else None
+        return ("not run" if row is None else "error" if is_error(row)
+                else _fmt(goodput / 8 / 1000 if goodput else None, 1))
+
+    _fill(section, cells, link, text)
     return section
 
 
@@ -238,21 +247,19 @@ def table3(rows: list[dict[str, Any]], link: str) -> Section:
         + [DELIVERED])
     if pending:
         return section
-    for message in MESSAGES:
-        out = []
-        for i, middleware in enumerate(COLUMNS):
-            row = cells.get((link, message, middleware))
-            paper = (f"{TABLE3[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
-                     else "n/a")
-            if row is None:
-                out.append(f"not run ({paper})")
-            elif is_error(row):
-                out.append(f"error ({paper})")
-            elif not _ok(row):
-                out.append(f"— ({paper})")
-            else:
-                out.append(f"{_cpu_text(row)} ({paper})")
-        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+
+    def text(row: dict[str, Any] | None, i: int, message: str) -> str:
+        paper = (f"{TABLE3[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
+                 else "n/a")
+        if row is None:
+            return f"not run ({paper})"
+        if is_error(row):
+            return f"error ({paper})"
+        if not _ok(row):
+            return f"— ({paper})"
+        return f"{_cpu_text(row)} ({paper})"
+
+    _fill(section, cells, link, text)
     return section
 
 
