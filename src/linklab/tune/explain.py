@@ -97,19 +97,22 @@ class Explanation:
         }
 
 
+def model_input(t: TuningInput, per: float, **settings: float) -> ModelInput:
+    """The model's input for the topic and link at PER; ``settings``: the Fast DDS values
+    that differ from its defaults (none: the defaults)."""
+    return ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
+                      link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
+                      utilization=t.utilization, subscribers=t.subscribers,
+                      overlay=t.overlay, **settings)
+
+
 def model_before(t: TuningInput, per: float) -> ModelResult:
-    return evaluate(ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
-                               link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
-                               utilization=t.utilization, subscribers=t.subscribers,
-                               overlay=t.overlay))
+    return evaluate(model_input(t, per))
 
 
 def model_after(t: TuningInput, s: TunedSettings, per: float) -> ModelResult:
-    return evaluate(ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
-                               link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
-                               max_message_size=s.max_message_size, heartbeat_hz=s.heartbeat_hz,
-                               utilization=t.utilization, subscribers=t.subscribers,
-                               overlay=t.overlay))
+    return evaluate(model_input(t, per, max_message_size=s.max_message_size,
+                                heartbeat_hz=s.heartbeat_hz))
 
 
 def conditions_for(t: TuningInput) -> tuple[float, ...]:
