@@ -301,30 +301,36 @@ class _Reception:
 
     def take(self, got: list, t_recv: int, records: RecordWriter) -> bool:
         """Counts (and records) one batch received at t_recv; True when it held the end
-        of the stream."""
+        of the stream. (The counters are locals inside the loop: this runs per sample.)"""
         end = False
         seen = self.seen
+        samples, unique, warm, dups, malformed = (self.samples, self.unique, self.warm,
+                                                  self.dups, self.malformed)
+        t_first, t_last = self.t_first, self.t_last
         for item in got:
             if item is None:
-                self.malformed += 1
+                malformed += 1
                 continue
             seq, t_send, nbytes = item
             if seq == END_OF_STREAM:
                 end = True
                 continue
             if seq & WARMUP_FLAG:
-                self.warm += 1
-                self.t_last = t_recv
+                warm += 1
+                t_last = t_recv
                 continue
             records.add(seq, t_send, t_recv, nbytes)
-            self.samples += 1
-            self.t_first = self.t_first or t_recv
-            self.t_last = t_recv
+            samples += 1
+            t_first = t_first or t_recv
+            t_last = t_recv
             if seq in seen:
-                self.dups += 1
+                dups += 1
             else:
                 seen.add(seq)
-                self.unique += 1
+                unique += 1
+        self.samples, self.unique, self.warm, self.dups, self.malformed = (samples, unique,
+                                                                           warm, dups, malformed)
+        self.t_first, self.t_last = t_first, t_last
         return end
 
 
