@@ -161,12 +161,13 @@ if [ "$ONLY" = demo ]; then
   exit 0
 fi
 if [ -f ns3/linklab-ns3.cc ]; then
-  # the ns-3 radio medium (src/linklab/link/wires/ns3.py); rebuilt when its source changes
+  # the ns-3 radio medium (src/linklab/link/wires/ns3.py): main in ns3/linklab-ns3.cc,
+  # its parts in the other ns3/*.cc and *.h; rebuilt when any of them changes
   NS3_BIN=build/ns3/linklab-ns3
-  if [ ! -x "$NS3_BIN" ] || [ ns3/linklab-ns3.cc -nt "$NS3_BIN" ]; then
+  if [ ! -x "$NS3_BIN" ] || [ -n "$(find ns3 -name '*.cc' -newer "$NS3_BIN" -o -name '*.h' -newer "$NS3_BIN")" ]; then
     log "ns3: g++ build ($NS3_BIN)"
     mkdir -p build/ns3
-    g++ -std=c++17 -O2 -Wall -o "$NS3_BIN.tmp" ns3/linklab-ns3.cc \
+    g++ -std=c++17 -O2 -Wall -o "$NS3_BIN.tmp" ns3/*.cc \
       $(pkg-config --cflags --libs ns3-core ns3-network ns3-wifi ns3-mobility) -lpthread
     mv "$NS3_BIN.tmp" "$NS3_BIN"
   else

@@ -185,3 +185,9 @@ def format_duration(seconds: float) -> str:
 
 def format_percent(fraction: float) -> str:
     return f"{fraction * 100:.4g} %"
+
+
+def format_fixed(value: float, unit: str, *, scale: float = 1.0, digits: int = 2) -> str:
+    """``value * scale`` with ``digits`` decimals, then the unit: (0.5, "%", scale=100) ->
+    "50.00 %"."""
+    return f"{value * scale:.{digits}f} {unit}"

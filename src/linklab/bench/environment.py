@@ -257,6 +257,23 @@ class LinklabEnvironment:
     def history_for(self, cell: Cell, topic: Any) -> str:
         return self.profiles.history_for(cell, topic)
 
+    def checked_history(self, cell: Cell, topic: Any) -> str:
+        """The history check_settings gives a topic's QoS: its own, or keep_last:1 in a
+        rate search's cell (no rate yet to size it by)."""
+        return self.history_for(cell, topic) if cell.rate_hz else "keep_last:1"
+
+    def check_settings(self, cell: Cell) -> None:
+        """The cell's profile and each topic's QoS, as its middleware can take them; a
+        refusal is tagged with the cell and topic (bench.checks.about)."""
+        from linklab.bench.checks import about
+        from linklab.bench.endpoints import qos_args
+
+        with about(cell):
+            self.profiles.check(cell)
+        for topic in cell.topics:
+            with about(cell, topic):
+                qos_args(cell.middleware, topic, self.checked_history(cell, topic))
+
     def model_amplification(self, cell: Cell) -> float:
         return model_amplification(cell, self.links, self.profiles)
 
@@ -301,7 +318,6 @@ class LinklabEnvironment:
         (``connect`` is for environments that reach remote hosts). A refusal is tagged
         with its cell and topic (bench.checks.about: the CLI names the scenario's line)."""
         from linklab.bench.checks import about
-        from linklab.bench.endpoints import qos_args
         from linklab.bench.probe_driver import probe_binary
         from linklab.link import blueprint
 
@@ -309,12 +325,7 @@ class LinklabEnvironment:
             probe_binary(middleware)
         seen: set[str] = set()
         for cell in cells:
-            with about(cell):
-                self.profiles.check(cell)
-            for topic in cell.topics:
-                with about(cell, topic):
-                    qos_args(cell.middleware, topic, self.history_for(cell, topic)
-                             if cell.rate_hz else "keep_last:1")
+            self.check_settings(cell)
             key = self.link_key(cell)
             if key in seen:
                 continue

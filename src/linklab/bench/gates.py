@@ -49,6 +49,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import yaml
@@ -57,6 +58,7 @@ from linklab.bench.fields import Located, mapping, plain
 from linklab.errors import UsageError
 from linklab.units import (
     format_bitrate,
+    format_fixed,
     parse_bitrate,
     parse_duration,
     parse_fraction,
@@ -91,16 +93,9 @@ def _number(text: str) -> float:
     return value
 
 
-def _hz(value: float) -> str:
-    return f"{value:.2f} Hz"
-
-
-def _pct(value: float) -> str:
-    return f"{value * 100:.2f} %"
-
-
-def _show_ms(value: float) -> str:
-    return f"{value:.2f} ms"
+_hz = partial(format_fixed, unit="Hz")
+_pct = partial(format_fixed, unit="%", scale=100)
+_show_ms = partial(format_fixed, unit="ms")
 
 
 def _seconds(text: str) -> float:

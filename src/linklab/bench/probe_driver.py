@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from linklab.errors import EnvironmentProblem
 
@@ -103,6 +104,13 @@ class ProbeArgs:
         return argv + list(self.extra)
 
 
+def exit_and_cpu(status: int, usage: Any) -> tuple[int, float]:
+    """The exit code and CPU seconds (user + system) of a child ``os.wait4`` reaped, from
+    its wait status and rusage. (ru_maxrss is not used: it keeps the high-water mark of
+    the forked runner image from before the exec, i.e. the Python runner's size.)"""
+    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
+
+
 @dataclass
 class ProbeProcess:
     """A running probe; ``poll()`` reaps it with wait4 and keeps its rusage."""
@@ -130,11 +138,8 @@ class ProbeProcess:
             return self.exit_code
         if pid == 0:
             return None
-        self.exit_code = os.waitstatus_to_exitcode(status)
+        self.exit_code, self.cpu_s = exit_and_cpu(status, usage)
         self.popen.returncode = self.exit_code
-        self.cpu_s = usage.ru_utime + usage.ru_stime
-        # (ru_maxrss is not used: it keeps the high-water mark of the forked runner image
-        # from before the exec, i.e. the Python runner's size)
         self.ended = time.monotonic()
         return self.exit_code
 

@@ -271,13 +271,9 @@ def _preset_paths(node: yaml.Node, where: Located, base: Path) -> list[Path]:
     return paths
 
 
-def parse_scenario(text: str, path: str, *, quick: bool = False,
-                   repeat: int | None = None, preset_files: Sequence[Path] = (),
-                   saved_presets: Mapping[str, dict[str, Any]] | None = None) -> Scenario:
-    """Validate a scenario's text. ``preset_files``: ``--presets`` files of the command
-    line; ``saved_presets``: the user presets a run recorded (``--resume`` uses them, so a
-    run continues even if the files changed or are gone)."""
-    root = compose(text, path)
+def _top_items(root: Any, path: str) -> dict[str, tuple[Any, Located]]:
+    """The scenario's top-level keys, each with its node and place; an unknown key is an
+    error."""
     top = Located(path, 1, "")
     if root is None:
         raise top.error("the file is empty; a scenario needs name, fixed and axes")
@@ -285,69 +281,65 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
     for key, (_node, loc) in items.items():
         if key not in TOP_LEVEL:
             raise loc.error(f"unknown key; expected one of {', '.join(TOP_LEVEL)}")
+    return items
 
-    def text_of(key: str, default: str) -> str:
-        if key not in items:
-            return default
-        node, loc = items[key]
-        value = plain(node, loc)
-        if not isinstance(value, str) or not value.strip():
-            raise loc.error("expected a text")
-        return value.strip()
 
+def _text_of(items: dict[str, tuple[Any, Located]], key: str, default: str) -> str:
+    if key not in items:
+        return default
+    node, loc = items[key]
+    value = plain(node, loc)
+    if not isinstance(value, str) or not value.strip():
+        raise loc.error("expected a text")
+    return value.strip()
+
+
+def _user_presets(items: dict[str, tuple[Any, Located]], path: str,
+                  preset_files: Sequence[Path],
+                  saved_presets: Mapping[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """The user presets the scenario may name: the run's saved ones, else those of the
+    ``--presets`` files and the scenario's ``presets:`` (not shadowing a shipped one)."""
     if saved_presets is not None:
-        user = dict(saved_presets)
-    else:
-        files = list(preset_files)
-        if "presets" in items:
-            files += _preset_paths(*items["presets"], Path(path).parent)
-        user = {name: fields for name, fields in L.presets_known(files).items()
-                if files and name not in _shipped()}
-    known = {**_shipped(), **user}
-    parser = FieldParser(known)
+        return dict(saved_presets)
+    files = list(preset_files)
+    if "presets" in items:
+        files += _preset_paths(*items["presets"], Path(path).parent)
+    return {name: fields for name, fields in L.presets_known(files).items()
+            if files and name not in _shipped()}
 
-    name = text_of("name", Path(path).stem)
-    if not NAME.match(name):
-        raise items["name"][1].error(f"{name!r}: use letters, digits, _ . - only")
-    places: dict[str, Located] = {}
-    fixed = _section(*items["fixed"], parser, as_axes=False, places=places) \
-        if "fixed" in items else {}
-    axes = _section(*items["axes"], parser, as_axes=True, places=places) \
-        if "axes" in items else {}
-    for key in fixed:
-        if key in axes:
-            raise items["fixed"][1].error(f"{key} is both fixed and an axis; keep one")
-    trials = 1
-    if "trials" in items:
-        trials = positive_int(plain(*items["trials"]), items["trials"][1], most=MAX_TRIALS,
-                              limit=TRIALS_LIMIT)
 
-    if quick and "quick" in items:
-        node, loc = items["quick"]
-        for key, value_node, item_loc in mapping(node, loc):
-            if key == "trials":
-                trials = positive_int(plain(value_node, item_loc), item_loc, most=MAX_TRIALS,
-                                      limit=TRIALS_LIMIT)
-                continue
-            parser.known_key(key, item_loc)
-            if isinstance(value_node, yaml.SequenceNode) and key != "topics":
-                for stale in [k for k in places if k.startswith(f"{key}[")]:
-                    del places[stale]
-                sub = _section(yaml.MappingNode("tag:yaml.org,2002:map",
-                                                [(_key_node(key, value_node), value_node)]),
-                               loc, parser, as_axes=True, places=places)
-                fixed.pop(key, None)
-                axes[key] = sub[key]
-            else:
-                axes.pop(key, None)
-                fixed[key] = parser.node(key, value_node, item_loc)
-                places[key] = item_loc
-    if repeat is not None:
-        trials = check_repeat(repeat)
+def _apply_quick(items: dict[str, tuple[Any, Located]], parser: FieldParser,
+                 fixed: dict[str, Any], axes: dict[str, Any], places: dict[str, Located],
+                 trials: int) -> int:
+    """``--quick``: the scenario's ``quick:`` fields replace its fixed values and axes (a
+    list becomes an axis); returns the trials, which quick: may set too."""
+    node, loc = items["quick"]
+    for key, value_node, item_loc in mapping(node, loc):
+        if key == "trials":
+            trials = positive_int(plain(value_node, item_loc), item_loc, most=MAX_TRIALS,
+                                  limit=TRIALS_LIMIT)
+            continue
+        parser.known_key(key, item_loc)
+        if isinstance(value_node, yaml.SequenceNode) and key != "topics":
+            for stale in [k for k in places if k.startswith(f"{key}[")]:
+                del places[stale]
+            sub = _section(yaml.MappingNode("tag:yaml.org,2002:map",
+                                            [(_key_node(key, value_node), value_node)]),
+                           loc, parser, as_axes=True, places=places)
+            fixed.pop(key, None)
+            axes[key] = sub[key]
+        else:
+            axes.pop(key, None)
+            fixed[key] = parser.node(key, value_node, item_loc)
+            places[key] = item_loc
+    return trials
 
-    fixed_line = items["fixed"][1].line if "fixed" in items else 1
+
+def _complete_fields(path: str, fixed_line: int, fixed: dict[str, Any], axes: dict[str, Any],
+                     hosts: dict[str, Any]) -> None:
+    """Checks that the link, and without topics the payload, rate and count (or duration),
+    are given as a fixed value or an axis; fills in the defaults of the rest."""
     has = (lambda key: key in fixed or key in axes)  # noqa: E731
-    hosts = _hosts(*items["hosts"]) if "hosts" in items else {}
     if hosts and not has("link"):
         fixed["link"] = L.LinkChoice(None, (), FIELD_LINK)  # the real path, as it is
     if not has("link"):
@@ -373,16 +365,50 @@ def parse_scenario(text: str, path: str, *, quick: bool = False,
     fixed.setdefault("payload", None)
     fixed.setdefault("rate", None)
 
+
+def parse_scenario(text: str, path: str, *, quick: bool = False,
+                   repeat: int | None = None, preset_files: Sequence[Path] = (),
+                   saved_presets: Mapping[str, dict[str, Any]] | None = None) -> Scenario:
+    """Validate a scenario's text. ``preset_files``: ``--presets`` files of the command
+    line; ``saved_presets``: the user presets a run recorded (``--resume`` uses them, so a
+    run continues even if the files changed or are gone)."""
+    items = _top_items(compose(text, path), path)
+    user = _user_presets(items, path, preset_files, saved_presets)
+    parser = FieldParser({**_shipped(), **user})
+
+    name = _text_of(items, "name", Path(path).stem)
+    if not NAME.match(name):
+        raise items["name"][1].error(f"{name!r}: use letters, digits, _ . - only")
+    places: dict[str, Located] = {}
+    fixed = _section(*items["fixed"], parser, as_axes=False, places=places) \
+        if "fixed" in items else {}
+    axes = _section(*items["axes"], parser, as_axes=True, places=places) \
+        if "axes" in items else {}
+    for key in fixed:
+        if key in axes:
+            raise items["fixed"][1].error(f"{key} is both fixed and an axis; keep one")
+    trials = 1
+    if "trials" in items:
+        trials = positive_int(plain(*items["trials"]), items["trials"][1], most=MAX_TRIALS,
+                              limit=TRIALS_LIMIT)
+    if quick and "quick" in items:
+        trials = _apply_quick(items, parser, fixed, axes, places, trials)
+    if repeat is not None:
+        trials = check_repeat(repeat)
+
+    hosts = _hosts(*items["hosts"]) if "hosts" in items else {}
+    _complete_fields(path, items["fixed"][1].line if "fixed" in items else 1, fixed, axes,
+                     hosts)
     gates: tuple[Gate, ...] = ()
     if "gates" in items:
         gates = parse_gates(*items["gates"], cell_field=parser.gate_value)
     if fixed.get("topics"):  # a topic's own gates: on that topic (each of its copies)
         gates += _topic_gates(fixed["topics"])
     search = _search(*items["search"]) if "search" in items else SearchSettings()
-    return Scenario(path=path, name=name, title=text_of("title", name),
-                    source=text_of("source", ""), fixed=fixed, axes=axes, trials=trials,
-                    text=text, gates=gates, search=search, presets=user, places=places,
-                    hosts=hosts)
+    return Scenario(path=path, name=name, title=_text_of(items, "title", name),
+                    source=_text_of(items, "source", ""), fixed=fixed, axes=axes,
+                    trials=trials, text=text, gates=gates, search=search, presets=user,
+                    places=places, hosts=hosts)
 
 
 def check_repeat(repeat: Any) -> int:

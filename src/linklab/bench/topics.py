@@ -27,6 +27,7 @@ that does not fix its own payload.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -212,32 +213,27 @@ def _first_robot(topology: str) -> str:
     return "robot1" if topology == "star" else "robot"
 
 
-def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] | None,
-                   where: Located, places: dict[str, Located] | None = None
-                   ) -> tuple[tuple[Topic, ...], int | None]:
-    """The topics of one cell from its values (fixed + this cell's axis values).
-
-    Returns (topics, hosts): ``hosts`` is the star's robot count the topics need.
-    ``places``: where each field was written (errors name that line).
-    """
-    places = places or {}
-
+def _locator(places: dict[str, Located], where: Located) -> Callable[..., Located]:
+    """at(*keys): where the first of the keys was written, else ``where``."""
     def at(*keys: str) -> Located:
         for key in keys:
             if key in places:
                 return places[key]
         return where
+    return at
 
-    topology = values.get("topology") or "pair"
-    hosts = values.get("hosts")
+
+def _check_placement(values: dict[str, Any], templates: tuple[TopicTemplate, ...] | None,
+                     topology: str, at: Callable[..., Located]) -> None:
+    """flow: only on a cluster, hosts: only off one, and not both flow: and from:/to:;
+    topics: or the subscribers:/pairs: shorthands, not both."""
     flow = values.get("flow")
     if flow is not None and topology != "cluster":
         # a deployment flow places endpoints on a cluster's nodes and pods (paper 001)
         raise at("flow").error(f"flow: {flow} places endpoints in a cluster; the "
                                f"{topology} topology has no nodes and pods (topology: "
                                "cluster)")
-    size = cluster_size(values) if topology == "cluster" else (2, 2)
-    if topology == "cluster" and hosts is not None:
+    if topology == "cluster" and values.get("hosts") is not None:
         raise at("hosts").error("hosts: is the star's robot count; a cluster's nodes and "
                                 "pods are link fields (link: {nodes: 3, pods: 2})")
     if topology == "cluster" and flow is not None and templates is not None:
@@ -246,51 +242,68 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
                 raise template.where.error(
                     f"from:/to: place this topic, and flow: {flow} places every topic; "
                     "keep one of them (without flow:, name the pods in from:/to:)")
-    subscribers = values.get("subscribers")
-    pairs = values.get("pairs")
-    if templates is not None and (subscribers or pairs):
+    if templates is not None and (values.get("subscribers") or values.get("pairs")):
         raise at("subscribers", "pairs").error(
             "give either topics: or the subscribers:/pairs: shorthands, not both (a topic "
             "lists its hosts with from: and to:)")
-    if templates is None:
-        k = subscribers or 1
-        if k > 1 and topology == "cluster":
-            raise at("subscribers").error(
-                f"subscribers: {k}: a flow places one subscriber per topic; list the "
-                "subscribers' pods under topics: (to: [edgepod1, edgepod2])")
-        if k > 1 and topology != "star":
-            raise at("subscribers").error(
-                f"subscribers: {k} needs {k} subscriber hosts; a {topology} has one. Use "
-                "topology: star (robots robot1..N around edge), or list the hosts under "
-                "topics: (to: [edge, edge] puts two on one host)")
-        if topology == "star":
-            hosts = hosts or max(k, pairs or 1)
-            if hosts < k:
-                raise at("hosts", "subscribers").error(
-                    f"subscribers: {k} needs hosts: {k} or more in the star (hosts: {hosts})")
-        n = pairs or 1
-        templates = tuple(
-            TopicTemplate(f"p{i}" if pairs else "t",
-                          "edge" if subscribers else None,
-                          tuple(f"robot{j}" for j in range(1, k + 1)) if subscribers else None,
-                          1, {}, (), at("subscribers", "pairs", "payload", "rate"))
-            for i in range(1, n + 1))
-        if pairs and topology == "star" and not subscribers:
-            # pair i from robot i (round robin) to edge: each robot has its own channel
-            templates = tuple(replace(t, publisher=f"robot{(i % hosts) + 1}")
-                              for i, t in enumerate(templates))
-    if topology == "cluster":
-        # pairs: N on several robot nodes: pair i on robot i (round robin), as in a star
-        from linklab.link.cluster_plan import node_names
 
-        robots = node_names(size[0])[:-1]
-        placed = []
-        for i, t in enumerate(templates):
-            publisher, subscriber = flow_hosts(flow or "cross-host", size[0],
-                                               robots[i % len(robots)] if pairs else None)
-            placed.append(replace(t, publisher=t.publisher or publisher,
-                                  subscribers=t.subscribers or (subscriber,)))
-        templates = tuple(placed)
+
+def _shorthand_templates(values: dict[str, Any], topology: str, hosts: int | None,
+                         at: Callable[..., Located]
+                         ) -> tuple[tuple[TopicTemplate, ...], int | None]:
+    """The topics of the subscribers:/pairs: shorthands (one topic by default), and the
+    star's robot count they need."""
+    subscribers = values.get("subscribers")
+    pairs = values.get("pairs")
+    k = subscribers or 1
+    if k > 1 and topology == "cluster":
+        raise at("subscribers").error(
+            f"subscribers: {k}: a flow places one subscriber per topic; list the "
+            "subscribers' pods under topics: (to: [edgepod1, edgepod2])")
+    if k > 1 and topology != "star":
+        raise at("subscribers").error(
+            f"subscribers: {k} needs {k} subscriber hosts; a {topology} has one. Use "
+            "topology: star (robots robot1..N around edge), or list the hosts under "
+            "topics: (to: [edge, edge] puts two on one host)")
+    if topology == "star":
+        hosts = hosts or max(k, pairs or 1)
+        if hosts < k:
+            raise at("hosts", "subscribers").error(
+                f"subscribers: {k} needs hosts: {k} or more in the star (hosts: {hosts})")
+    n = pairs or 1
+    templates = tuple(
+        TopicTemplate(f"p{i}" if pairs else "t",
+                      "edge" if subscribers else None,
+                      tuple(f"robot{j}" for j in range(1, k + 1)) if subscribers else None,
+                      1, {}, (), at("subscribers", "pairs", "payload", "rate"))
+        for i in range(1, n + 1))
+    if pairs and topology == "star" and not subscribers:
+        # pair i from robot i (round robin) to edge: each robot has its own channel
+        templates = tuple(replace(t, publisher=f"robot{(i % hosts) + 1}")
+                          for i, t in enumerate(templates))
+    return templates, hosts
+
+
+def _place_on_cluster(templates: tuple[TopicTemplate, ...], flow: str | None, nodes: int,
+                      pairs: int | None) -> tuple[TopicTemplate, ...]:
+    """The cluster's topics with their endpoints where the flow puts them (a from:/to: of
+    the topic wins); pairs: N on several robot nodes: pair i on robot i (round robin), as
+    in a star."""
+    from linklab.link.cluster_plan import node_names
+
+    robots = node_names(nodes)[:-1]
+    placed = []
+    for i, t in enumerate(templates):
+        publisher, subscriber = flow_hosts(flow or "cross-host", nodes,
+                                           robots[i % len(robots)] if pairs else None)
+        placed.append(replace(t, publisher=t.publisher or publisher,
+                              subscribers=t.subscribers or (subscriber,)))
+    return tuple(placed)
+
+
+def _expand_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...],
+                   topology: str, at: Callable[..., Located]) -> list[Topic]:
+    """Each template's topics (its copies), resolved; their names must be unique."""
     topics: list[Topic] = []
     for template, names in zip(templates, topic_names(templates), strict=True):
         for name in names:
@@ -301,13 +314,22 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
         if names.count(t.name) > 1:
             raise at("topics").error(f"topic name {t.name!r} is used twice; names must be "
                                      "unique")
+    return topics
+
+
+def _star_robots(topics: list[Topic]) -> int:
+    """The highest robotN any topic's endpoint runs on (at least 1)."""
     needed = 0
-    if topology == "star":
-        for t in topics:
-            for host in (t.publisher, *t.subscribers):
-                if host.startswith("robot") and host[5:].isdigit():
-                    needed = max(needed, int(host[5:]))
-        hosts = hosts or max(needed, 1)
+    for t in topics:
+        for host in (t.publisher, *t.subscribers):
+            if host.startswith("robot") and host[5:].isdigit():
+                needed = max(needed, int(host[5:]))
+    return max(needed, 1)
+
+
+def _check_hosts(templates: tuple[TopicTemplate, ...], topics: list[Topic], topology: str,
+                 hosts: int | None, size: tuple[int, int]) -> None:
+    """Every endpoint runs on a host of the topology (never on the access point)."""
     known = topology_hosts(topology, hosts, size)
     for template, t in zip(_expanded(templates), topics, strict=True):
         for host in (t.publisher, *t.subscribers):
@@ -323,6 +345,30 @@ def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] 
                     + (f" with hosts: {hosts}" if topology == "star" else "")
                     + "; hosts that run endpoints: "
                     + ", ".join(h for h in known if h != "ap"))
+
+
+def resolve_topics(values: dict[str, Any], templates: tuple[TopicTemplate, ...] | None,
+                   where: Located, places: dict[str, Located] | None = None
+                   ) -> tuple[tuple[Topic, ...], int | None]:
+    """The topics of one cell from its values (fixed + this cell's axis values).
+
+    Returns (topics, hosts): ``hosts`` is the star's robot count the topics need.
+    ``places``: where each field was written (errors name that line).
+    """
+    at = _locator(places or {}, where)
+    topology = values.get("topology") or "pair"
+    hosts = values.get("hosts")
+    size = cluster_size(values) if topology == "cluster" else (2, 2)
+    _check_placement(values, templates, topology, at)
+    if templates is None:
+        templates, hosts = _shorthand_templates(values, topology, hosts, at)
+    if topology == "cluster":
+        templates = _place_on_cluster(templates, values.get("flow"), size[0],
+                                      values.get("pairs"))
+    topics = _expand_topics(values, templates, topology, at)
+    if topology == "star":
+        hosts = hosts or _star_robots(topics)
+    _check_hosts(templates, topics, topology, hosts, size)
     return tuple(topics), (hosts if topology == "star" else None)
 
 

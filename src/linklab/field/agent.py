@@ -1,9 +1,9 @@
 """linklab's agent on one host: UDP measurements between hosts, driven over stdin/stdout.
 
-This file is copied to every host of a field run (over SSH) with procwrap.py and runs
-there as ``python3 agent.py [--pids DIR]``; it uses the standard library (and procwrap.py
-beside it) only and Python 3.8+, so a robot with ROS 2 needs nothing else. It must not
-import linklab.
+This file is copied to every host of a field run (over SSH) with agent_host.py and
+procwrap.py and runs there as ``python3 agent.py [--pids DIR]``; it uses the standard
+library (and those two files beside it) only and Python 3.8+, so a robot with ROS 2 needs
+nothing else. It must not import linklab.
 
 Protocol: one JSON object per line on stdin (``{"op": ..., ...}``), one JSON reply per
 line on stdout (``{"ok": true, ...}`` or ``{"ok": false, "error": "..."}``).
@@ -39,6 +39,8 @@ import threading
 import time
 from array import array
 
+import agent_host  # beside this file (here and on the host): what it reads of its host
+
 MAGIC = b"LLF1"
 HEAD = struct.Struct("!4sIc")          # magic, session, type
 PROBE = struct.Struct("!Iq")            # seq, t1
@@ -47,7 +49,7 @@ CLOCK = struct.Struct("!Iqqq")          # id, t1, t2, t3
 DATA = struct.Struct("!HIq")            # step, seq, offset from the step's start (ns)
 MTU = struct.Struct("!II")              # size, nonce
 SO_TIMESTAMPNS = 35                     # Linux <asm-generic/socket.h>
-IP_MTU_DISCOVER, IP_PMTUDISC_PROBE, IP_MTU = 10, 3, 14   # <linux/in.h>
+IP_MTU_DISCOVER, IP_PMTUDISC_PROBE = 10, 3   # <linux/in.h>
 BUFFER_BYTES = 4 * 1024 * 1024
 NO_RTT = 0xFFFFFFFF
 IP_UDP_HEADERS = 28
@@ -116,6 +118,13 @@ class Agent:
         assert self.sock is not None
         self.sock.sendto(packet, peer)
 
+    def answer(self, kind: bytes, body: bytes, peer) -> None:
+        """A reply to what arrived; one that cannot be sent is lost, as on the wire."""
+        try:
+            self.send(kind, body, peer)
+        except OSError:
+            pass
+
     def handle(self, kind: bytes, body: bytes, peer, t_rx: int) -> None:
         if kind == b"P":
             seq, t1 = PROBE.unpack_from(body)
@@ -131,10 +140,7 @@ class Agent:
                 self.max_seq = max(self.max_seq, seq)
                 echo_seq = self.echoes_sent
                 self.echoes_sent += 1
-            try:
-                self.send(b"E", ECHO.pack(seq, echo_seq, t1, t_rx, mono_ns()), peer)
-            except OSError:
-                pass
+            self.answer(b"E", ECHO.pack(seq, echo_seq, t1, t_rx, mono_ns()), peer)
         elif kind == b"E":
             seq, echo_seq, t1, t2, t3 = ECHO.unpack_from(body)
             rtt = (t_rx - t1) - (t3 - t2)
@@ -148,10 +154,7 @@ class Agent:
                     self.max_echo = max(self.max_echo, echo_seq)
         elif kind == b"C":
             ident, t1, _t2, _t3 = CLOCK.unpack_from(body)
-            try:
-                self.send(b"R", CLOCK.pack(ident, t1, t_rx, mono_ns()), peer)
-            except OSError:
-                pass
+            self.answer(b"R", CLOCK.pack(ident, t1, t_rx, mono_ns()), peer)
         elif kind == b"R":
             ident, t1, t2, t3 = CLOCK.unpack_from(body)
             with self.lock:
@@ -162,10 +165,7 @@ class Agent:
                 self.steps.setdefault(step, []).append((offset, t_rx, len(body) + HEAD.size))
         elif kind == b"M":
             size, nonce = MTU.unpack_from(body)
-            try:
-                self.send(b"A", MTU.pack(size, nonce), peer)
-            except OSError:
-                pass
+            self.answer(b"A", MTU.pack(size, nonce), peer)
         elif kind == b"A":
             with self.lock:
                 self.acks.add(MTU.unpack_from(body))
@@ -173,10 +173,7 @@ class Agent:
     # --- operations (one per command) ---------------------------------------------------
 
     def op_hello(self, msg: dict) -> dict:
-        boot_id = _read("/proc/sys/kernel/random/boot_id")
-        return {"python": sys.version.split()[0], "boot_id": boot_id,
-                "hostname": socket.gethostname(), "machine": os.uname().machine,
-                "kernel": os.uname().release, "pid": os.getpid()}
+        return agent_host.identity()
 
     def op_bind(self, msg: dict) -> dict:
         self.session = int(msg["session"])
@@ -205,26 +202,11 @@ class Agent:
 
     def op_route(self, msg: dict) -> dict:
         """The source address, interface and route MTU towards ``to``."""
-        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            probe.connect((msg["to"], 9))
-            source = probe.getsockname()[0]
-            route_mtu = probe.getsockopt(socket.IPPROTO_IP, IP_MTU)
-        except OSError as error:
-            return {"ok": False, "error": f"no route to {msg['to']}: {error.strerror}"}
-        finally:
-            probe.close()
-        device = _device_of(source)
-        out = {"source": source, "device": device, "route_mtu": route_mtu}
-        if device:
-            out["mtu"] = _int(_read(f"/sys/class/net/{device}/mtu"))
-            flags = _int(_read(f"/sys/class/net/{device}/flags"), base=16)
-            out["multicast_flag"] = bool(flags is not None and flags & 0x1000)
-        return out
+        return agent_host.route(msg["to"])
 
     def op_clock(self, msg: dict) -> dict:
         """``count`` NTP exchanges with the peer: [t1, t2, t3, t4] each (ns)."""
-        peer = (msg["peer"][0], int(msg["peer"][1]))
+        peer = _peer(msg)
         count, interval = int(msg.get("count", 32)), float(msg.get("interval_s", 0.005))
         with self.lock:
             self.clock_replies = {}
@@ -240,24 +222,15 @@ class Agent:
 
     def op_stream(self, msg: dict) -> dict:
         """Probes at ``rate_hz`` for ``duration_s``; round trips and the echoes that came."""
-        peer = (msg["peer"][0], int(msg["peer"][1]))
+        peer = _peer(msg)
         rate, duration = float(msg["rate_hz"]), float(msg["duration_s"])
         size = max(HEAD.size + PROBE.size, int(msg.get("size", 64)))
         total = int(rate * duration)
         with self.lock:
             self.reset_probes(total)
-        errors = 0
-        start = mono_ns()
-        for seq in range(total):
-            due = start + int(seq * 1e9 / rate)
-            wait = (due - mono_ns()) / 1e9
-            if wait > 0:
-                time.sleep(wait)
-            try:
-                self.send(b"P", PROBE.pack(seq, mono_ns()), peer, pad_to=size)
-            except OSError:
-                errors += 1
-        elapsed = (mono_ns() - start) / 1e9
+        _sent, errors, elapsed = _paced(
+            total, rate,
+            lambda seq, _start: self.send(b"P", PROBE.pack(seq, mono_ns()), peer, pad_to=size))
         time.sleep(float(msg.get("drain_s", 1.0)))
         with self.lock:
             rtt = self.rtt_us.tobytes() if sys.byteorder == "little" else _swapped(self.rtt_us)
@@ -281,25 +254,16 @@ class Agent:
 
     def op_send(self, msg: dict) -> dict:
         """One ramp step: ``size``-byte IP packets at ``rate_bps`` for ``duration_s``."""
-        peer = (msg["peer"][0], int(msg["peer"][1]))
+        peer = _peer(msg)
         rate, duration = float(msg["rate_bps"]), float(msg["duration_s"])
         size = int(msg["size"]) - IP_UDP_HEADERS
         step = int(msg["step"])
         pps = rate / ((size + IP_UDP_HEADERS) * 8)
         total = max(1, int(pps * duration))
-        sent = errors = 0
-        start = mono_ns()
-        for seq in range(total):
-            due = start + int(seq * 1e9 / pps)
-            now = mono_ns()
-            if due > now + 200_000:
-                time.sleep((due - now) / 1e9)
-            try:
-                self.send(b"D", DATA.pack(step, seq, mono_ns() - start), peer, pad_to=size)
-                sent += 1
-            except OSError:
-                errors += 1
-        elapsed = (mono_ns() - start) / 1e9
+        sent, errors, elapsed = _paced(
+            total, pps, lambda seq, start: self.send(
+                b"D", DATA.pack(step, seq, mono_ns() - start), peer, pad_to=size),
+            slack_ns=200_000)
         return {"sent": sent, "send_errors": errors, "elapsed_s": elapsed,
                 "sent_bps": sent * (size + IP_UDP_HEADERS) * 8 / max(elapsed, 1e-9)}
 
@@ -318,7 +282,7 @@ class Agent:
     def op_mtu(self, msg: dict) -> dict:
         """The largest IP packet (DF set) that reaches the peer: a binary search, each size
         tried ``tries`` times (one answer is enough: losses do not shrink the MTU)."""
-        peer = (msg["peer"][0], int(msg["peer"][1]))
+        peer = _peer(msg)
         tries, wait_s = int(msg.get("tries", 10)), float(msg.get("wait_s", 0.5))
         sock = self.sock
         assert sock is not None
@@ -358,21 +322,7 @@ class Agent:
 
     def op_counters(self, msg: dict) -> dict:
         """Byte counters of ``devices`` and the UDP line of /proc/net/snmp."""
-        devices = {}
-        for line in _read("/proc/net/dev").splitlines()[2:]:
-            name, _, rest = line.partition(":")
-            name = name.strip()
-            if name in msg.get("devices", []):
-                v = [int(x) for x in rest.split()]
-                devices[name] = {"rx_bytes": v[0], "rx_packets": v[1], "tx_bytes": v[8],
-                                 "tx_packets": v[9]}
-        rows = [line.split()[1:] for line in _read("/proc/net/snmp").splitlines()
-                if line.startswith("Udp:")]
-        udp = {}
-        if len(rows) >= 2:
-            pairs = zip(rows[0], rows[1])  # noqa: B905 -- Python 3.8 on the hosts
-            udp = {k: int(v) for k, v in pairs if v.lstrip("-").isdigit()}
-        return {"interfaces": devices, "udp": udp}
+        return agent_host.counters(msg.get("devices", []))
 
     def op_exists(self, msg: dict) -> dict:
         """Which of ``paths`` exist (the discovery gate's ready files, field/gate_files.py)."""
@@ -386,11 +336,7 @@ class Agent:
         return {"touched": len(msg["paths"])}
 
     def op_sysctl(self, msg: dict) -> dict:
-        values = {}
-        for name in msg["names"]:
-            text = _read("/proc/sys/" + name.replace(".", "/"))
-            values[name] = " ".join(text.split()) if text else None
-        return {"values": values}
+        return {"values": agent_host.sysctls(msg["names"])}
 
     def op_multicast(self, msg: dict) -> dict:
         """Listen (``listen``: join the group on the interface of ``source``) or send."""
@@ -453,45 +399,31 @@ class Agent:
         """Datagrams the kernel dropped for this socket (/proc/net/udp, last column)."""
         if self.sock is None:
             return None
-        port = f"{self.sock.getsockname()[1]:04X}"
-        for line in _read("/proc/self/net/udp").splitlines()[1:]:
-            fields = line.split()
-            if len(fields) > 12 and fields[1].endswith(":" + port):
-                return int(fields[-1])
-        return None
+        return agent_host.socket_drops(self.sock.getsockname()[1])
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return ""
+def _peer(msg: dict) -> tuple:
+    """The command's ``peer``: (address, port)."""
+    return msg["peer"][0], int(msg["peer"][1])
 
 
-def _int(text: str, base: int = 10):
-    try:
-        return int(text, base)
-    except ValueError:
-        return None
-
-
-def _device_of(address: str):
-    """The interface holding ``address`` (SIOCGIFADDR on each interface)."""
-    import fcntl
-
-    for name in sorted(os.listdir("/sys/class/net")):
-        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def _paced(total: int, per_s: float, send_one, slack_ns: int = 0) -> tuple:
+    """Calls send_one(seq, start_ns) for seq 0..total-1 at ``per_s`` a second from the
+    start (sleeping while the next one is due more than ``slack_ns`` later); returns
+    (sent, send errors, elapsed s)."""
+    sent = errors = 0
+    start = mono_ns()
+    for seq in range(total):
+        due = start + int(seq * 1e9 / per_s)
+        now = mono_ns()
+        if due - now > slack_ns:
+            time.sleep((due - now) / 1e9)
         try:
-            ifreq = struct.pack("256s", name.encode()[:15])
-            got = fcntl.ioctl(probe.fileno(), 0x8915, ifreq)   # SIOCGIFADDR
-            if socket.inet_ntoa(got[20:24]) == address:
-                return name
+            send_one(seq, start)
+            sent += 1
         except OSError:
-            continue
-        finally:
-            probe.close()
-    return None
+            errors += 1
+    return sent, errors, (mono_ns() - start) / 1e9
 
 
 def _swapped(values: array) -> bytes:

@@ -129,23 +129,21 @@ class FieldEnvironment(LinklabEnvironment):
                              "hosts: (linklab connects only to hosts it uses)",
                              argument=f"hosts.{unused[0]}")
 
+    def checked_history(self, cell: Cell, topic: Any) -> str:
+        """A topic's own history, but for a tuned or profile history in a rate search's
+        cell (no rate yet to size it by): keep_last:1."""
+        return self.history_for(cell, topic) \
+            if topic.history not in ("tuned", "profile") or cell.rate_hz else "keep_last:1"
+
     def check_ready(self, cells: list[Cell], *, connect: bool = True) -> None:
         """Refuse what cannot run, then (``connect``) connect, place probes, and run the
         preflight. Without ``connect`` (``linklab bench --dry-run``) nothing reaches the
         hosts: the refusals, the profiles and QoS, and the probes built here."""
-        from linklab.bench.checks import about
-        from linklab.bench.endpoints import qos_args
         from linklab.bench.probe_driver import probe_binary
 
         self.refuse(cells)
         for cell in cells:
-            with about(cell):
-                self.profiles.check(cell)
-            for topic in cell.topics:
-                with about(cell, topic):
-                    qos_args(cell.middleware, topic, self.history_for(cell, topic)
-                             if topic.history not in ("tuned", "profile") or cell.rate_hz
-                             else "keep_last:1")
+            self.check_settings(cell)
         for middleware in sorted({c.middleware for c in cells}):
             probe_binary(middleware)
         if not connect:

@@ -42,11 +42,11 @@ MIN_MTU = 576
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    duration_s: float = 30.0
-    probe_rate_hz: float = 2000.0
-    ramp_step_s: float = 0.8
-    ramp_start_bps: float = 1e6
-    max_rate_bps: float = 1e9
+    duration_s: float = 30.0  # of the loss/RTT probes (--duration)
+    probe_rate_hz: float = 2000.0  # loss/RTT probes per second (--probe-rate)
+    ramp_step_s: float = 0.8  # one step of the UDP rate ramp (--ramp-step)
+    ramp_start_bps: float = 1e6  # the ramp's first rate
+    max_rate_bps: float = 1e9  # where the ramp stops if the path carries it all (--max-rate)
 
     def check(self) -> None:
         if not 1.0 <= self.duration_s <= 3600:

@@ -19,6 +19,7 @@ asymmetry of delays, loss that depends on the traffic's rate.
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from linklab.field import fit
 from linklab.field.measure import Direction, Measurement
 from linklab.link.preset_file import NAME, NAME_FORMS, read_preset_file
 from linklab.link.spec import MAX_MTU, MIN_MTU
+from linklab.units import format_fixed
 
 JITTER_SHARE, JITTER_FLOOR_MS = 0.02, 0.05
 # Where a replay (linklab link up with this preset: the emu wire, burst loss in the relay)
@@ -37,6 +39,7 @@ JITTER_SHARE, JITTER_FLOOR_MS = 0.02, 0.05
 # relay; down on the edge port's egress, before it. Measured on such a link: up carries
 # rate x IP/frame whatever the loss, down rate x IP/frame x (1 - loss).
 LOSS_BEFORE_RATE = {"up": True, "down": False}
+_pct = partial(format_fixed, unit="%", scale=100)
 
 
 def _rate_text(bps: float) -> str:
@@ -45,10 +48,6 @@ def _rate_text(bps: float) -> str:
 
 def _ms(value: float) -> str:
     return f"{value:.4g}ms"
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.2f} %"
 
 
 def direction_fields(name: str, d: Direction) -> dict[str, Any]:

@@ -9,10 +9,10 @@ carries every command; it is this process's child, ends with it (PR_SET_PDEATHSI
 
 On the host, a keeper (``procwrap.py keep --make``, started from the file's text before
 anything is on the host) makes a work directory (``/tmp/linklab-field.XXXXXX``) that
-receives the agent (agent.py, procwrap.py), the probes and their records, and holds it:
-when its SSH session ends -- ``close``, or this process dying, which ends the master --
-it stops the agent and any probe still running there (each listed in ``pids/``) and
-removes the directory. The agent also ends by itself when its own session ends
+receives the agent (agent.py, agent_host.py, procwrap.py), the probes and their records,
+and holds it: when its SSH session ends -- ``close``, or this process dying, which ends
+the master -- it stops the agent and any probe still running there (each listed in
+``pids/``) and removes the directory. The agent also ends by itself when its own session ends
 (procwrap.py ``lifeline``). Nothing is left on the host.
 
 :class:`LocalHost` (``local``) and :class:`NetnsHost` (``netns:NAME``) run on this machine;
@@ -40,7 +40,7 @@ from linklab.errors import EnvironmentProblem, LinklabError, UsageError
 from linklab.field import leftovers
 
 HERE = Path(__file__).resolve().parent
-AGENT_FILES = ("agent.py", "procwrap.py")
+AGENT_FILES = ("agent.py", "agent_host.py", "procwrap.py")
 CONNECT_TIMEOUT_S = 15.0
 PYTHON_CHECK = ("import sys; v = sys.version_info; "
                 "print('%d.%d' % v[:2]); sys.exit(0 if v >= (3, 8) else 3)")

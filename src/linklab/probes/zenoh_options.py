@@ -10,8 +10,10 @@ reliability and congestion control to zenoh's own defaults when ``--qos`` is not
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from linklab.probes.qos import DURABILITY, refusal
 from linklab.probes.ros_types import size_refusal
@@ -94,14 +96,87 @@ VALUE_FLAGS = {"--topic", "--type", "--size", "--rate", "--count", "--duration",
                "--linger", "--subscribers", "--mode", "--listen"}
 
 
-def parse_options(argv: list[str]) -> ProbeOptions:
-    if not argv:
-        raise ProbeUsageError("missing role: expected 'pub' or 'sub' (see --help)")
-    if argv[0] not in ("pub", "sub"):
-        raise ProbeUsageError(f"role: expected 'pub' or 'sub', got '{argv[0]}'")
-    o = ProbeOptions(role=argv[0])
-    size: int | None = None
-    rate_given = False
+def _topic(_flag: str, value: str) -> str:
+    if not value or re.search(r"[ /\t]", value):
+        raise ProbeUsageError("--topic: expected a ROS 2 topic name without slashes "
+                              f"(e.g. chatter), got '{value}'")
+    return value
+
+
+def _type(_flag: str, value: str) -> str:
+    if value not in TYPES:
+        raise ProbeUsageError(f"--type: unknown type '{value}'; expected one of "
+                              + ", ".join(TYPES))
+    return value
+
+
+def _rate(_flag: str, value: str) -> float:
+    match = re.fullmatch(r"([0-9.]+)(Hz)?", value)
+    if not match or float(match.group(1)) <= 0:
+        raise ProbeUsageError("--rate: expected a publish rate in Hz above 0 (e.g. 30 "
+                              f"or 30Hz), got '{value}'")
+    return float(match.group(1))
+
+
+def _reliable(_flag: str, value: str) -> bool:
+    if value not in ("reliable", "best_effort"):
+        raise ProbeUsageError(f"--qos: expected 'reliable' or 'best_effort', got '{value}'")
+    return value == "reliable"
+
+
+def _history(_flag: str, value: str) -> None:
+    if not re.fullmatch(r"keep_all|keep_last:[1-9]\d*", value):
+        raise ProbeUsageError("--history: expected keep_all or keep_last:N (e.g. "
+                              f"keep_last:10), got '{value}'")
+    raise ProbeUsageError(f"--history: {refusal('zenoh', 'history', 'keep_all')}; "
+                          "omit --history")
+
+
+def _durability(_flag: str, value: str) -> str:
+    if value not in DURABILITY:
+        raise ProbeUsageError("--durability: expected 'volatile' or 'transient_local', "
+                              f"got '{value}'")
+    why = refusal("zenoh", "durability", value)
+    if why:
+        raise ProbeUsageError(f"--durability {value}: {why}")
+    return value
+
+
+def _profile(_flag: str, value: str) -> str:
+    if not Path(value).is_file():
+        raise ProbeUsageError(f"--profile: cannot read '{value}'")
+    return value
+
+
+def _mode(_flag: str, value: str) -> str:
+    if value not in ("peer", "client"):
+        raise ProbeUsageError(f"--mode: expected 'peer' or 'client', got '{value}'")
+    return value
+
+
+def _text(_flag: str, value: str) -> str:
+    return value
+
+
+# flag -> (the ProbeOptions attribute it sets, its value checked and converted)
+SETTERS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+    "--topic": ("topic", _topic), "--type": ("type", _type), "--rate": ("rate_hz", _rate),
+    "--count": ("count", _count), "--duration": ("duration_s", _seconds),
+    "--warmup": ("warmup_s", _seconds), "--qos": ("reliable", _reliable),
+    "--durability": ("durability", _durability), "--profile": ("profile", _profile),
+    "--mode": ("mode", _mode), "--domain": ("domain", _count),
+    "--interface": ("interface", _text), "--records": ("records", _text),
+    "--match-timeout": ("match_timeout_s", _seconds),
+    "--idle-timeout": ("idle_timeout_s", _seconds), "--linger": ("linger_s", _seconds),
+    "--subscribers": ("subscribers", _count),
+}
+# flag -> the ProbeOptions list its comma-separated endpoints join
+ENDPOINT_LISTS = {"--peer": "peers", "--listen": "listen"}
+
+
+def _flag_values(argv: list[str], o: ProbeOptions) -> Iterator[tuple[str, str]]:
+    """(flag, value) of each option after the role; --verbose is skipped and
+    --system-default set on O (they take no value)."""
     i = 1
     while i < len(argv):
         arg = argv[i]
@@ -125,79 +200,24 @@ def parse_options(argv: list[str]) -> ProbeOptions:
             i += 1
             value = argv[i]
         i += 1
-        if arg == "--topic":
-            if not value or re.search(r"[ /\t]", value):
-                raise ProbeUsageError("--topic: expected a ROS 2 topic name without slashes "
-                                      f"(e.g. chatter), got '{value}'")
-            o.topic = value
-        elif arg == "--type":
-            if value not in TYPES:
-                raise ProbeUsageError(f"--type: unknown type '{value}'; expected one of "
-                                      + ", ".join(TYPES))
-            o.type = value
-        elif arg == "--size":
-            size = _size(value)
-        elif arg == "--rate":
-            match = re.fullmatch(r"([0-9.]+)(Hz)?", value)
-            if not match or float(match.group(1)) <= 0:
-                raise ProbeUsageError("--rate: expected a publish rate in Hz above 0 (e.g. 30 "
-                                      f"or 30Hz), got '{value}'")
-            o.rate_hz, rate_given = float(match.group(1)), True
-        elif arg == "--count":
-            o.count = _count(arg, value)
-        elif arg == "--duration":
-            o.duration_s = _seconds(arg, value)
-        elif arg == "--warmup":
-            o.warmup_s = _seconds(arg, value)
-        elif arg == "--qos":
-            if value not in ("reliable", "best_effort"):
-                raise ProbeUsageError(f"--qos: expected 'reliable' or 'best_effort', got '{value}'")
-            o.reliable = value == "reliable"
-        elif arg == "--history":
-            if not re.fullmatch(r"keep_all|keep_last:[1-9]\d*", value):
-                raise ProbeUsageError("--history: expected keep_all or keep_last:N (e.g. "
-                                      f"keep_last:10), got '{value}'")
-            raise ProbeUsageError(f"--history: {refusal('zenoh', 'history', 'keep_all')}; "
-                                  "omit --history")
-        elif arg == "--durability":
-            if value not in DURABILITY:
-                raise ProbeUsageError("--durability: expected 'volatile' or 'transient_local', "
-                                      f"got '{value}'")
-            why = refusal("zenoh", "durability", value)
-            if why:
-                raise ProbeUsageError(f"--durability {value}: {why}")
-            o.durability = value
-        elif arg == "--profile":
-            if not Path(value).is_file():
-                raise ProbeUsageError(f"--profile: cannot read '{value}'")
-            o.profile = value
-        elif arg == "--peer":
-            o.peers += [_endpoint(p) for p in value.split(",") if p]
-        elif arg == "--listen":
-            o.listen += [_endpoint(p) for p in value.split(",") if p]
-        elif arg == "--mode":
-            if value not in ("peer", "client"):
-                raise ProbeUsageError(f"--mode: expected 'peer' or 'client', got '{value}'")
-            o.mode = value
-        elif arg == "--domain":
-            o.domain = _count(arg, value)
-        elif arg == "--interface":
-            o.interface = value
-        elif arg == "--records":
-            o.records = value
-        elif arg == "--match-timeout":
-            o.match_timeout_s = _seconds(arg, value)
-        elif arg == "--idle-timeout":
-            o.idle_timeout_s = _seconds(arg, value)
-        elif arg == "--linger":
-            o.linger_s = _seconds(arg, value)
-        elif arg == "--subscribers":
-            o.subscribers = _count(arg, value)
-        # --profile-name: accepted for the common command line, no meaning for zenoh
-    if not o.topic:
-        raise ProbeUsageError("--topic is required (e.g. --topic chatter)")
-    if not o.type:
-        raise ProbeUsageError("--type is required (e.g. --type Bytes or --type Array64k)")
+        yield arg, value
+
+
+def _take(o: ProbeOptions, arg: str, value: str) -> None:
+    """Sets what the flag says on O (--size is the caller's: it depends on the type)."""
+    if arg in SETTERS:
+        attribute, convert = SETTERS[arg]
+        setattr(o, attribute, convert(arg, value))
+    elif arg in ENDPOINT_LISTS:
+        getattr(o, ENDPOINT_LISTS[arg]).extend(_endpoint(p) for p in value.split(",") if p)
+    elif arg == "--history":
+        _history(arg, value)
+    # --profile-name: accepted for the common command line, no meaning for zenoh
+
+
+def _set_size(o: ProbeOptions, size: int | None) -> None:
+    """The payload size: --size for a type of any size (required to publish), the type's
+    own for a fixed one (--size may only repeat it)."""
     if o.type in ANY_SIZE_TYPES:
         if o.role == "pub" and size is None:
             raise ProbeUsageError(f"--size is required with --type {o.type} (e.g. --size "
@@ -212,6 +232,27 @@ def parse_options(argv: list[str]) -> ProbeOptions:
             raise ProbeUsageError(f"--size: {o.type} carries exactly {fixed} bytes; omit --size "
                                   "or use --type Bytes")
         o.size = fixed
+
+
+def parse_options(argv: list[str]) -> ProbeOptions:
+    if not argv:
+        raise ProbeUsageError("missing role: expected 'pub' or 'sub' (see --help)")
+    if argv[0] not in ("pub", "sub"):
+        raise ProbeUsageError(f"role: expected 'pub' or 'sub', got '{argv[0]}'")
+    o = ProbeOptions(role=argv[0])
+    size: int | None = None
+    rate_given = False
+    for arg, value in _flag_values(argv, o):
+        if arg == "--size":
+            size = _size(value)
+        else:
+            _take(o, arg, value)
+            rate_given = rate_given or arg == "--rate"
+    if not o.topic:
+        raise ProbeUsageError("--topic is required (e.g. --topic chatter)")
+    if not o.type:
+        raise ProbeUsageError("--type is required (e.g. --type Bytes or --type Array64k)")
+    _set_size(o, size)
     if o.role == "pub":
         if not rate_given:
             raise ProbeUsageError("--rate is required for pub (e.g. --rate 30)")

@@ -47,26 +47,25 @@ from __future__ import annotations
 
 import json
 import signal
-import struct
 import sys
 import threading
 import time
 
-from linklab.probes import ros_types
 from linklab.probes.qos import unsupported_policies
 from linklab.probes.types import dds_type_name
 from linklab.probes.zenoh_options import ProbeOptions, ProbeUsageError, parse_options
+from linklab.probes.zenoh_stream import (
+    END_OF_STREAM,
+    WARMUP_FLAG,
+    Pacer,
+    RecordWriter,
+    decoder_for,
+    payload_for,
+)
 
 __all__ = ["ProbeOptions", "ProbeUsageError", "main", "parse_options", "run"]
 
-RECORD = struct.Struct("<QqqI")
-HEADER = struct.Struct("<8sII")
-MAGIC = b"LLREC1\0\0"
-PAYLOAD_HEADER = struct.Struct("<Qq")  # seq, t_send_ns at the start of every sample
-WARMUP_FLAG = 1 << 63
-END_OF_STREAM = (1 << 64) - 1
 PROG = "linklab-probe-zenoh"
-FLUSH_EVERY_NS = 250_000_000  # records unwritten at most this long (RecordWriter)
 
 
 def build_config(o: ProbeOptions):
@@ -115,59 +114,6 @@ def _read_session(session, summary: dict) -> list[dict]:
     return links
 
 
-class RecordWriter:
-    def __init__(self, path: str, publisher: bool):
-        self.file = open(path, "wb")  # noqa: SIM115 - closed in close()
-        self.file.write(HEADER.pack(MAGIC, RECORD.size, 1 if publisher else 0))
-        self.file.flush()
-        self.pending: list[bytes] = []
-        self.flushed_at = time.monotonic_ns()
-
-    def add(self, seq: int, t_send: int, t_recv: int, nbytes: int) -> None:
-        self.pending.append(RECORD.pack(seq, t_send, t_recv, nbytes))
-        # as the native probes: at most a quarter second of records is unwritten, so a
-        # probe the runner has to SIGKILL keeps the rest (timed by the record's own local
-        # time: the receive time in a subscriber, the send time in a publisher)
-        if len(self.pending) >= 4096 or (t_recv or t_send) - self.flushed_at >= FLUSH_EVERY_NS:
-            self.flush()
-
-    def flush(self) -> None:
-        self.file.write(b"".join(self.pending))
-        self.file.flush()
-        self.pending.clear()
-        self.flushed_at = time.monotonic_ns()
-
-    def close(self) -> None:
-        self.flush()
-        self.file.close()
-
-
-class Pacer:
-    """Absolute deadlines start + k/rate; a tick late by more than a period skips the
-    missed deadlines (like an rcl timer), as probes/common/probe.cpp does."""
-
-    def __init__(self, rate_hz: float, stop: threading.Event):
-        self.start = time.monotonic_ns()
-        self.period = round(1e9 / rate_hz)
-        self.k = 0
-        self.skipped = 0
-        self.stop = stop
-
-    def wait_next(self) -> bool:
-        deadline = self.start + self.k * self.period
-        now = time.monotonic_ns()
-        if now - deadline > self.period:
-            missed = (now - deadline) // self.period
-            self.skipped += missed
-            self.k += missed
-            deadline = self.start + self.k * self.period
-        while (now := time.monotonic_ns()) < deadline:
-            if self.stop.wait(min(deadline - now, 50_000_000) / 1e9):
-                return False
-        self.k += 1
-        return not self.stop.is_set()
-
-
 def _publisher_qos(o: ProbeOptions) -> dict:
     """declare_publisher's QoS arguments: --qos, else ROS 2's reliable, else (with
     --system-default) none, so zenoh's own defaults apply."""
@@ -192,112 +138,115 @@ def _name(value) -> str:
     return str(value).split(".")[-1]
 
 
-class _Framed:
-    """Bytes and performance_test's types: seq u64 + t_send_ns i64 + payload."""
-
-    def __init__(self, size: int):
-        self.buffer = bytearray(PAYLOAD_HEADER.size + size)  # allocated once
-        self.buffer[:] = (bytes(range(256)) * (len(self.buffer) // 256)
-                          + bytes(len(self.buffer) % 256))
-
-    def stamp(self, seq: int, t_send_ns: int) -> None:
-        PAYLOAD_HEADER.pack_into(self.buffer, 0, seq, t_send_ns)
-
-
-def payload_for(type_name: str, size: int):
-    """What the publisher sends: a buffer built once and a stamp(seq, t_send_ns)."""
-    if type_name in ros_types.ROS_TYPES:
-        return ros_types.CdrSample(type_name, size)
-    return _Framed(size)
-
-
-def decoder_for(type_name: str):
-    """payload -> (seq, t_send_ns, payload bytes), or None when it is not a sample."""
-    if type_name in ros_types.ROS_TYPES:
-        return lambda payload: ros_types.read(type_name, payload)
-
-    def framed(payload: bytes):
-        if len(payload) < PAYLOAD_HEADER.size:
-            return None
-        seq, t_send = PAYLOAD_HEADER.unpack_from(payload)
-        return seq, t_send, len(payload) - PAYLOAD_HEADER.size
-    return framed
-
-
-def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
-    sample = payload_for(o.type, o.size)  # built before matching: not in the timed part
+def _declare_publisher(session, o: ProbeOptions, summary: dict):
+    """(publisher, its presence token, whether it is reliable): the QoS read back from the
+    declared publisher into applied."""
     publisher = session.declare_publisher(o.key, **_publisher_qos(o))
     token = session.liveliness().declare_token(
         f"linklab/presence/{o.key}/pub/{session.info.zid()}")
     reliability = {"RELIABLE": "reliable", "BEST_EFFORT": "best_effort"}[
         _name(publisher.reliability)]  # read back from the declared publisher
-    reliable = reliability == "reliable"
     summary["applied"].update({
         "congestion_control": _name(publisher.congestion_control),
         "reliability": _name(publisher.reliability),
         "priority": _name(publisher.priority),
         "ros_qos": ros_qos("pub", reliability),
     })
+    return publisher, token, reliability == "reliable"
+
+
+def _wait_for_subscriber(publisher, o: ProbeOptions, summary: dict, errors: list[str],
+                         stop) -> str:
+    """Waits until a subscriber matches: "" then, else the end reason (signal, no_match)."""
+    t0 = time.monotonic_ns()
+    # zenoh's matching status says whether any subscriber matches (not how many)
+    while not publisher.matching_status.matching:
+        if stop.is_set():
+            return "signal"
+        if time.monotonic_ns() - t0 > o.match_timeout_s * 1e9:
+            errors.append(f"no subscriber matched within {o.match_timeout_s:g} s "
+                          f"(matched 0 of {o.subscribers})")
+            return "no_match"
+        time.sleep(0.01)
+    summary["match_wait_s"] = (time.monotonic_ns() - t0) / 1e9
+    return ""
+
+
+def _warm_up(o: ProbeOptions, sample, put, pacer: Pacer) -> int:
+    """The warm-up samples (seq bit 63) for --warmup; returns how many were sent."""
+    payload, stamp = sample.buffer, sample.stamp
+    warm = 0
+    warm_end = time.monotonic_ns() + int(o.warmup_s * 1e9)
+    while o.warmup_s > 0 and time.monotonic_ns() < warm_end and pacer.wait_next():
+        stamp(WARMUP_FLAG | warm, time.monotonic_ns())
+        put(payload)
+        warm += 1
+    return warm
+
+
+def _publish(o: ProbeOptions, sample, put, pacer: Pacer, records: RecordWriter | None
+             ) -> tuple[str, int, int, float]:
+    """The measured stream: --count samples or --duration, paced; returns (end reason,
+    samples sent, failed puts, publish span in s)."""
+    payload, stamp = sample.buffer, sample.stamp
+    sent = failures = 0
+    t_start = time.monotonic_ns()
+    t_first = t_last = 0
+    reason = "count" if o.count else "duration"
+    seq = 0
+    while not o.count or seq < o.count:
+        if not pacer.wait_next():
+            break
+        t = time.monotonic_ns()
+        if o.duration_s and t - t_start >= o.duration_s * 1e9:
+            reason = "duration"
+            break
+        stamp(seq, t)
+        try:
+            put(payload)
+        except Exception:  # noqa: BLE001 - counted like a failed DDS write
+            failures += 1
+        else:
+            if records:
+                records.add(seq, t, 0, o.size)
+            sent += 1
+            t_first = t_first or t
+            t_last = t
+        seq += 1
+    return reason, sent, failures, (t_last - t_first) / 1e9 if sent > 1 else 0.0
+
+
+def _end_stream(o: ProbeOptions, sample, put, reliable: bool) -> None:
+    """The end-of-stream sample (three times when best effort), then a moment to drain."""
+    for _ in range(1 if reliable else 3):
+        sample.stamp(END_OF_STREAM, time.monotonic_ns())
+        put(sample.buffer)
+        time.sleep(0.02)
+    # zenoh has no per-sample acknowledgement; give the transport a moment to
+    # drain (bounded by --linger) before the session closes
+    time.sleep(min(o.linger_s, 0.5))
+
+
+def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
+    sample = payload_for(o.type, o.size)  # built before matching: not in the timed part
+    publisher, token, reliable = _declare_publisher(session, o, summary)
     records = RecordWriter(o.records, True) if o.records else None
     try:
-        t0 = time.monotonic_ns()
-        # zenoh's matching status says whether any subscriber matches (not how many)
-        while not publisher.matching_status.matching:
-            if stop.is_set():
-                return "signal"
-            if time.monotonic_ns() - t0 > o.match_timeout_s * 1e9:
-                errors.append(f"no subscriber matched within {o.match_timeout_s:g} s "
-                              f"(matched 0 of {o.subscribers})")
-                return "no_match"
-            time.sleep(0.01)
-        summary["match_wait_s"] = (time.monotonic_ns() - t0) / 1e9
+        unmatched = _wait_for_subscriber(publisher, o, summary, errors, stop)
+        if unmatched:
+            return unmatched
         _read_session(session, summary)  # while the subscriber is surely connected
         if stop.wait(1.0):  # settle, as the C++ probes do
             return "signal"
-        payload, stamp, put = sample.buffer, sample.stamp, publisher.put
         pacer = Pacer(o.rate_hz, stop)
-        warm = sent = failures = 0
-        warm_end = time.monotonic_ns() + int(o.warmup_s * 1e9)
-        while o.warmup_s > 0 and time.monotonic_ns() < warm_end and pacer.wait_next():
-            stamp(WARMUP_FLAG | warm, time.monotonic_ns())
-            put(payload)
-            warm += 1
-        t_start = time.monotonic_ns()
-        t_first = t_last = 0
-        reason = "count" if o.count else "duration"
-        seq = 0
-        while not o.count or seq < o.count:
-            if not pacer.wait_next():
-                break
-            t = time.monotonic_ns()
-            if o.duration_s and t - t_start >= o.duration_s * 1e9:
-                reason = "duration"
-                break
-            stamp(seq, t)
-            try:
-                put(payload)
-            except Exception:  # noqa: BLE001 - counted like a failed DDS write
-                failures += 1
-            else:
-                if records:
-                    records.add(seq, t, 0, o.size)
-                sent += 1
-                t_first = t_first or t
-                t_last = t
-            seq += 1
+        warm = _warm_up(o, sample, publisher.put, pacer)
+        reason, sent, failures, span_s = _publish(o, sample, publisher.put, pacer, records)
         if stop.is_set():
             reason = "signal"
         else:
-            for _ in range(1 if reliable else 3):
-                stamp(END_OF_STREAM, time.monotonic_ns())
-                put(payload)
-                time.sleep(0.02)
-            # zenoh has no per-sample acknowledgement; give the transport a moment to
-            # drain (bounded by --linger) before the session closes
-            time.sleep(min(o.linger_s, 0.5))
+            _end_stream(o, sample, publisher.put, reliable)
         summary.update({"warmup_samples": warm, "write_failures": failures,
-                        "skipped_deadlines": pacer.skipped,
-                        "publish_span_s": (t_last - t_first) / 1e9 if sent > 1 else 0.0,
+                        "skipped_deadlines": pacer.skipped, "publish_span_s": span_s,
                         "acknowledged": None, "samples": sent})
         return reason
     finally:
@@ -307,106 +256,140 @@ def run_pub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) ->
         publisher.undeclare()
 
 
-def run_sub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
-    records = RecordWriter(o.records, False)
-    queue: list[tuple[int, int, int] | None] = []
-    lock = threading.Condition()
-    publishers: set[str] = set()
-    decode = decoder_for(o.type)
+class _Inbox:
+    """The subscriber's callbacks hand samples (decoded) and publishers' presence tokens
+    over here; the receive loop drains them."""
 
-    def on_sample(sample) -> None:
-        got = decode(sample.payload.to_bytes())  # None: not a linklab sample of the type
-        with lock:
-            queue.append(got)
-            lock.notify()
+    def __init__(self, decode):
+        self.decode = decode
+        self.queue: list[tuple[int, int, int] | None] = []
+        self.lock = threading.Condition()
+        self.publishers: set[str] = set()
 
-    def on_token(sample) -> None:
+    def on_sample(self, sample) -> None:
+        got = self.decode(sample.payload.to_bytes())  # None: not a linklab sample of the type
+        with self.lock:
+            self.queue.append(got)
+            self.lock.notify()
+
+    def on_token(self, sample) -> None:
         import zenoh
 
-        with lock:
+        with self.lock:
             if sample.kind == zenoh.SampleKind.PUT:
-                publishers.add(str(sample.key_expr))
+                self.publishers.add(str(sample.key_expr))
             else:
-                publishers.discard(str(sample.key_expr))
+                self.publishers.discard(str(sample.key_expr))
 
-    subscriber = session.declare_subscriber(o.key, on_sample)
+    def drain(self) -> tuple[list[tuple[int, int, int] | None], int]:
+        """The samples handed over since the last call (waiting up to 50 ms for one), and
+        the publishers present now."""
+        with self.lock:
+            if not self.queue:
+                self.lock.wait(0.05)
+            got, self.queue[:] = list(self.queue), []
+            return got, len(self.publishers)
+
+
+class _Reception:
+    """What the subscriber has received: counters, first and last receive time."""
+
+    def __init__(self):
+        self.seen: set[int] = set()
+        self.samples = self.unique = self.warm = self.dups = self.malformed = 0
+        self.t_first = self.t_last = 0
+
+    def take(self, got: list, t_recv: int, records: RecordWriter) -> bool:
+        """Counts (and records) one batch received at t_recv; True when it held the end
+        of the stream. (The counters are locals inside the loop: this runs per sample.)"""
+        end = False
+        seen = self.seen
+        samples, unique, warm, dups, malformed = (self.samples, self.unique, self.warm,
+                                                  self.dups, self.malformed)
+        t_first, t_last = self.t_first, self.t_last
+        for item in got:
+            if item is None:
+                malformed += 1
+                continue
+            seq, t_send, nbytes = item
+            if seq == END_OF_STREAM:
+                end = True
+                continue
+            if seq & WARMUP_FLAG:
+                warm += 1
+                t_last = t_recv
+                continue
+            records.add(seq, t_send, t_recv, nbytes)
+            samples += 1
+            t_first = t_first or t_recv
+            t_last = t_recv
+            if seq in seen:
+                dups += 1
+            else:
+                seen.add(seq)
+                unique += 1
+        self.samples, self.unique, self.warm, self.dups, self.malformed = (samples, unique,
+                                                                           warm, dups, malformed)
+        self.t_first, self.t_last = t_first, t_last
+        return end
+
+
+def _sub_end_reason(o: ProbeOptions, r: _Reception, t0: int, t_match: int, now: int,
+                    errors: list[str]) -> str:
+    """Why the subscriber stops now (count, no_match, idle, duration), or "" to go on."""
+    if o.count and r.unique >= o.count:
+        return "count"
+    if not t_match and not r.samples:
+        if now - t0 > o.match_timeout_s * 1e9:
+            errors.append(f"no publisher matched within {o.match_timeout_s:g} s")
+            return "no_match"
+        return ""
+    since = max(r.t_last, t_match or t0)
+    if o.idle_timeout_s > 0 and now - since > o.idle_timeout_s * 1e9:
+        return "idle"
+    if o.duration_s and now - (t_match or t0) > o.duration_s * 1e9:
+        return "duration"
+    return ""
+
+
+def run_sub(session, o: ProbeOptions, summary: dict, errors: list[str], stop) -> str:
+    records = RecordWriter(o.records, False)
+    inbox = _Inbox(decoder_for(o.type))
+    subscriber = session.declare_subscriber(o.key, inbox.on_sample)
     tokens = session.liveliness().declare_subscriber(f"linklab/presence/{o.key}/pub/*",
-                                                     on_token, history=True)
+                                                     inbox.on_token, history=True)
     print(f"{PROG}: subscribed to '{o.key}' ({o.mode})", file=sys.stderr, flush=True)
-    seen: set[int] = set()
-    samples = unique = warm = dups = max_matched = malformed = 0
+    r = _Reception()
+    max_matched = 0
     t0 = time.monotonic_ns()
-    t_match = t_last = t_first = 0
+    t_match = 0
     links: list[dict] = []
     reason = ""
     try:
-        while True:
+        while not reason:
             if stop.is_set():
                 reason = "signal"
                 break
-            with lock:
-                if not queue:
-                    lock.wait(0.05)
-                got, queue[:] = list(queue), []
-                matched = len(publishers)
+            got, matched = inbox.drain()
             t_recv = time.monotonic_ns()  # taken right after the hand-over, as in C++
             if matched and not t_match:
                 t_match = t_recv
             max_matched = max(max_matched, matched)
-            end = False
-            for item in got:
-                if item is None:
-                    malformed += 1
-                    continue
-                seq, t_send, nbytes = item
-                if seq == END_OF_STREAM:
-                    end = True
-                    continue
-                if seq & WARMUP_FLAG:
-                    warm += 1
-                    t_last = t_recv
-                    continue
-                records.add(seq, t_send, t_recv, nbytes)
-                samples += 1
-                t_first = t_first or t_recv
-                t_last = t_recv
-                if seq in seen:
-                    dups += 1
-                else:
-                    seen.add(seq)
-                    unique += 1
+            end = r.take(got, t_recv, records)
             if got and not links:
                 links = _read_session(session, summary)
-            now = time.monotonic_ns()
-            if end:
-                reason = "end_of_stream"
-                break
-            if o.count and unique >= o.count:
-                reason = "count"
-                break
-            if not t_match and not samples:
-                if now - t0 > o.match_timeout_s * 1e9:
-                    errors.append(f"no publisher matched within {o.match_timeout_s:g} s")
-                    reason = "no_match"
-                    break
-                continue
-            since = max(t_last, t_match or t0)
-            if o.idle_timeout_s > 0 and now - since > o.idle_timeout_s * 1e9:
-                reason = "idle"
-                break
-            if o.duration_s and now - (t_match or t0) > o.duration_s * 1e9:
-                reason = "duration"
-                break
+            reason = "end_of_stream" if end else \
+                _sub_end_reason(o, r, t0, t_match, time.monotonic_ns(), errors)
     finally:
         records.close()
         tokens.undeclare()
         subscriber.undeclare()
-    summary.update({"samples": samples, "unique_samples": unique, "duplicates": dups,
-                    "warmup_samples": warm, "max_matched": max_matched,
-                    "malformed_samples": malformed,
-                    "receive_span_s": (t_last - t_first) / 1e9 if samples > 1 else 0.0})
-    if malformed:
-        errors.append(f"{malformed} sample(s) on {o.key} carried no linklab seq/send time "
+    summary.update({"samples": r.samples, "unique_samples": r.unique, "duplicates": r.dups,
+                    "warmup_samples": r.warm, "max_matched": max_matched,
+                    "malformed_samples": r.malformed,
+                    "receive_span_s": (r.t_last - r.t_first) / 1e9 if r.samples > 1 else 0.0})
+    if r.malformed:
+        errors.append(f"{r.malformed} sample(s) on {o.key} carried no linklab seq/send time "
                       "(another publisher on the key?); they are not in the records")
     if not links:
         _read_session(session, summary)

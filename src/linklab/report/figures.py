@@ -1,16 +1,10 @@
-"""Every figure of the HTML page, in its order (plots.py, plot_throughput.py)."""
+"""Every figure of the HTML page, in its order (plots.py, plot_throughput.py, plot_bars.py)."""
 
 from __future__ import annotations
 
+from linklab.report.plot_bars import amplification, cpu
 from linklab.report.plot_throughput import throughput
-from linklab.report.plots import (
-    Plot,
-    amplification,
-    cpu,
-    latency_cdf,
-    payload_sweep,
-    rate_over_time,
-)
+from linklab.report.plots import Plot, latency_cdf, payload_sweep, rate_over_time
 from linklab.report.run import Run
 
 

@@ -11,24 +11,45 @@ from linklab.report.outcome import delivered_text, expected_is_lower_bound, is_e
 from linklab.report.run import Run
 from linklab.rundir import num
 
-MEASURED = (("published", "published", 0), ("received", "received", 0),
-            ("delivery_ratio", "delivery ratio", 3), ("reception_rate_hz", "reception Hz", 2),
-            ("latency_mean_ms", "latency mean ms", 2), ("latency_p50_ms", "p50 ms", 2),
-            ("latency_p95_ms", "p95 ms", 2), ("latency_p99_ms", "p99 ms", 2),
-            ("latency_max_ms", "max ms", 2), ("jitter_ms", "jitter ms", 2),
-            ("goodput_bit_s", "goodput Mbit/s", 2), ("wire_amplification", "wire ampl.", 3),
-            ("model_amplification", "model ampl.", 3),
-            ("link_dropped_packets", "link drops", 0),
-            ("sub_udp_rcvbuf_errors", "sub rcvbuf errors", 0), ("pub_cpu_s", "pub CPU s", 2),
-            ("sub_cpu_s", "sub CPU s", 2), ("expected", "expected", 0),
-            ("message_loss_rate", "loss", 4), ("gap_loss_rate", "loss (gaps)", 4),
-            ("stall_max_s", "stall s", 2), ("stall_link_up_s", "stall with link up s", 2),
-            ("latency_growth_ms", "latency growth ms", 2),
-            ("cpu_fraction_max", "busiest probe CPU", 3),
-            ("write_failures", "write failures", 0), ("polled_samples", "polled samples", 0),
-            ("fanout_step_ms", "fan-out step ms", 3),
-            ("model_fanout_step_ms", "model fan-out step ms", 3),
-            ("search_max_rate_hz", "max rate Hz", 1))
+
+def _columns(text: str) -> tuple[tuple[str, str, int], ...]:
+    """(row key, column label, decimals) of each ``key | label | decimals`` line."""
+    rows = (tuple(part.strip() for part in line.split("|")) for line in text.strip().splitlines())
+    return tuple((key, label, int(decimals)) for key, label, decimals in rows)
+
+
+# the measured values a failed cell shows: row key | column label | decimals
+MEASURED = _columns("""
+    published             | published             | 0
+    received              | received              | 0
+    delivery_ratio        | delivery ratio        | 3
+    reception_rate_hz     | reception Hz          | 2
+    latency_mean_ms       | latency mean ms       | 2
+    latency_p50_ms        | p50 ms                | 2
+    latency_p95_ms        | p95 ms                | 2
+    latency_p99_ms        | p99 ms                | 2
+    latency_max_ms        | max ms                | 2
+    jitter_ms             | jitter ms             | 2
+    goodput_bit_s         | goodput Mbit/s        | 2
+    wire_amplification    | wire ampl.            | 3
+    model_amplification   | model ampl.           | 3
+    link_dropped_packets  | link drops            | 0
+    sub_udp_rcvbuf_errors | sub rcvbuf errors     | 0
+    pub_cpu_s             | pub CPU s             | 2
+    sub_cpu_s             | sub CPU s             | 2
+    expected              | expected              | 0
+    message_loss_rate     | loss                  | 4
+    gap_loss_rate         | loss (gaps)           | 4
+    stall_max_s           | stall s               | 2
+    stall_link_up_s       | stall with link up s  | 2
+    latency_growth_ms     | latency growth ms     | 2
+    cpu_fraction_max      | busiest probe CPU     | 3
+    write_failures        | write failures        | 0
+    polled_samples        | polled samples        | 0
+    fanout_step_ms        | fan-out step ms       | 3
+    model_fanout_step_ms  | model fan-out step ms | 3
+    search_max_rate_hz    | max rate Hz           | 1
+""")
 
 
 def _row_metric_text(row: dict[str, Any], key: str, digits: int) -> str:

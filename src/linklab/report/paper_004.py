@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (the paper's tables are kept one row per line)
 """Seed 004's tables from bench runs of scenarios/paper-004-middlewares.yaml (and
 -security.yaml), with the paper's values beside ours.
 
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from linklab.report.outcome import delivered_text, is_error
+from linklab.report.paper_tables import paper_tables
 from linklab.report.view import Section, to_markdown
 
 MESSAGES = ("Array1k", "Array4k", "Array16k", "Array64k", "Array256k", "Array1m", "Array2m",
@@ -40,60 +40,11 @@ MESSAGES = ("Array1k", "Array4k", "Array16k", "Array64k", "Array256k", "Array1m"
 COLUMNS = {"fastdds": "FastDDS", "cyclonedds": "CycloneDDS", "zenoh-peer": "Zenoh-TCP",
            "zenoh-router": "Zenoh-broker", "mqtt": "MQTT-broker"}
 LINKS = {"ethernet-1g": "ethernet", "wifi": "wifi", "4g": "4g"}
-_ = None  # "-" in the paper: the run did not complete
 
-# seed 004 Table 2 (a) Ethernet, (b) Wi-Fi, (c) 4G: mean latency in ms, columns as COLUMNS
-TABLE2: dict[str, dict[str, tuple]] = {
-    "ethernet": {
-        "Array1k": (13.63, 1.29, 1.98, 1.78, 91.01),
-        "Array4k": (16.92, 1.30, 1.97, 1.91, 3.87),
-        "Array16k": (26.62, 1.55, 2.36, 2.24, 3.58),
-        "Array64k": (4.79, 3.35, 3.35, 3.27, 14.77),
-        "Array256k": (43.63, 5.37, 7.42, 7.42, 48.50),
-        "Array1m": (180.09, 19.28, 32.88, 42.69, 5545.04),
-        "Array2m": (_, 37.97, 70.97, 70.61, 7468.62),
-        "PointCloud512k": (66.55, 11.16, 20.51, 18.47, 87.07),
-        "PointCloud1m": (545.27, 21.95, 37.42, 41.24, 1020.70),
-        "PointCloud2m": (604.80, 39.94, 76.78, 77.12, 5625.40),
-    },
-    "wifi": {
-        "Array1k": (178.40, 51.40, 14.82, 12.58, 173.62),
-        "Array4k": (178.74, 39.84, 32.34, 54.11, 73.64),
-        "Array16k": (2811.88, 56.73, 48.30, 139.63, 125.69),
-        "Array64k": (3238.00, 606.50, 452.51, 326.96, 4382.25),
-        "Array256k": (12450.00, 1574.14, 3021.77, 2323.91, 19788.57),
-        "Array1m": (_, _, 5960.16, 7599.04, _),
-        "Array2m": (_, _, 9386.79, 11337.42, _),
-        "PointCloud512k": (_, _, 5164.90, 5407.28, _),
-        "PointCloud1m": (_, 3748.00, 5326.69, 5657.96, _),
-        "PointCloud2m": (_, _, 9283.26, 8805.96, _),
-    },
-    "4g": {
-        "Array1k": (104.69, 58.80, 72.11, 134.02, 679.91),
-        "Array4k": (126.50, 103.75, 102.86, 98.05, 537.87),
-        "Array16k": (3680.47, 116.95, 150.81, 145.42, 530.20),
-        "Array64k": (4802.26, 163.29, 3349.90, 434.19, 2222.11),
-        "Array256k": (_, _, 7458.61, 7556.25, 19987.27),
-        "Array1m": (_, _, 10086.88, 11811.52, _),
-        "Array2m": (_, _, 15365.29, 10870.59, _),
-        "PointCloud512k": (_, _, 7357.50, 6591.85, _),
-        "PointCloud1m": (_, _, 13254.00, 10333.13, _),
-        "PointCloud2m": (_, _, 14309.50, 11900.27, _),
-    },
-}
-# seed 004 Table 3: CPU % of Host 1 (Ethernet, Wi-Fi, 4G), columns as COLUMNS
-TABLE3: dict[str, tuple] = {
-    "Array1k": ((6.04, 6.01, 5.89), (0.04, 0.04, 0.04), (0.05, 0.05, 0.06), (0.06, 0.05, 0.06), (0.05, 0.05, 0.05)),
-    "Array4k": ((6.04, 6.05, 5.87), (0.04, 0.03, 0.04), (0.05, 0.05, 0.06), (0.06, 0.05, 0.06), (0.05, 0.05, 0.05)),
-    "Array16k": ((5.12, 5.58, 6.06), (0.05, 0.04, 0.05), (0.06, 0.06, 0.06), (0.06, 0.06, 0.06), (0.04, 0.05, 0.06)),
-    "Array64k": ((5.61, 5.57, 6.05), (0.07, 0.06, 0.06), (0.06, 0.05, 0.05), (0.07, 0.05, 0.06), (0.05, 0.03, 0.06)),
-    "Array256k": ((6.64, 4.42, 5.81), (0.19, 0.09, 0.06), (0.09, 0.05, 0.04), (0.09, 0.05, 0.05), (0.07, 0.04, 0.05)),
-    "Array1m": ((6.92, 4.96, 6.05), (0.51, 0.08, 0.11), (0.16, 0.04, 0.03), (0.18, 0.03, 0.04), (0.17, 0.12, 0.14)),
-    "Array2m": ((7.01, 5.58, 0.02), (0.77, 0.08, 0.19), (0.30, 0.04, 0.03), (0.32, 0.04, 0.03), (0.20, 0.18, 0.19)),
-    "PointCloud512k": ((6.30, 4.98, 0.03), (0.30, 0.07, 0.07), (0.12, 0.06, 0.03), (0.12, 0.04, 0.04), (0.12, 0.09, 0.09)),
-    "PointCloud1m": ((7.08, 0.04, 0.02), (0.57, 0.09, 0.12), (0.18, 0.04, 0.03), (0.19, 0.04, 0.04), (0.21, 0.15, 0.14)),
-    "PointCloud2m": ((7.08, 8.40, 0.04), (0.84, 0.11, 0.19), (0.32, 0.03, 0.03), (0.30, 0.03, 0.04), (0.22, 0.22, 0.20)),
-}
+# seed 004 Table 2 (a) Ethernet, (b) Wi-Fi, (c) 4G: mean latency in ms, columns as COLUMNS;
+# Table 3: CPU % of Host 1 (Ethernet, Wi-Fi, 4G), columns as COLUMNS (paper_004.yaml)
+TABLE2: dict[str, dict[str, tuple]] = paper_tables("paper_004")["table2"]
+TABLE3: dict[str, tuple] = paper_tables("paper_004")["table3"]
 LINK_INDEX = {"ethernet": 0, "wifi": 1, "4g": 2}
 # seed 004 Table 4 (Array1k; the paper does not say which middleware or link -- its
 # "without security" latency equals Table 2's Zenoh-TCP over 4G, 72.11 ms)
@@ -205,55 +156,70 @@ def _pending(key: str, title: str, link: str) -> Section:
 DELIVERED = "delivered (" + " · ".join(COLUMNS.values()) + ")"
 
 
-def table2(rows: list[dict[str, Any]], link: str) -> Section:
+def _link_table(rows: list[dict[str, Any]], link: str, key: str, title: str,
+                columns: list[str], **options: Any) -> tuple[dict, Section, bool]:
+    """The cells by (link, message, middleware) and a link's table with these columns;
+    the table is pending (the bool: True) when no cell ran on the link."""
     cells = _index(rows)
-    title = f"Table 2 ({link}): mean latency, ms — ours / paper"
-    key = f"paper-004-table2-{link}"
     if not any(k[0] == link for k in cells):
-        return _pending(key, title, link)
-    section = Section(key, title, ["message"] + [f"{c} ours / paper" for c in COLUMNS.values()]
-                      + [DELIVERED], md_heading="####",
-                      legend="— = the cell did not complete (not every sample published and "
-                             "delivered in time); [x] = mean latency of the samples that "
-                             "did arrive; error = linklab could not measure the cell; "
-                             "delivered = received/expected per middleware.")
+        return cells, _pending(key, title, link), True
+    return cells, Section(key, title, columns, md_heading="####", **options), False
+
+
+def _fill(section: Section, cells: dict, link: str,
+          text: Callable[[dict[str, Any] | None, int, str], str]) -> None:
+    """One row per message: ``text(row, i, message)`` of each middleware's cell (row
+    None: not run; i: its column), then the delivered column."""
     for message in MESSAGES:
-        out = []
-        for i, middleware in enumerate(COLUMNS):
-            row = cells.get((link, message, middleware))
-            if row is None:
-                ours = "not run"
-            elif is_error(row):
-                ours = "error"
-            elif _ok(row):
-                ours = _fmt(row.get("latency_mean_ms"))
-            else:  # did not complete: "—", with the mean of what did arrive, if anything
-                arrived = row.get("latency_mean_ms")
-                ours = "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
-            paper = _fmt(TABLE2[link][message][i]) if link in TABLE2 else "n/a"
-            out.append(f"{ours} / {paper}")
+        out = [text(cells.get((link, message, middleware)), i, message)
+               for i, middleware in enumerate(COLUMNS)]
         section.add(message, *out, _delivered(cells, link, message, COLUMNS))
-        section.records.append({"link": link, "message": message, "ours": {
-            m: (cells.get((link, message, m)) or {}).get("latency_mean_ms") for m in COLUMNS}})
+
+
+def table2(rows: list[dict[str, Any]], link: str) -> Section:
+    cells, section, pending = _link_table(
+        rows, link, f"paper-004-table2-{link}",
+        f"Table 2 ({link}): mean latency, ms — ours / paper",
+        ["message"] + [f"{c} ours / paper" for c in COLUMNS.values()] + [DELIVERED],
+        legend="— = the cell did not complete (not every sample published and delivered in "
+               "time); [x] = mean latency of the samples that did arrive; error = linklab "
+               "could not measure the cell; delivered = received/expected per middleware.")
+    if pending:
+        return section
+
+    def text(row: dict[str, Any] | None, i: int, message: str) -> str:
+        if row is None:
+            ours = "not run"
+        elif is_error(row):
+            ours = "error"
+        elif _ok(row):
+            ours = _fmt(row.get("latency_mean_ms"))
+        else:  # did not complete: "—", with the mean of what did arrive, if anything
+            arrived = row.get("latency_mean_ms")
+            ours = "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
+        paper = _fmt(TABLE2[link][message][i]) if link in TABLE2 else "n/a"
+        return f"{ours} / {paper}"
+
+    _fill(section, cells, link, text)
+    section.records += [{"link": link, "message": message, "ours": {
+        m: (cells.get((link, message, m)) or {}).get("latency_mean_ms") for m in COLUMNS}}
+        for message in MESSAGES]
     return section
 
 
 def throughput(rows: list[dict[str, Any]], link: str) -> Section:
-    cells = _index(rows)
-    title = f"Fig. 6 ({link}): throughput, KB/s (ours)"
-    key = f"paper-004-fig6-{link}"
-    if not any(k[0] == link for k in cells):
-        return _pending(key, title, link)
-    section = Section(key, title, ["message"] + list(COLUMNS.values()) + [DELIVERED],
-                      md_heading="####")
-    for message in MESSAGES:
-        out = []
-        for middleware in COLUMNS:
-            row = cells.get((link, message, middleware))
-            goodput = row.get("goodput_bit_s") if _ok(row) else None
-            out.append("not run" if row is None else "error" if is_error(row)
-                       else _fmt(goodput / 8 / 1000 if goodput else None, 1))
-        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+    cells, section, pending = _link_table(
+        rows, link, f"paper-004-fig6-{link}", f"Fig. 6 ({link}): throughput, KB/s (ours)",
+        ["message"] + list(COLUMNS.values()) + [DELIVERED])
+    if pending:
+        return section
+
+    def text(row: dict[str, Any] | None, _i: int, _message: str) -> str:
+        goodput = row.get("goodput_bit_s") if _ok(row) else None
+        return ("not run" if row is None else "error" if is_error(row)
+                else _fmt(goodput / 8 / 1000 if goodput else None, 1))
+
+    _fill(section, cells, link, text)
     return section
 
 
@@ -265,33 +231,35 @@ def _broker_pct(row: dict[str, Any]) -> float | None:
     return 100 * broker / wall
 
 
+def _cpu_text(row: dict[str, Any]) -> str:
+    """CPU % of one core of the publisher / subscriber / broker (n/a: no broker)."""
+    broker = _broker_pct(row)
+    return (f"{_fmt(cpu_percent(row.get('_pub') or {}))} / "
+            f"{_fmt(cpu_percent(row.get('_sub') or {}))} / "
+            f"{_fmt(broker) if broker is not None else 'n/a'}")
+
+
 def table3(rows: list[dict[str, Any]], link: str) -> Section:
-    cells = _index(rows)
-    title = f"Table 3 ({link}): CPU % of one core — ours pub / sub / broker (paper, Host 1)"
-    key = f"paper-004-table3-{link}"
-    if not any(k[0] == link for k in cells):
-        return _pending(key, title, link)
-    section = Section(key, title, ["message"] + [f"{c} pub / sub / broker (paper)"
-                                                 for c in COLUMNS.values()] + [DELIVERED],
-                      md_heading="####")
-    for message in MESSAGES:
-        out = []
-        for i, middleware in enumerate(COLUMNS):
-            row = cells.get((link, message, middleware))
-            paper = (f"{TABLE3[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
-                     else "n/a")
-            if row is None:
-                out.append(f"not run ({paper})")
-            elif is_error(row):
-                out.append(f"error ({paper})")
-            elif not _ok(row):
-                out.append(f"— ({paper})")
-            else:
-                broker = _broker_pct(row)
-                out.append(f"{_fmt(cpu_percent(row.get('_pub') or {}))} / "
-                           f"{_fmt(cpu_percent(row.get('_sub') or {}))} / "
-                           f"{_fmt(broker) if broker is not None else 'n/a'} ({paper})")
-        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+    cells, section, pending = _link_table(
+        rows, link, f"paper-004-table3-{link}",
+        f"Table 3 ({link}): CPU % of one core — ours pub / sub / broker (paper, Host 1)",
+        ["message"] + [f"{c} pub / sub / broker (paper)" for c in COLUMNS.values()]
+        + [DELIVERED])
+    if pending:
+        return section
+
+    def text(row: dict[str, Any] | None, i: int, message: str) -> str:
+        paper = (f"{TABLE3[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
+                 else "n/a")
+        if row is None:
+            return f"not run ({paper})"
+        if is_error(row):
+            return f"error ({paper})"
+        if not _ok(row):
+            return f"— ({paper})"
+        return f"{_cpu_text(row)} ({paper})"
+
+    _fill(section, cells, link, text)
     return section
 
 
@@ -312,14 +280,9 @@ def table4(rows: list[dict[str, Any]]) -> Section:
                     mark = "error" if is_error(row) else "—"
                     section.add(link, plain, label, mark, mark, mark, delivered_text(row))
                     continue
-                broker = _broker_pct(row)
                 goodput = row.get("goodput_bit_s") or math.nan
                 section.add(link, plain, label, _fmt(row.get("latency_mean_ms")),
-                            _fmt(goodput / 8, 0),
-                            f"{_fmt(cpu_percent(row.get('_pub') or {}))} / "
-                            f"{_fmt(cpu_percent(row.get('_sub') or {}))} / "
-                            f"{_fmt(broker) if broker is not None else 'n/a'}",
-                            delivered_text(row))
+                            _fmt(goodput / 8, 0), _cpu_text(row), delivered_text(row))
     w, wo = TABLE4["with"], TABLE4["without"]
     section.add("paper", "(Table 4)", "on", f"{w[0]:.2f}", str(w[1]), f"{w[2]:.2f}", "")
     section.add("paper", "(Table 4)", "off", f"{wo[0]:.2f}", str(wo[1]), f"{wo[2]:.2f}", "")

@@ -12,8 +12,8 @@ apart on a grey-scale printout too.
 - reception rate and mean latency vs payload per profile, the paper's Table II values
   dotted beside ours (seed 000 Table II);
 - wire amplification: interface bytes / published bytes measured, beside the model's
-  R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1);
-- CPU seconds per probe (publisher and subscriber);
+  R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1; plot_bars.py);
+- CPU seconds per probe (publisher and subscriber; plot_bars.py);
 - maximum throughput vs payload of throughput searches, the model's capacity dashed
   (seed 001 Fig. 5; plot_throughput.py).
 
@@ -183,40 +183,54 @@ def _split_key(link_rows: list[dict[str, Any]], n_lines: int) -> str | None:
     return None
 
 
-def latency_cdf(cell_dir: Callable[[str], Path], rows: list[dict[str, Any]]) -> Plot | None:
-    """One-way latency CDF of every cell (trials pooled): a row of panels per link
-    condition, split by profile (or another setting) when a link has many cells. A line
-    has the same style wherever its label appears, so one legend serves the figure."""
-    notes: list[str] = []
-    silent: list[str] = []  # cells that received nothing: nothing to draw, not a problem
-    panel_rows: list[tuple[str, list[dict[str, Any]], list[tuple[str, list]]]] = []
-    for link, link_rows in _by_link(rows).items():
-        groups = list(group_by_settings(link_rows).values())
-        split = _split_key(link_rows, len(groups))
-        keys = [k for k in varying_keys(link_rows) if k not in ("link", split)]
-        columns: dict[str, list] = {}
-        for group in groups:
-            parts, failed = [], any(r.get("status") != "ok" for r in group)
-            for row in group:
-                values, why = cell_latencies_ms(cell_dir(row["cell_id"]), row["cell_id"])
-                if why:
-                    notes.append(why)
-                elif len(values) == 0:
-                    silent.append(str(row["cell_id"]))
-                else:
-                    parts.append(values)
-            column = "" if split is None else format_setting(split, group[0].get(split))
-            lines = columns.setdefault(column, [])
-            if parts:
-                name = label(group[0], keys)
-                if len(group) > 1:
-                    name += f" ({len(group)} trials)"
-                lines.append((name, np.sort(np.concatenate(parts)), failed))
-        columns = {k: v for k, v in columns.items() if v}
-        if columns:
-            panel_rows.append((link, link_rows, list(columns.items())))
-    if not panel_rows:
-        return None
+def _link_columns(cell_dir: Callable[[str], Path], link_rows: list[dict[str, Any]],
+                  notes: list[str], silent: list[str]) -> list[tuple[str, list]]:
+    """One link's panels: (column title, [(line name, sorted latencies, failed)]), split by
+    the setting _split_key picks; cells that cannot be read add to NOTES, cells that
+    received nothing to SILENT."""
+    groups = list(group_by_settings(link_rows).values())
+    split = _split_key(link_rows, len(groups))
+    keys = [k for k in varying_keys(link_rows) if k not in ("link", split)]
+    columns: dict[str, list] = {}
+    for group in groups:
+        parts, failed = [], any(r.get("status") != "ok" for r in group)
+        for row in group:
+            values, why = cell_latencies_ms(cell_dir(row["cell_id"]), row["cell_id"])
+            if why:
+                notes.append(why)
+            elif len(values) == 0:
+                silent.append(str(row["cell_id"]))
+            else:
+                parts.append(values)
+        column = "" if split is None else format_setting(split, group[0].get(split))
+        lines = columns.setdefault(column, [])
+        if parts:
+            name = label(group[0], keys)
+            if len(group) > 1:
+                name += f" ({len(group)} trials)"
+            lines.append((name, np.sort(np.concatenate(parts)), failed))
+    return [(k, v) for k, v in columns.items() if v]
+
+
+def _draw_cdf(ax, lines: list, styles: dict[str, dict[str, Any]]) -> None:
+    """One panel's CDF lines (failed cells thin and pale), log x when they span > 30x."""
+    low = min(float(v[0]) for _, v, _ in lines)
+    high = max(float(v[-1]) for _, v, _ in lines)
+    for name, values, failed in lines:
+        x, y = _thin(values)
+        st = styles[name]
+        ax.plot(x, y, color=st["color"], linestyle=st["linestyle"],
+                linewidth=0.9 if failed else 1.6, alpha=0.7 if failed else 1.0,
+                label=name, drawstyle="steps-post")
+    if low > 0 and high / low > 30:
+        _log_axis(ax.xaxis, (low, high))
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("one-way latency (ms)")
+
+
+def _cdf_figure(panel_rows: list[tuple[str, list[dict[str, Any]], list[tuple[str, list]]]]
+                ) -> Figure:
+    """A row of panels per link, one legend for the figure."""
     ncols = max(len(cols) for _, _, cols in panel_rows)
     names = list(dict.fromkeys(n for _, _, cols in panel_rows for _, lines in cols
                                for n, _, _ in lines))
@@ -232,18 +246,7 @@ def latency_cdf(cell_dir: Callable[[str], Path], rows: list[dict[str, Any]]) -> 
                 ax.set_axis_off()
                 continue
             column, lines = cols[j]
-            low = min(float(v[0]) for _, v, _ in lines)
-            high = max(float(v[-1]) for _, v, _ in lines)
-            for name, values, failed in lines:
-                x, y = _thin(values)
-                st = styles[name]
-                ax.plot(x, y, color=st["color"], linestyle=st["linestyle"],
-                        linewidth=0.9 if failed else 1.6, alpha=0.7 if failed else 1.0,
-                        label=name, drawstyle="steps-post")
-            if low > 0 and high / low > 30:
-                _log_axis(ax.xaxis, (low, high))
-            ax.set_ylim(0, 1.02)
-            ax.set_xlabel("one-way latency (ms)")
+            _draw_cdf(ax, lines, styles)
             if j == 0:
                 ax.set_ylabel("fraction of samples")
             title = condition_title(link, link_rows)
@@ -254,6 +257,23 @@ def latency_cdf(cell_dir: Callable[[str], Path], rows: list[dict[str, Any]]) -> 
                                        linestyle=styles[n]["linestyle"]) for n in names]
     fig.legend(handles, names, loc="outside lower center", ncols=min(3, len(names)),
                frameon=False)
+    return fig
+
+
+def latency_cdf(cell_dir: Callable[[str], Path], rows: list[dict[str, Any]]) -> Plot | None:
+    """One-way latency CDF of every cell (trials pooled): a row of panels per link
+    condition, split by profile (or another setting) when a link has many cells. A line
+    has the same style wherever its label appears, so one legend serves the figure."""
+    notes: list[str] = []
+    silent: list[str] = []  # cells that received nothing: nothing to draw, not a problem
+    panel_rows: list[tuple[str, list[dict[str, Any]], list[tuple[str, list]]]] = []
+    for link, link_rows in _by_link(rows).items():
+        columns = _link_columns(cell_dir, link_rows, notes, silent)
+        if columns:
+            panel_rows.append((link, link_rows, columns))
+    if not panel_rows:
+        return None
+    fig = _cdf_figure(panel_rows)
     failed_ids = [str(r["cell_id"]) for r in rows if r.get("status") != "ok"
                   and str(r["cell_id"]) not in silent]
     return Plot("latency_cdf", "Latency distribution per cell",
@@ -390,90 +410,3 @@ def payload_sweep(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> Plot 
                 "Per profile, the mean over trials (bars: min–max of trials). Dotted, "
                 "hollow markers: the paper's Table II. Red ×: failed cells, at what they "
                 "measured before failing (the tables show them as —).", _png(fig))
-
-
-# --- wire amplification -------------------------------------------------------------------
-
-def _mean(group: list[dict[str, Any]], key: str) -> float | None:
-    values = [v for v in (num(r.get(key)) for r in group) if v is not None]
-    return sum(values) / len(values) if values else None
-
-
-def _bar_rows(rows: list[dict[str, Any]], keys: tuple[str, ...]):
-    groups = list(group_by_settings(rows).values())
-    names = varying_keys(rows)
-    out = []
-    for group in groups:
-        values = [_mean(group, k) for k in keys]
-        if any(v is not None for v in values):
-            name = label(group[0], names)
-            if any(r.get("status") != "ok" for r in group):
-                name += " (failed)"
-            out.append((name, values))
-    return out
-
-
-def _hbars(items, series: list[tuple[str, str]], xlabel: str, annotate) -> Figure:
-    n = len(items)
-    with matplotlib.rc_context(RC):
-        fig = Figure(figsize=(WIDTH_IN, 0.9 + 0.32 * n * max(1, len(series) / 1.5)),
-                     dpi=DPI, layout="constrained")
-        ax = fig.subplots()
-    height = 0.8 / len(series)
-    y = np.arange(n)
-    hatches = ("", "///", "..")
-    for j, (name, colour) in enumerate(series):
-        values = [v[j] for _, v in items]
-        pos = y + (j - (len(series) - 1) / 2) * height
-        ax.barh(pos, [0 if v is None else v for v in values], height=height * 0.95,
-                color=colour, edgecolor="#333333", linewidth=0.5, hatch=hatches[j % 3],
-                label=name)
-        for p, v in zip(pos, values, strict=True):
-            ax.text(0 if v is None else v, p, " " + annotate(v, j), va="center", fontsize=7)
-    ax.set_yticks(y)
-    ax.set_yticklabels([name for name, _ in items])
-    ax.invert_yaxis()
-    ax.set_xlabel(xlabel)
-    ax.margins(x=0.18)
-    ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=len(series), frameon=False)
-    return fig
-
-
-def amplification(rows: list[dict[str, Any]]) -> Plot | None:
-    """Measured wire bytes / published bytes beside the model's R_DDS / R_pub, per cell."""
-    items = _bar_rows(rows, ("wire_amplification", "model_amplification"))
-    if not items:
-        return None
-
-    def annotate(v: float | None, j: int) -> str:
-        return "n/a" if v is None else f"{v:.3f}"
-
-    fig = _hbars(items, [("measured", COLOURS[0]), ("model R_DDS / R_pub", COLOURS[4])],
-                 "wire amplification (1 = payload bytes only)", annotate)
-    ax = fig.axes[0]
-    ax.axvline(1.0, color="#333333", linewidth=0.8, linestyle=":")
-    return Plot("amplification", "Wire amplification: measured vs model",
-                "Bytes on the link's interfaces (data, retransmissions, heartbeats, acks, "
-                "headers) over payload bytes published; beside it the model's prediction "
-                "R_DDS / R_pub (seed 000 Eq. 4 over Eq. 1). "
-                "n/a: not measured, or the model does not cover the cell (TCP transports, "
-                "other middlewares).", _png(fig))
-
-
-# --- CPU ---------------------------------------------------------------------------------
-
-def cpu(rows: list[dict[str, Any]]) -> Plot | None:
-    """CPU seconds of the publisher and subscriber probe, per cell (mean over trials)."""
-    items = _bar_rows(rows, ("pub_cpu_s", "sub_cpu_s"))
-    if not items:
-        return None
-
-    def annotate(v: float | None, j: int) -> str:
-        return "n/a" if v is None else f"{v:.2f} s"
-
-    fig = _hbars(items, [("publisher probe", COLOURS[0]), ("subscriber probe", COLOURS[1])],
-                 "CPU time (user + system, s)", annotate)
-    return Plot("cpu", "CPU per probe",
-                "User + system CPU seconds of each probe process over the whole cell "
-                "(discovery, publishing, draining), mean over trials.", _png(fig))

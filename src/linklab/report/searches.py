@@ -20,6 +20,7 @@ records/<cell>/search.json (:func:`trials`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,29 +114,40 @@ def search_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+SEARCH_COLUMNS = ("Middleware", "Link", "QoS", "Payload", "Max Hz", "Mbit/s", "Asked Hz",
+                  "Wire B", "Eff.", "Model Hz", "Model Mbit/s", "Ratio", "Delivered", "Trials",
+                  "Stopped", "Status")
+SEARCH_LEGEND = (
+    "Max Hz: the publish rate achieved in the best sustained trial (its publisher's "
+    "measured rate; the row's metrics are that trial's, where none was sustained the lowest "
+    "trial's); Mbit/s: the payload bits per second that arrived in it; Asked Hz: the rate "
+    "that trial asked for. Model (paper 001 §V-A): Wire B = bytes on the link per sample "
+    "(the serialized sample: payload, CDR encapsulation and the type's own fields; RTPS + "
+    "UDP + IPv4 headers; on a cluster's underlay VXLAN and WireGuard too, at the pod MTU), "
+    "Eff. = payload / wire bytes, Model Hz and Mbit/s = what the link's rate carries with "
+    "those headers (Ethernet frames counted); none for TCP transports, nor where both ends "
+    "sit on one cluster node (the link is not on the way). Ratio = Max Hz / Model Hz "
+    "(measured / model). Stopped: why the search ended.")
+SHARE_COLUMNS = ("Middleware", "Link", "Payload", "Asked", "Max Hz", "Rate Hz", "Delivered",
+                 "p50 (ms)", "p95 (ms)", "p99 (ms)", "Mean (ms)", "Status")
+SHARE_LEGEND = (
+    "rate: N % runs the cell at that share (Asked) of the maximum a search found for the "
+    "same settings (Max Hz: the publish rate its best trial achieved; in runs recorded "
+    "before issue 37, the rate that trial asked); Rate Hz: the rate it ran at.")
+
+
+def _found(rows: list[dict[str, Any]], kind: Callable[[dict[str, Any]], bool]
+           ) -> list[dict[str, Any]]:
+    """The rows of this kind (is_search, is_share), in the tables' order."""
+    return sorted((r for r in rows if kind(r)), key=_order)
+
+
 def searches_section(rows: list[dict[str, Any]]) -> Section | None:
-    found = sorted((r for r in rows if is_search(r)), key=_order)
+    found = _found(rows, is_search)
     if not found:
         return None
-    section = Section(
-        "searches", "Maximum throughput per payload (paper 001 Fig. 5 layout)",
-        ["Middleware", "Link", "QoS", "Payload", "Max Hz", "Mbit/s", "Asked Hz", "Wire B",
-         "Eff.", "Model Hz", "Model Mbit/s", "Ratio", "Delivered", "Trials", "Stopped",
-         "Status"],
-        legend="Max Hz: the publish rate achieved in the best sustained trial (its "
-               "publisher's measured rate; the row's metrics are that trial's, where none "
-               "was sustained the lowest trial's); Mbit/s: the payload bits per second that "
-               "arrived in it; Asked Hz: the rate that trial asked for. Model (paper 001 "
-               "§V-A): "
-               "Wire B = bytes on the link per sample (the serialized sample: payload, "
-               "CDR encapsulation and the type's own fields; RTPS + UDP + IPv4 headers; on a "
-               "cluster's underlay VXLAN and WireGuard too, at the pod MTU), Eff. = "
-               "payload / wire bytes, Model Hz and Mbit/s = what the link's rate carries "
-               "with those headers (Ethernet frames counted); none for TCP transports, "
-               "nor where both ends sit on one cluster node (the link is not on the way). "
-               "Ratio = Max Hz / Model Hz (measured / model). Stopped: why the search "
-               "ended.",
-        right=tuple(range(4, 14)))
+    section = Section("searches", "Maximum throughput per payload (paper 001 Fig. 5 layout)",
+                      list(SEARCH_COLUMNS), legend=SEARCH_LEGEND, right=tuple(range(4, 14)))
     old = []
     for row in found:
         rec = search_record(row)
@@ -168,18 +180,12 @@ def searches_section(rows: list[dict[str, Any]]) -> Section | None:
 
 
 def shares_section(rows: list[dict[str, Any]]) -> Section | None:
-    found = sorted((r for r in rows if is_share(r)), key=_order)
+    found = _found(rows, is_share)
     if not found:
         return None
-    section = Section(
-        "shares", "Latency at a share of the maximum rate (paper 001 Fig. 6 layout)",
-        ["Middleware", "Link", "Payload", "Asked", "Max Hz", "Rate Hz", "Delivered",
-         "p50 (ms)", "p95 (ms)", "p99 (ms)", "Mean (ms)", "Status"],
-        legend="rate: N % runs the cell at that share (Asked) of the maximum a search "
-               "found for the same settings (Max Hz: the publish rate its best trial "
-               "achieved; in runs recorded before issue 37, the rate that trial asked); "
-               "Rate Hz: the rate it ran at.",
-        right=tuple(range(4, 11)))
+    section = Section("shares", "Latency at a share of the maximum rate (paper 001 Fig. 6 "
+                      "layout)", list(SHARE_COLUMNS), legend=SHARE_LEGEND,
+                      right=tuple(range(4, 11)))
     for row in found:
         section.add(str(row.get("middleware")), str(row.get("link")),
                     size_label(int(num(row.get("payload_bytes")) or 0)),

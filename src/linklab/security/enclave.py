@@ -9,8 +9,11 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Enclave:
+    """An enclave's name and the directory of its files; each property is one file the
+    middlewares' secure variants are given."""
+
     name: str
-    directory: Path
+    directory: Path  # absolute: where security/keystore.py wrote the files
 
     @property
     def fastdds_profile(self) -> Path:

@@ -21,20 +21,11 @@ from typing import Any
 import zenoh
 
 from linklab.errors import EnvironmentProblem
+from linklab.sft import transport
 from linklab.sft.dds_types import FieldRequest, request_from, request_to
 from linklab.sft.masks import FieldMask
 from linklab.sft.schema import Schema, typestore
-from linklab.sft.transport import (
-    LeaveHandler,
-    PublisherTransport,
-    Request,
-    RequestHandler,
-    Sample,
-    SampleHandler,
-    SubscriberTransport,
-    TransportConfig,
-    realtime_ns,
-)
+from linklab.sft.transport import Request, Sample, TransportConfig, realtime_ns
 
 _ATTACHMENT = struct.Struct("<qq")
 _lock = threading.Lock()
@@ -81,7 +72,7 @@ def _sft_space(cfg: TransportConfig, topic: str) -> str:
     return f"{cfg.domain}/{topic.strip('/')}/@sft"
 
 
-class ZenohPublisherTransport(PublisherTransport):
+class ZenohPublisherTransport(transport.PublisherTransport):
     def __init__(self, cfg: TransportConfig, sch: Schema, topic: str):
         self.session = session(cfg)
         self.base = full_key(cfg, sch, topic)
@@ -92,7 +83,8 @@ class ZenohPublisherTransport(PublisherTransport):
         self._lock = threading.Lock()
         self._entities: list[Any] = []
 
-    def start(self, on_request: RequestHandler, on_leave: LeaveHandler) -> None:
+    def start(self, on_request: transport.RequestHandler,
+              on_leave: transport.LeaveHandler) -> None:
         def request(sample: Any) -> None:
             on_request(request_from(FieldRequest.deserialize(sample.payload.to_bytes())))
 
@@ -140,7 +132,7 @@ class ZenohPublisherTransport(PublisherTransport):
         self._entities = []
 
 
-class ZenohSubscriberTransport(SubscriberTransport):
+class ZenohSubscriberTransport(transport.SubscriberTransport):
     def __init__(self, cfg: TransportConfig, sch: Schema, topic: str, reader_id: str):
         self.session = session(cfg)
         self.base = full_key(cfg, sch, topic)
@@ -150,7 +142,7 @@ class ZenohSubscriberTransport(SubscriberTransport):
         self._token = self.session.liveliness().declare_token(f"{self.space}/reader/{reader_id}")
         self._publisher_watch: Any = None
 
-    def listen(self, mask: FieldMask | None, on_sample: SampleHandler) -> object:
+    def listen(self, mask: FieldMask | None, on_sample: transport.SampleHandler) -> object:
         def callback(sample: Any) -> None:
             now = realtime_ns()
             stamp = 0

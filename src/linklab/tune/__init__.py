@@ -38,12 +38,10 @@ from linklab.tune.explain import (
     explain,
     model_after,
     model_before,
-    render_markdown,
-    render_text,
-    usage_lines,
     wire_predictions,
 )
 from linklab.tune.inputs import TuningInput, validate
+from linklab.tune.render import render_markdown, render_text, usage_lines
 from linklab.tune.result import TuningResult
 from linklab.tune.settings import TunedSettings, compute_settings
 from linklab.tune.writer import write_profiles

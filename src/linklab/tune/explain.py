@@ -97,19 +97,22 @@ class Explanation:
         }
 
 
+def model_input(t: TuningInput, per: float, **settings: float) -> ModelInput:
+    """The model's input for the topic and link at PER; ``settings``: the Fast DDS values
+    that differ from its defaults (none: the defaults)."""
+    return ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
+                      link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
+                      utilization=t.utilization, subscribers=t.subscribers,
+                      overlay=t.overlay, **settings)
+
+
 def model_before(t: TuningInput, per: float) -> ModelResult:
-    return evaluate(ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
-                               link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
-                               utilization=t.utilization, subscribers=t.subscribers,
-                               overlay=t.overlay))
+    return evaluate(model_input(t, per))
 
 
 def model_after(t: TuningInput, s: TunedSettings, per: float) -> ModelResult:
-    return evaluate(ModelInput(rate_hz=t.rate_hz, payload_bytes=t.payload_bytes,
-                               link_bits_per_s=t.link_bits_per_s, per=per, mtu=t.mtu,
-                               max_message_size=s.max_message_size, heartbeat_hz=s.heartbeat_hz,
-                               utilization=t.utilization, subscribers=t.subscribers,
-                               overlay=t.overlay))
+    return evaluate(model_input(t, per, max_message_size=s.max_message_size,
+                                heartbeat_hz=s.heartbeat_hz))
 
 
 def conditions_for(t: TuningInput) -> tuple[float, ...]:
@@ -158,32 +161,28 @@ def first_wire_rounds(conditions: list[Condition], s: TunedSettings) -> float:
     return float("nan")
 
 
-def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Explanation:
-    k = t.subscribers
-    budget = s.budget_bytes_per_s
-    max_rate = budget / (t.payload_bytes * k)
-    max_payload = int(budget / (t.rate_hz * k))
-    worst = max((c.after for c in conditions), key=lambda r: VERDICT_ORDER.index(r.verdict))
-    messages_per_sample = wire_cost(t.payload_bytes, s.max_message_size, mtu=t.mtu,
-                                    qos="reliable", overlay=t.overlay, mode="ip").rtps_messages
-    verdict = worst.verdict
+def live_wire_reasons(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> list[str]:
+    """The conditions at which the tuned stream with repairs and headers (model/wire.py)
+    needs more than T*omega."""
     wire_reasons = []
     for c in conditions:
         tuned_wire = c.wire.get("fastdds optimized")
         if tuned_wire is None:
             continue
-        live = s.r_pub_bytes_per_s * k * tuned_wire.amplification
-        if live > budget:
+        live = s.r_pub_bytes_per_s * t.subscribers * tuned_wire.amplification
+        if live > s.budget_bytes_per_s:
             wire_reasons.append(
                 f"at PER {format_percent(c.per)} the live stream with repairs and headers "
                 f"needs {format_bitrate(live * 8)} (model/wire.py, x"
                 f"{tuned_wire.amplification:.3g}), more than T*omega")
-    if wire_reasons and verdict == "feasible":
-        verdict = "marginal"
+    return wire_reasons
+
+
+def transport_reasons(t: TuningInput, s: TunedSettings,
+                      conditions: list[Condition]) -> list[SettingReason]:
+    """Why the message size, the transports and the repair timing (causes 1 and 2)."""
     first = conditions[0]
-    tolerated = tolerated_lateness_s(s.pacing_bytes_per_s, s.pacing_demand_bytes_per_s,
-                                     s.pacing_period_ms / 1000)
-    settings = [
+    return [
         SettingReason(
             "maxMessageSize", f"{s.max_message_size} B", CAUSES[1],
             f"MTU {t.mtu} - IPv4 20 - UDP 8 - overlay {t.overlay}: every RTPS message is one "
@@ -211,6 +210,16 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"{first_wire_rounds(conditions, s):.3g} rounds at PER "
             f"{format_percent(s.sizing_per)} (model/repair.py R3, x2 margin; at most 1/(2r)); "
             "NackDelay also covers a repair's round trip"),
+    ]
+
+
+def buffer_reasons(t: TuningInput, s: TunedSettings) -> list[SettingReason]:
+    """Why the history, the reader's limits, no piggybacked heartbeats and the pacing
+    (causes 3 and 5: bursts and the recovery after a stall)."""
+    k = t.subscribers
+    tolerated = tolerated_lateness_s(s.pacing_bytes_per_s, s.pacing_demand_bytes_per_s,
+                                     s.pacing_period_ms / 1000)
+    return [
         SettingReason(
             "history KEEP_LAST depth / writer resource limits", f"{s.history_depth} samples",
             CAUSES[3],
@@ -244,6 +253,14 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             f"{competitors_text(t)}, model/cpu.py), so it is long enough that the late ceiling "
             f"still carries the stream's {format_bitrate(s.pacing_demand_bytes_per_s * 8)} "
             f"with 10 % to spare (it tolerates {format_duration(tolerated)} per period)"),
+    ]
+
+
+def session_reasons(t: TuningInput, s: TunedSettings) -> list[SettingReason]:
+    """Why the lease, the reliability, the publish mode and the socket buffers."""
+    messages_per_sample = wire_cost(t.payload_bytes, s.max_message_size, mtu=t.mtu,
+                                    qos="reliable", overlay=t.overlay, mode="ip").rtps_messages
+    return [
         SettingReason(
             "participant lease / announcements",
             f"{format_duration(s.lease_duration_s)} / {format_duration(s.lease_announcement_s)}",
@@ -268,27 +285,37 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
             "room for two worst-case bursts after tuning; the kernel clamps larger requests to "
             "net.core.rmem_max / wmem_max"),
     ]
-    notes: list[str] = []
+
+
+def summary_text(t: TuningInput, s: TunedSettings, conditions: list[Condition], verdict: str,
+                 reasons: list[str]) -> str:
+    """The verdict's one paragraph: R_pub against T*omega, and why (REASONS)."""
+    k = t.subscribers
+    budget = s.budget_bytes_per_s
     if verdict == "infeasible":
-        summary = (
+        return (
             f"INFEASIBLE: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} "
             f"({t.rate_hz:g} Hz x {format_size(t.payload_bytes)}"
             + (f" x {k} subscribers" if k > 1 else "") +
             f") exceeds the DDS share of the link T*omega = {format_bitrate(budget * 8)}. "
             "No DDS setting fixes that. "
             f"At {format_size(t.payload_bytes)} the largest rate that fits is "
-            f"{math.floor(max_rate * 10) / 10:g} Hz; at {t.rate_hz:g} Hz the largest payload is "
-            f"{format_size(max_payload)}.")
-    else:
-        worst_wire = max((c.wire["fastdds optimized"].amplification for c in conditions
-                          if "fastdds optimized" in c.wire), default=1.0)
-        summary = (
-            f"{verdict.upper()}: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} uses "
-            f"{s.r_pub_bytes_per_s * k / budget:.0%} of T*omega = {format_bitrate(budget * 8)}"
-            f", {s.r_pub_bytes_per_s * k * worst_wire / budget:.0%} with repairs and headers "
-            f"(model/wire.py, PER {format_percent(max(c.per for c in conditions))})"
-            + (f"; {'; '.join(worst.reasons + wire_reasons)}"
-               if worst.reasons or wire_reasons else "") + ".")
+            f"{math.floor(budget / (t.payload_bytes * k) * 10) / 10:g} Hz; at {t.rate_hz:g} Hz "
+            f"the largest payload is {format_size(int(budget / (t.rate_hz * k)))}.")
+    worst_wire = max((c.wire["fastdds optimized"].amplification for c in conditions
+                      if "fastdds optimized" in c.wire), default=1.0)
+    return (
+        f"{verdict.upper()}: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} uses "
+        f"{s.r_pub_bytes_per_s * k / budget:.0%} of T*omega = {format_bitrate(budget * 8)}"
+        f", {s.r_pub_bytes_per_s * k * worst_wire / budget:.0%} with repairs and headers "
+        f"(model/wire.py, PER {format_percent(max(c.per for c in conditions))})"
+        + (f"; {'; '.join(reasons)}" if reasons else "") + ".")
+
+
+def topic_notes(t: TuningInput, s: TunedSettings, worst: ModelResult) -> list[str]:
+    """Notes on the fan-out to several subscribers, the overlay and a history of one."""
+    k = t.subscribers
+    notes: list[str] = []
     if k > 1:
         notes.append(
             f"{k} unicast subscribers: each sample is sent {k} times in turn (002 Table III); "
@@ -300,6 +327,46 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     if s.history_depth == 1:
         notes.append("N_HC = 1: one sample is already about a second of the DDS share; "
                      "outage recovery will lose samples.")
+    return notes
+
+
+def cpu_note(cpu: CpuPlan) -> str:
+    """What the writer and the reader need of the CPU (tune/cpu.py)."""
+    return (
+        f"CPU ({cpu.how}): the writer needs "
+        + ", ".join(f"{name} {cpu.writer_cores[m]:.3g} cores ({cpu.per_sample_ms[m]:.3g} "
+                    f"ms per sample)" for m, name in (("fastdds", "Fast DDS"),
+                                                      ("cyclonedds", "Cyclone DDS")))
+        + f" of the {cpu.share_cores:.3g} it gets (it plans on {WRITER_CPU_UTILIZATION:.0%}: "
+        + f"{cpu.usable_cores:.3g}); the reader "
+        + ", ".join(f"{cpu.reader_cores[m]:.3g}" for m in ("fastdds", "cyclonedds"))
+        + " cores on its machine (measured per sample by the probes, model/cpu.py).")
+
+
+def cyclone_note(t: TuningInput, s: TunedSettings, conditions: list[Condition],
+                 cyclone_hz: float) -> str:
+    """Why Cyclone DDS cannot keep up with the topic (one sample repaired per NACK)."""
+    return (
+        f"Cyclone DDS repairs one sample per NACK (model/repair.py R3): with "
+        f"{first_wire_rounds(conditions, s):.3g} rounds per sample of at least "
+        f"{format_duration(cyclone_round_s(t, s))} (the loop, or a repair's round trip "
+        f"2 x {format_duration(t.delay_s)} + sending it) it completes at most "
+        f"{cyclone_hz:.3g} samples/s, fewer than {t.rate_hz:g} Hz: use Fast DDS, a smaller "
+        "payload or a lower rate for this topic.")
+
+
+def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Explanation:
+    k = t.subscribers
+    budget = s.budget_bytes_per_s
+    worst = max((c.after for c in conditions), key=lambda r: VERDICT_ORDER.index(r.verdict))
+    verdict = worst.verdict
+    wire_reasons = live_wire_reasons(t, s, conditions)
+    if wire_reasons and verdict == "feasible":
+        verdict = "marginal"
+    settings = transport_reasons(t, s, conditions) + buffer_reasons(t, s) + \
+        session_reasons(t, s)
+    summary = summary_text(t, s, conditions, verdict, worst.reasons + wire_reasons)
+    notes = topic_notes(t, s, worst)
     cpu = cpu_plan(t, {m: c.wire[f"{m} optimized"].amplification for c in conditions
                         if c.per == s.sizing_per for m in ("fastdds", "cyclonedds")},
                    {"fastdds": math.inf, "cyclonedds": cyclone_capacity_hz(t, s, conditions)})
@@ -310,24 +377,10 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
     elif short:
         summary += f" CPU: {short}."
     if cpu is not None:
-        notes.append(
-            f"CPU ({cpu.how}): the writer needs "
-            + ", ".join(f"{name} {cpu.writer_cores[m]:.3g} cores ({cpu.per_sample_ms[m]:.3g} "
-                        f"ms per sample)" for m, name in (("fastdds", "Fast DDS"),
-                                                          ("cyclonedds", "Cyclone DDS")))
-            + f" of the {cpu.share_cores:.3g} it gets (it plans on {WRITER_CPU_UTILIZATION:.0%}: "
-            + f"{cpu.usable_cores:.3g}); the reader "
-            + ", ".join(f"{cpu.reader_cores[m]:.3g}" for m in ("fastdds", "cyclonedds"))
-            + " cores on its machine (measured per sample by the probes, model/cpu.py).")
+        notes.append(cpu_note(cpu))
     cyclone_hz = cyclone_capacity_hz(t, s, conditions)
     if cyclone_hz < t.rate_hz:
-        notes.append(
-            f"Cyclone DDS repairs one sample per NACK (model/repair.py R3): with "
-            f"{first_wire_rounds(conditions, s):.3g} rounds per sample of at least "
-            f"{format_duration(cyclone_round_s(t, s))} (the loop, or a repair's round trip "
-            f"2 x {format_duration(t.delay_s)} + sending it) it completes at most "
-            f"{cyclone_hz:.3g} samples/s, fewer than {t.rate_hz:g} Hz: use Fast DDS, a smaller "
-            "payload or a lower rate for this topic.")
+        notes.append(cyclone_note(t, s, conditions, cyclone_hz))
         if cpu is None and "cyclonedds" in t.middlewares:  # else the CPU verdict says it
             summary += (f" Cyclone DDS cannot keep up here ({cyclone_hz:.3g} samples/s at "
                         "most, see the note).")
@@ -338,8 +391,8 @@ def explain(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> Ex
         conditions=conditions,
         outage_burst_before_bytes=outage_burst_bytes(PAPER_DEFAULT_HISTORY, t.payload_bytes, k),
         outage_burst_after_bytes=outage_burst_bytes(s.history_depth, t.payload_bytes, k),
-        max_rate_hz=max_rate,
-        max_payload_bytes=max_payload,
+        max_rate_hz=budget / (t.payload_bytes * k),
+        max_payload_bytes=int(budget / (t.rate_hz * k)),
         notes=notes,
         cpu=cpu,
     )
@@ -350,108 +403,3 @@ def competitors_text(t: TuningInput) -> str:
     if t.cpu_competitors is None and t.cpu_share is None:
         return "an idle CPU (none declared: --cpu-load)"
     return f"{competitors_per_core(t):.3g} CPU-bound tasks per core"
-
-
-def usage_lines(t: TuningInput, s: TunedSettings, fastdds_path: str,
-                cyclone_path: str) -> list[str]:
-    profiles_var = "FASTRTPS_DEFAULT_PROFILES_FILE" if t.ros == "humble" else \
-        "FASTDDS_DEFAULT_PROFILES_FILE"
-    return [
-        "Fast DDS (rmw_fastrtps_cpp):",
-        "  export RMW_IMPLEMENTATION=rmw_fastrtps_cpp",
-        f"  export {profiles_var}={fastdds_path}",
-        "  export RMW_FASTRTPS_USE_QOS_FROM_XML=1   # use the XML's publishMode "
-        f"{s.publish_mode} (large data) and memory policy",
-        f"  (without it: export RMW_FASTRTPS_PUBLICATION_MODE={s.publish_mode})",
-        "Cyclone DDS (rmw_cyclonedds_cpp):",
-        "  export RMW_IMPLEMENTATION=rmw_cyclonedds_cpp",
-        f"  export CYCLONEDDS_URI=file://{cyclone_path}",
-        "Both: QoS set in code wins over XML. Publish and subscribe with RELIABLE, KEEP_LAST "
-        f"depth {s.history_depth}",
-        "  (or rclcpp::SystemDefaultsQoS() so the Fast DDS XML applies).",
-        f"Kernel: sysctl -w net.core.rmem_max={s.socket_buffer_bytes} "
-        f"net.core.wmem_max={s.socket_buffer_bytes}   # else buffers are clamped",
-    ]
-
-
-def topic_line(t: TuningInput, s: TunedSettings) -> str:
-    return (f"Topic: {format_size(t.payload_bytes)} at {t.rate_hz:g} Hz "
-            f"(R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8)}, Eq. 1) over "
-            f"{format_bitrate(t.link_bits_per_s)}, omega = {t.utilization:g} "
-            f"(T*omega = {format_bitrate(s.budget_bytes_per_s * 8)}), MTU {t.mtu}, "
-            f"overlay {t.overlay}, {t.subscribers} subscriber(s)")
-
-
-SETTINGS_TITLE = "Settings and the failure cause each addresses:"
-BEFORE_TITLE = "Before (Fast DDS defaults: 65500 B messages, heartbeat 3 s) -> after:"
-CHANGE_COLUMNS = ("PER", "quantity", "before", "after", "")
-
-
-def change_rows(c: Condition) -> list[tuple[str, str, str, str]]:
-    """What one loss rate does before and after tuning: (quantity, before, after, note)."""
-    b, a = c.before, c.after
-    rows = [("R_DDS (Eq. 4)", format_bitrate(b.r_dds_bytes_per_s * 8),
-             format_bitrate(a.r_dds_bytes_per_s * 8),
-             f"x{b.amplification:.3g} -> x{a.amplification:.3g} of R_pub"),
-            ("burst B_DDS (Eq. 5)", format_size(b.burst_bytes), format_size(a.burst_bytes),
-             f"{b.burst_bytes * 8 / 1e6:.4g} Mbit -> {a.burst_bytes * 8 / 1e6:.4g} Mbit"),
-            ("repair of a loss", format_duration(b.repair_delay_s),
-             format_duration(a.repair_delay_s), ""),
-            ("verdict", b.verdict, a.verdict, "")]
-    if c.wire:
-        fd = "fails" if b.verdict == "fails" else \
-            f"{c.wire['fastdds default'].amplification:.3g}"
-        ft = c.wire["fastdds optimized"].amplification
-        cd, ct = c.wire["cyclonedds default"], c.wire["cyclonedds optimized"]
-        rows.append(("wire / payload", fd, f"{ft:.3g}",
-                     f"Fast DDS; Cyclone {cd.amplification:.3g} -> {ct.amplification:.3g}; "
-                     "model/wire.py: repairs, repeats, control, headers"))
-    return rows
-
-
-def outage_lines(s: TunedSettings, e: Explanation) -> list[str]:
-    plan = s.history
-    return [f"after a link outage (Eq. 6): up to {format_size(e.outage_burst_before_bytes)}"
-            f" (history 400) -> {format_size(e.outage_burst_after_bytes)} "
-            f"(history {s.history_depth}) leave back-to-back"
-            + (f", repaid in {format_duration(plan.drain_s)}"
-               if plan.drain_s != float("inf") else ""),
-            f"the outage ({format_duration(plan.outage_s)}, --outage-tolerance): "
-            + ("every sample written during it is kept" if plan.covers_outage else
-               f"only the last {s.history_depth} of the {plan.outage_depth} samples "
-               "written during it are kept")
-            + f" -- {plan.reason}"]
-
-
-def render_text(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
-    lines = [topic_line(t, s), "", SETTINGS_TITLE]
-    for r in e.settings:
-        lines.append(f"  {r.setting} = {r.value}  [{r.cause}]")
-        lines.append(f"      {r.reason}")
-    lines += ["", BEFORE_TITLE]
-    for c in e.conditions:
-        lines.append(f"  PER {format_percent(c.per)}:")
-        for quantity, before, after, note in change_rows(c):
-            lines.append(f"    {quantity:<21}{before:>14} -> {after}"
-                         + (f"  ({note})" if note else ""))
-    lines += [f"  {line}" for line in outage_lines(s, e)]
-    lines += ["", f"Verdict: {e.summary}"]
-    lines += [f"Note: {n}" for n in e.notes]
-    return lines
-
-
-def render_markdown(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
-    """:func:`render_text` as Markdown: the settings and the before/after as tables."""
-    from linklab.output import markdown_table
-
-    lines = [topic_line(t, s), "", f"**{SETTINGS_TITLE.rstrip(':')}**", ""]
-    lines += markdown_table(("setting", "value", "cause", "why"),
-                            [(r.setting, str(r.value), r.cause, r.reason) for r in e.settings])
-    lines += ["", f"**{BEFORE_TITLE.rstrip(':')}**", ""]
-    lines += markdown_table(CHANGE_COLUMNS[:-1] + ("note",),
-                            [(f"{format_percent(c.per)}", *row)
-                             for c in e.conditions for row in change_rows(c)], right=(2, 3))
-    lines += [""] + [f"- {line}" for line in outage_lines(s, e)]
-    lines += ["", f"Verdict: {e.summary}"]
-    lines += [f"\nNote: {n}" for n in e.notes]
-    return lines

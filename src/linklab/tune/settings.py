@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from linklab.model.cpu import competitors_per_core_for_share, sched_lateness_s
 from linklab.model.fragmentation import max_message_size_for_mtu
@@ -75,6 +76,16 @@ CYCLONE_REXMIT_MESSAGES_DEFAULT = 200
 CYCLONE_DEFRAG_DEFAULT = 16
 
 
+class InSeconds:
+    """A read-only attribute NAME_s: the field NAME_ns of the same object, in seconds."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = name.removesuffix("_s") + "_ns"
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj, self.field) / 1e9
+
+
 @dataclass(frozen=True)
 class TunedSettings:
     """Every value written into the profiles, in the units the profiles use."""
@@ -115,29 +126,20 @@ class TunedSettings:
     sizing_per: float  # the packet error rate the loss-dependent values are sized for
     history: HistoryPlan
 
-    @property
-    def heartbeat_period_s(self) -> float:
-        return self.heartbeat_period_ns / 1e9
-
-    @property
-    def lease_duration_s(self) -> float:
-        return self.lease_duration_ns / 1e9
-
-    @property
-    def lease_announcement_s(self) -> float:
-        return self.lease_announcement_ns / 1e9
-
-    @property
-    def cyclone_heartbeat_s(self) -> float:
-        return self.cyclone_heartbeat_ns / 1e9
+    heartbeat_period_s = InSeconds()
+    lease_duration_s = InSeconds()
+    lease_announcement_s = InSeconds()
+    cyclone_heartbeat_s = InSeconds()
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data["heartbeat_period_s"] = self.heartbeat_period_s
-        data["cyclone_heartbeat_s"] = self.cyclone_heartbeat_s
-        data["lease_duration_s"] = self.lease_duration_s
-        data["lease_announcement_s"] = self.lease_announcement_s
+        data.update({name: getattr(self, name) for name in SECONDS_VIEWS})
         return data
+
+
+# the views in seconds to_dict adds, in its order
+SECONDS_VIEWS = ("heartbeat_period_s", "cyclone_heartbeat_s", "lease_duration_s",
+                 "lease_announcement_s")
 
 
 def lease_for_outage(outage_tolerance_s: float) -> tuple[int, int]:

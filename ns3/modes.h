@@ -1,0 +1,17 @@
+// linklab-ns3's two modes (see the comment at the top of linklab-ns3.cc): each takes the
+// arguments after its name and returns the program's exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace linklab_ns3
+{
+
+// air: the realtime medium bridged to TAP devices (run_air.cc).
+int RunAir(const std::vector<std::string>& args);
+
+// curve: the paper's Fig. 4 validation, in simulated time (run_curve.cc).
+int RunCurve(const std::vector<std::string>& args);
+
+} // namespace linklab_ns3
