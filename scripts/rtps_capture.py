@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from linklab.bench.environment import LinklabEnvironment
 from linklab.bench.matrix import expand
+from linklab.bench.namespace_environment import LinklabEnvironment
 from linklab.bench.runner import run_cells
 from linklab.bench.spec import load_scenario
 from linklab.rundir import RunStore

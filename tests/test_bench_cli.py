@@ -98,7 +98,7 @@ def test_a_resumed_runs_progress_bar_is_paced_by_its_earlier_sessions_cells(tmp_
     """The ETA of a resumed run starts paced like its dry-run, not at the raw estimate:
     the cells of earlier sessions say how fast this run's cells go. Stopped (Ctrl-C) at
     the first progress report, before any cell runs."""
-    from linklab.bench.environment import LinklabEnvironment
+    from linklab.bench.namespace_environment import LinklabEnvironment
     from linklab.bench.runner import run_cells
 
     scenario, cells, store = _table2_run(tmp_path)

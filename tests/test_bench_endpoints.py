@@ -249,8 +249,8 @@ def test_a_bug_in_linklab_is_an_error_row_not_a_link_failure(tmp_path):
     """A code bug inside one cell ends as a linklab error (its own status, reason and
     traceback); the other cells run and are measured."""
     require_root()
-    from linklab.bench.environment import LinklabEnvironment
     from linklab.bench.matrix import expand
+    from linklab.bench.namespace_environment import LinklabEnvironment
     from linklab.bench.runner import run_cells
     from linklab.bench.spec import parse_scenario
     from linklab.rundir import RunStore

@@ -173,8 +173,8 @@ def test_record_layout_is_the_probe_protocol():
 # --- link and UDP counters of a cell --------------------------------------------------
 
 def test_counter_deltas_from_two_snapshots():
-    from linklab.bench.environment import parse_udp_counters
     from linklab.bench.link_counters import counter_deltas
+    from linklab.bench.namespace_environment import parse_udp_counters
 
     snmp = ("Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\n"
             "Udp: 100 0 7 50 {rcv} 0\n")

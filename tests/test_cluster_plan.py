@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from conftest import require_tool
-from linklab.bench.environment import LinklabEnvironment
 from linklab.bench.matrix import expand
+from linklab.bench.namespace_environment import LinklabEnvironment
 from linklab.bench.spec import parse_scenario
 from linklab.bench.topics import flow_hosts
 from linklab.errors import UsageError

@@ -136,7 +136,7 @@ def test_short_drive_through_mqtt_broker(tmp_path, capsys):
                  "--json"]) == 0
     result = json.loads(capsys.readouterr().out)["results"][0]
     assert result["received"] == result["sent"] == 121 and result["errors"] == []
-    from linklab.drive.session import read_records
+    from linklab.drive.command_transport import read_records
 
     records = read_records(out / "records" / "mqtt-robot.bin")
     trace = [Received(seq, t_recv / 1e9) for seq, _, t_recv, _ in records]

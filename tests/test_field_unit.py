@@ -19,7 +19,7 @@ from linklab.errors import UsageError
 from linklab.field import clock as C
 from linklab.field import fit, preflight, sync
 from linklab.field.compare import compare
-from linklab.field.environment import FieldEnvironment, path_inputs
+from linklab.field.host_environment import FieldEnvironment, path_inputs
 from linklab.field.measure import Direction, Measurement
 from linklab.field.preset_out import LOSS_BEFORE_RATE, preset_fields, write_preset
 from linklab.field.records import to_reference

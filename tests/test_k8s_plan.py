@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from linklab.bench import metrics as M
-from linklab.bench.environment import Links
+from linklab.bench.namespace_environment import Links
 from linklab.bench.spec import parse_scenario
 from linklab.errors import UsageError
 from linklab.k8s import collect as C
 from linklab.k8s import manifests as MF
 from linklab.k8s import reasons as R
-from linklab.k8s.bed import K8sOptions, check_cell
+from linklab.k8s.cluster_bed import K8sOptions, check_cell
+from linklab.k8s.cluster_run import dry_run_objects
 from linklab.k8s.scenario import expand_with_flows
-from linklab.k8s.session import dry_run_objects
 from linklab.k8s.validate import validate_objects
 
 BASE = """name: t

@@ -1,4 +1,4 @@
-"""``linklab model-check``: model/wire.py against the rows of a bench run."""
+"""``linklab model-check``: model/wire_traffic.py against the rows of a bench run."""
 
 import json
 import math

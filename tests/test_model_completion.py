@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from linklab.bench.environment import LinkChoice, LinklabEnvironment
 from linklab.bench.matrix import expand
 from linklab.bench.measure import cell_row_base as _cell_row_base
+from linklab.bench.namespace_environment import LinkChoice, LinklabEnvironment
 from linklab.bench.spec import parse_scenario
 from linklab.model.completion import completion, steady
-from linklab.report.wire import model_verdict
+from linklab.report.interface_counters import model_verdict
 from linklab.rundir import RunStore
 from linklab.rundir import complete_row as _complete_row
 from linklab.tune.wirecheck import LinkInfo, compare, render, verdict_for

@@ -1,4 +1,4 @@
-"""model.repair and model.wire against values worked by hand."""
+"""model.repair and model.wire_traffic against values worked by hand."""
 
 import math
 
@@ -11,7 +11,7 @@ from linklab.model.repair import (
     rounds_quantile,
     serial_repair_interval,
 )
-from linklab.model.wire import (
+from linklab.model.wire_traffic import (
     cyclone_profile,
     datagram_wire,
     fastdds_profile,

@@ -199,7 +199,7 @@ BIG_RECEIVE_BUFFER_XML = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def udp_counter(pair: Pair, host, name: str) -> int:
-    from linklab.bench.environment import parse_udp_counters
+    from linklab.bench.namespace_environment import parse_udp_counters
 
     return parse_udp_counters(pair.run(host, "cat", "/proc/net/snmp").stdout)[name]
 

@@ -42,7 +42,7 @@ fixed:
 
 
 def _environment(cut: bool):
-    from linklab.bench.environment import LinklabEnvironment
+    from linklab.bench.namespace_environment import LinklabEnvironment
 
     class DarkLink(LinklabEnvironment):
         """Real links; with ``cut``, the edge's interfaces go down mid-cell, undeclared."""

@@ -108,7 +108,7 @@ def profile_refusal(entry: Middleware, profile: str) -> str | None:
 class Profiles:
     """What each cell's ``profile`` and ``history`` mean for its middleware."""
 
-    def __init__(self, links: Any):  # bench.environment.Links: presets and link specs
+    def __init__(self, links: Any):  # bench.namespace_environment.Links: presets and link specs
         self.links = links
 
     def tuned_for(self, cell: Cell, history_depth: int | None = None):

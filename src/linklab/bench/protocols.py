@@ -1,11 +1,11 @@
 """What the runner needs from a place where cells run: an Environment (links, profiles,
 the model) and, while a cell's link is up, its Bed (hosts, processes, counters).
 
-The namespace testbeds (bench.environment), real hosts over SSH (linklab.field) and a
+The namespace testbeds (bench.namespace_environment), real hosts over SSH (linklab.field) and a
 Kubernetes cluster (linklab.k8s) implement them. Every member of Bed is required: what a
 place can and cannot do is said, not guessed from which attributes it has. A bed that says
 ``runs_cells_whole`` is a WholeCellBed: it runs each measurement itself instead of cellrun
-spawning processes on it (linklab.k8s.bed.KubeBed: endpoints are pods).
+spawning processes on it (linklab.k8s.cluster_bed.KubeBed: endpoints are pods).
 """
 
 from __future__ import annotations

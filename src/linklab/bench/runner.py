@@ -12,7 +12,7 @@ found late) or a bug in linklab (any other exception, with its traceback in
 records/<cell>/error.txt) -- never averaged into a study as if the link lost everything.
 
 Side effects (links, probes) go through an Environment and its Beds (bench.protocols);
-the real one is :class:`linklab.bench.environment.LinklabEnvironment`. One measurement is
+the real one is :class:`linklab.bench.namespace_environment.LinklabEnvironment`. One measurement is
 bench.measure's, a throughput search bench.search_cells'. Nothing here prints: progress
 is reported through a callback.
 """

@@ -124,12 +124,12 @@ def _environment(scenario: Scenario):
     """Where the cells run: the scenario's real hosts (hosts:, linklab.field), else emulated
     links here."""
     if scenario.hosts:
-        from linklab.field.environment import FieldEnvironment
+        from linklab.field.host_environment import FieldEnvironment
 
         env = FieldEnvironment(scenario)
         click.get_current_context().call_on_close(env.close)  # ssh, agents, host dirs
         return env
-    from linklab.bench.environment import LinklabEnvironment
+    from linklab.bench.namespace_environment import LinklabEnvironment
 
     return LinklabEnvironment(scenario.presets)
 

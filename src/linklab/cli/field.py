@@ -40,7 +40,7 @@ def check_command(
     allow, with what to change. Runs nothing; exit 1 if a check warns."""
     from linklab.bench.matrix import expand
     from linklab.bench.spec import load_scenario
-    from linklab.field.environment import FieldEnvironment
+    from linklab.field.host_environment import FieldEnvironment
 
     scenario = load_scenario(scenario_path, preset_files=presets)
     if not scenario.hosts:

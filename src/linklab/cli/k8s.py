@@ -92,7 +92,7 @@ KUBE_VERSION = _option("1.33", "--kube-version", metavar="X.Y")
 
 
 def _options(run_id, image, pull, role, selector, memory, secret, start):
-    from linklab.k8s.bed import K8sOptions
+    from linklab.k8s.cluster_bed import K8sOptions
 
     if pull not in ("Always", "IfNotPresent", "Never"):
         raise UsageError(f"{pull!r}: expected Always, IfNotPresent or Never",
@@ -161,7 +161,7 @@ def run_command(
     deletes everything this run created in the cluster."""
     from linklab.bench.gates import parse_cli_gate
     from linklab.bench.matrix import estimate_s
-    from linklab.k8s import session
+    from linklab.k8s import cluster_run
 
     fmt = output_format(fmt, json_flag=as_json)
     if repeat is not None and repeat < 1:
@@ -170,7 +170,7 @@ def run_command(
     scenario, cells, store = _load(scenario_path, quick, repeat, presets, resume)
     if store is not None and image is None:
         image = (store.info["k8s"].get("sessions") or [{}])[-1].get("image")
-    options = _options(session.new_run_id(), image, pull, role, selector, memory, secret, start)
+    options = _options(cluster_run.new_run_id(), image, pull, role, selector, memory, secret, start)
     _check(scenario, cells, options, cli_gates)  # --dry-run too: nothing remote
     if dry_run:
         _print_manifests(scenario, cells, options, kube_version, namespace)
@@ -195,7 +195,7 @@ def _check(scenario, cells, options, cli_gates) -> None:
     """What a run checks before touching a cluster: the gates, and that every cell can be
     placed with these options."""
     from linklab.bench.checks import check_gates, located
-    from linklab.k8s.bed import KubeEnvironment
+    from linklab.k8s.cluster_bed import KubeEnvironment
 
     check_gates(list(scenario.gates) + cli_gates, cells)
     try:
@@ -206,11 +206,11 @@ def _check(scenario, cells, options, cli_gates) -> None:
 
 def _print_manifests(scenario, cells, options, kube_version: str, namespace) -> None:
     """--dry-run: every object of the run as YAML, validated offline."""
-    from linklab.k8s import session
+    from linklab.k8s import cluster_run
     from linklab.k8s.manifests import to_yaml
     from linklab.k8s.validate import validate_objects
 
-    objects = session.dry_run_objects(cells, options, scenario)
+    objects = cluster_run.dry_run_objects(cells, options, scenario)
     version = validate_objects(objects, kube_version)
     sys.stdout.write(f"# linklab k8s: {len(cells)} cells of {scenario.name}, run id "
                      f"{options.run_id}; validated against Kubernetes {version}\n"
@@ -222,7 +222,7 @@ def _print_manifests(scenario, cells, options, kube_version: str, namespace) -> 
 def _run_pods(store, cells, cluster, options, scenario) -> list:
     """Run the cells as pods, one progress line per cell on stderr; an interruption keeps
     the finished cells, names those that failed and says how to continue."""
-    from linklab.k8s import session
+    from linklab.k8s import cluster_run
 
     shown: set[str] = set()
 
@@ -233,7 +233,7 @@ def _run_pods(store, cells, cluster, options, scenario) -> list:
                               highlight=False)
 
     try:
-        return session.run(store, cells, cluster, options, scenario, on_progress)
+        return cluster_run.run(store, cells, cluster, options, scenario, on_progress)
     except (KeyboardInterrupt, SystemExit) as stop:
         for line in failure_lines(store.rows):  # the kept cells that failed, one line each
             err_console.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
@@ -259,11 +259,11 @@ def preflight_command(
 ) -> None:
     """Say what will not work for a scenario on this cluster, before running it; exit 1
     when a cell cannot be placed."""
-    from linklab.bench.environment import Links
-    from linklab.k8s import preflight, session
+    from linklab.bench.namespace_environment import Links
+    from linklab.k8s import cluster_run, preflight
 
     scenario, cells, _ = _load(scenario_path, quick, None, presets, None)
-    options = _options(session.new_run_id(), image, pull, role, selector, None, secret, 120.0)
+    options = _options(cluster_run.new_run_id(), image, pull, role, selector, None, secret, 120.0)
     cluster = _cluster(kubeconfig, context, namespace)
     result = preflight.check(cluster, cells, options, Links(scenario.presets), pod_check)
     for line in result.lines:

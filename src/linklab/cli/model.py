@@ -38,7 +38,7 @@ def rows(r: ModelResult) -> list[tuple[str, str, str]]:
         ("R_DDS", format_bitrate(r.r_dds_bytes_per_s * 8), "000 Eq. 4"),
         ("R_DDS / R_pub", f"{r.amplification:.4g}", "000 Eq. 4 (one repair per round)"),
         ("wire / payload, every loss repaired", wire_text(r),
-         "model/wire.py; ∞: the link cannot carry it (000 Eq. 2)"),
+         "model/wire_traffic.py; ∞: the link cannot carry it (000 Eq. 2)"),
         ("B_DDS (burst)", f"{r.burst_bytes * 8 / 1e6:.4g} Mbit ({format_size(r.burst_bytes)})",
          f"000 Eq. 5, n = {m.heartbeat_hz:.4g} Hz"),
         ("N_HC", str(r.n_hc), "000 Eq. 6"),
@@ -56,7 +56,8 @@ def rows(r: ModelResult) -> list[tuple[str, str, str]]:
 
 
 def wire_text(r: ModelResult) -> str:
-    """model/wire.py's figure for a strictly reliable stream, "∞" when it cannot complete."""
+    """model/wire_traffic.py's figure for a strictly reliable stream, "∞" when it cannot
+    complete."""
     return "∞" if r.wire_note else f"{r.wire_amplification:.4g}"
 
 
@@ -70,7 +71,8 @@ def narrative(r: ModelResult) -> list[str]:
         f"Load (Eq. 4): retransmissions raise R_pub {format_bitrate(r.r_pub_bytes_per_s * 8)} "
         f"to R_DDS {format_bitrate(r.r_dds_bytes_per_s * 8)} (x{r.amplification:.3g}); with "
         f"headers {format_percent(r.link_load)} of the link. Eq. 4 repairs a lost message once "
-        f"per round; repairing every loss until it arrives (model/wire.py) the wire carries "
+        f"per round; repairing every loss until it arrives (model/wire_traffic.py) the wire "
+        f"carries "
         + ("more than the link can: the stream cannot complete (∞)." if r.wire_note else
            f"x{r.wire_amplification:.3g} of R_pub with headers."),
         f"Bursts (Eq. 5): with a heartbeat every {format_duration(1 / m.heartbeat_hz)}, a round's "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from linklab.errors import UsageError
 from linklab.model.completion import completion
-from linklab.model.wire import repair_datagram_packets, sample_ip_packets
+from linklab.model.wire_traffic import repair_datagram_packets, sample_ip_packets
 from linklab.output import err_console
 from linklab.tune import TuningResult
 from linklab.tune.predict import predict_wire, tuned_profile
@@ -78,8 +78,8 @@ def predicted_latency_ms(middleware: str, result: TuningResult) -> float:
 def run_verify(result: TuningResult, paths: dict[str, Path], options: VerifyOptions,
                out_dir: Path) -> list[Verdict]:
     """Run one bench scenario per middleware; a Verdict per cell."""
-    from linklab.bench.environment import LinklabEnvironment
     from linklab.bench.matrix import estimate_s, expand
+    from linklab.bench.namespace_environment import LinklabEnvironment
     from linklab.bench.runner import run_cells
     from linklab.bench.spec import parse_scenario
     from linklab.rundir import RunStore

@@ -6,10 +6,10 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from linklab.drive.command_transport import MIDDLEWARES, transmit
 from linklab.drive.hosts import Hosts
 from linklab.drive.kinematics import SquarePlan, drift, simulate
 from linklab.drive.report import DriveResult, mean_ms, plot, write_trajectory
-from linklab.drive.session import MIDDLEWARES, transmit
 from linklab.errors import UsageError
 from linklab.units import parse_duration
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from linklab.bench.host_address import HostSpec
 from linklab.errors import LinklabError, UsageError
 from linklab.field import leftovers
+from linklab.field.agent_session import AgentSession
 from linklab.field.clock import Offset, from_exchange, same_kernel
-from linklab.field.session import AgentSession
 from linklab.field.shell import Host, host_for, ssh_options
 
 CLOCK_EXCHANGES = 48

@@ -75,7 +75,7 @@ def run(a: HostSpec, b: HostSpec, settings: MeasureSettings, verify: Verify, out
     from linklab.bench.matrix import estimate_s, expand
     from linklab.bench.runner import run_cells
     from linklab.bench.spec import parse_scenario
-    from linklab.field.environment import FieldEnvironment, path_inputs, tuned_for_path
+    from linklab.field.host_environment import FieldEnvironment, path_inputs, tuned_for_path
     from linklab.rundir import RunStore
 
     out.mkdir(parents=True, exist_ok=True)

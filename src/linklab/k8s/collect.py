@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from linklab.bench import metrics as M
-from linklab.bench.environment import parse_udp_counters
+from linklab.bench.namespace_environment import parse_udp_counters
 from linklab.bench.probe_driver import ProbeProcess
 
 

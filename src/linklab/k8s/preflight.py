@@ -27,8 +27,8 @@ from linklab.bench.matrix import Cell
 from linklab.k8s import manifests as M
 from linklab.k8s import placement as PL
 from linklab.k8s import reasons as R
-from linklab.k8s.bed import K8sOptions, check_cell
 from linklab.k8s.cluster import Cluster, ClusterError
+from linklab.k8s.cluster_bed import K8sOptions, check_cell
 from linklab.k8s.podrun import BundleError, read_bundle
 from linklab.middleware import family_of
 

@@ -1,6 +1,6 @@
-"""Whether a strictly reliable stream reaches the steady state model/wire.py describes.
+"""Whether a strictly reliable stream reaches the steady state model/wire_traffic.py describes.
 
-model/wire.py counts what the wire carries per sample when every lost fragment is sent
+model/wire_traffic.py counts what the wire carries per sample when every lost fragment is sent
 again until it arrives: a datagram of n IP packets arrives with p^n (000_10b8b18b6f5db8a8
 .txt IV-C, q = p^N_IP), so a lost fragment goes 1/p^n times on average. That is a steady
 state only if the link can carry it. By Eq. 2 (000 IV-A) no rate is sustained above
@@ -12,7 +12,7 @@ samples. Hence
 
     a cell cannot complete when  A * R_pub > T_OS->Link                         (C1)
 
-with A the wire bytes per published payload byte (model/wire.py: first copies, repairs,
+with A the wire bytes per published payload byte (model/wire_traffic.py: first copies, repairs,
 repeats, control, headers, k subscribers' copies) and R_pub = r u (Eq. 1). Its figure A
 is then no steady state, and ``completion`` returns infinity and the reason instead.
 A counts the control datagrams of both directions against the forward link (under 1 % of
@@ -65,7 +65,7 @@ def completion(amplification: float, payload_bytes: int, rate_hz: float,
     """The wire figure A of a cell, or infinity and the reason when C1 holds.
 
     ``sample_packets``: IP packets of a sample's first copies (P(sample) = p^n without a
-    repair); ``repair_packets``: IP packets of one repair datagram (model/wire.py)."""
+    repair); ``repair_packets``: IP packets of one repair datagram (model/wire_traffic.py)."""
     wire = wire_bits_per_s(amplification, payload_bytes, rate_hz) \
         if math.isfinite(amplification) else amplification
     if steady(amplification, payload_bytes, rate_hz, link_bits_per_s):

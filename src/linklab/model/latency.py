@@ -57,7 +57,7 @@ NACK_ONE = "one"  # Cyclone DDS 0.10: one sample per AckNack
 # lie further apart needs another round for the rest. Cyclone DDS's does not (measured:
 # 512 KiB, 391 fragments, at PER 1 % completes ~1 ms after its first copy).
 NACKFRAG_WINDOW = 256
-CONTROL_WIRE_BYTES = 110  # a Heartbeat or AckNack on the wire (model/wire.py CONTROL_BYTES)
+CONTROL_WIRE_BYTES = 110  # a Heartbeat or AckNack on the wire (model/wire_traffic.py CONTROL_BYTES)
 # The reader's thread, woken by a packet rather than a timer, is late by about half a
 # timer's wake-up (fitted: the spread of the tuned profiles' latency at 0 % loss).
 READER_WAKE = 0.5

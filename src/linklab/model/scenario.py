@@ -37,7 +37,7 @@ from linklab.model.retransmission import (
     steady_backlog,
     steady_dds_rate,
 )
-from linklab.model.wire import (
+from linklab.model.wire_traffic import (
     fastdds_profile,
     predict,
     repair_datagram_packets,
@@ -93,7 +93,7 @@ class ModelResult:
     repair_delay_s: float  # mean time to repair one lost message (derived, see below)
     burst_drain_s: float  # B_DDS / (T * omega)
     reassembly_held_bytes: float  # incomplete IP datagrams the kernel holds (reassembly.py)
-    # wire / payload when every loss is repaired (model/wire.py, Fast DDS datagrams of M),
+    # wire / payload when every loss is repaired (model/wire_traffic.py, Fast DDS datagrams of M),
     # math.inf when the link cannot carry it, and why (model/completion.py, C1)
     wire_amplification: float = float("nan")
     wire_note: str | None = None
@@ -123,7 +123,7 @@ def repair_delay(heartbeat_hz: float, p: float, q: float) -> float:
 
 def repairing_wire(m: ModelInput) -> tuple[float, str | None]:
     """Wire bytes per payload byte of a strictly reliable stream (every loss repaired,
-    model/wire.py) sending Fast DDS datagrams of M with heartbeat n, k copies; math.inf
+    model/wire_traffic.py) sending Fast DDS datagrams of M with heartbeat n, k copies; math.inf
     and "cannot complete: ..." when the link cannot carry it (model/completion.py, C1).
     Piggyback Heartbeats are left out (they add in-flight repeats of a few % for the
     shipped default; tune/predict.py has the measured spacing)."""
@@ -158,7 +158,7 @@ def judge(m: ModelInput, r_pub: float, budget: float, wire_rate_bits: float,
                        f"reassembly) overflow the kernel's {LINUX_IPFRAG_HIGH_THRESH >> 20} MiB "
                        "net.ipv4.ipfrag_high_thresh: fragmented messages are dropped wholesale")
     if wire_note:
-        reasons.append(f"{wire_note} (strictly reliable: model/wire.py repairs every loss)")
+        reasons.append(f"{wire_note} (strictly reliable: model/wire_traffic.py repairs every loss)")
     if reasons:
         return "fails", reasons
     if wire_rate_bits / 8.0 > budget:

@@ -168,9 +168,9 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]],
 
 def _checked(info: dict[str, Any], rows: list[dict[str, Any]],
              report: Report | None) -> list[dict[str, Any]]:
-    """``rows`` with the model's verdict on each figure (report/wire.py), links from every
-    run the report reads."""
-    from linklab.report.wire import run_links, with_model_verdicts
+    """``rows`` with the model's verdict on each figure (report/interface_counters.py), links
+    from every run the report reads."""
+    from linklab.report.interface_counters import run_links, with_model_verdicts
 
     return with_model_verdicts(rows, run_links(report.run if report is not None else info))
 
@@ -181,8 +181,8 @@ def _pool(report: Report | None) -> tuple[str, ...]:
 
 
 def table2_markdown(rows: list[dict[str, Any]], pool: Sequence[str] = ()) -> list[str]:
+    from linklab.report.interface_counters import model_text
     from linklab.report.table import model_notes, profile_label
-    from linklab.report.wire import model_text
     from linklab.units import size_label
 
     lines: list[str] = []

@@ -25,11 +25,11 @@ from linklab.report.html_cells import all_cells, errors_html, failed_html
 from linklab.report.html_parts import e, fmt
 from linklab.report.html_setup import setup_html
 from linklab.report.html_style import CHECK_SCRIPT, STYLE
+from linklab.report.interface_counters import model_text, run_links, with_model_verdicts
 from linklab.report.run import Run
 from linklab.report.sections import Report
 from linklab.report.table import METRICS, Block, Column, build_blocks, model_notes
 from linklab.report.view import to_html
-from linklab.report.wire import model_text, run_links, with_model_verdicts
 from linklab.rundir import measured_with, num
 from linklab.units import size_label
 
@@ -74,7 +74,8 @@ def output_path(run_dir: Path, value: str) -> Path:
 def write_report(run: Run, report: Report, out: Path, comparison: Any = None) -> Path:
     from linklab.report.figures import all_plots
 
-    # the model's figure only where it is a steady state, in the figures too (report/wire.py)
+    # the model's figure only where it is a steady state, in the figures too
+    # (report/interface_counters.py)
     checked = replace(run, rows=with_model_verdicts(run.rows, run_links(run)))
     page = render(run, report, all_plots(checked), comparison)
     tmp = out.with_name(f".{out.name}.tmp")
@@ -243,7 +244,7 @@ def _block_table(block: Block, index: int) -> str:
 
 def _model_cell(col: Column) -> str:
     """The model's figure, or "∞" with why the cell cannot complete as its tooltip (and
-    under the table): report/wire.py."""
+    under the table): report/interface_counters.py."""
     text, note = model_text(col.rows)
     tip = f" title='{e(note)}'" if note else ""
     return (f"<td class=amplification data-metric=model_amplification{tip}>"
@@ -297,7 +298,7 @@ def _views(report: Report, keys: tuple[str, ...], section_id: str, title: str) -
 
 
 def render(run: Run, report: Report, plots: list[Plot], comparison: Any = None) -> str:
-    # the rows' model figures as the tables show them (report/wire.py)
+    # the rows' model figures as the tables show them (report/interface_counters.py)
     checked = replace(run, rows=with_model_verdicts(run.rows, run_links(run)))
     scenario = run.info.get("scenario", {})
     compared = ""

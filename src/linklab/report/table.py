@@ -166,8 +166,8 @@ class Block:
 
 def _model_entry(column: Column) -> dict[str, Any]:
     """The model row for --json: the figure (null without one), "∞" or the figure as
-    printed, and why it is "∞" (report/wire.py)."""
-    from linklab.report.wire import model_text
+    printed, and why it is "∞" (report/interface_counters.py)."""
+    from linklab.report.interface_counters import model_text
 
     text, note = model_text(column.rows)
     return {"value": None if note else column.measured("model_amplification"),
@@ -288,8 +288,8 @@ def render_block(block: Block, columns: list[Column] | None = None) -> Group:
 
 
 def model_notes(columns: list[Column]) -> list[tuple[Column, str]]:
-    """The columns whose model row is "∞", with the reason (report/wire.py)."""
-    from linklab.report.wire import model_text
+    """The columns whose model row is "∞", with the reason (report/interface_counters.py)."""
+    from linklab.report.interface_counters import model_text
 
     return [(c, note) for c in columns for _, note in [model_text(c.rows)] if note]
 
@@ -321,8 +321,8 @@ def _block_table(block: Block, columns: list[Column] | None = None) -> Table:
 
 def _wire_text(column: Column) -> Text:
     """Measured wire / published, and under it the model's figure: "∞" where the model
-    says the cell cannot complete (the reason under the table; report/wire.py)."""
-    from linklab.report.wire import model_text
+    says the cell cannot complete (the reason under the table; report/interface_counters.py)."""
+    from linklab.report.interface_counters import model_text
 
     wire = column.measured("wire_amplification")
     text = Text("—" if wire is None else f"{wire:.2f}")
@@ -408,7 +408,7 @@ def render_report(report: Report, console: Console) -> Group:
     if report.paper_004 is not None:
         parts.extend(to_rich(s) for s in report.paper_004)
     else:
-        from linklab.report.wire import run_links, with_model_verdicts
+        from linklab.report.interface_counters import run_links, with_model_verdicts
 
         rows = with_model_verdicts(run.rows, run_links(run))
         parts.extend(render_blocks(build_blocks(rows, run.pool), console.width))

@@ -48,7 +48,7 @@ class SettingReason:
 
 @dataclass(frozen=True)
 class Condition:
-    """One packet error rate, before and after tuning; ``wire``: model.wire's prediction
+    """One packet error rate, before and after tuning; ``wire``: model.wire_traffic's prediction
     of interface bytes per payload byte for default/tuned Fast DDS and Cyclone DDS."""
 
     per: float
@@ -124,7 +124,7 @@ WIRE_KEYS = ("fastdds default", "fastdds optimized", "cyclonedds default",
 
 
 def wire_predictions(t: TuningInput, s: TunedSettings, per: float) -> dict[str, Prediction]:
-    """model.wire for the defaults and the tuned profiles at one packet error rate."""
+    """model.wire_traffic for the defaults and the tuned profiles at one packet error rate."""
     out = {}
     for key in WIRE_KEYS:
         middleware, name = key.split()
@@ -162,7 +162,7 @@ def first_wire_rounds(conditions: list[Condition], s: TunedSettings) -> float:
 
 
 def live_wire_reasons(t: TuningInput, s: TunedSettings, conditions: list[Condition]) -> list[str]:
-    """The conditions at which the tuned stream with repairs and headers (model/wire.py)
+    """The conditions at which the tuned stream with repairs and headers (model/wire_traffic.py)
     needs more than T*omega."""
     wire_reasons = []
     for c in conditions:
@@ -173,7 +173,7 @@ def live_wire_reasons(t: TuningInput, s: TunedSettings, conditions: list[Conditi
         if live > s.budget_bytes_per_s:
             wire_reasons.append(
                 f"at PER {format_percent(c.per)} the live stream with repairs and headers "
-                f"needs {format_bitrate(live * 8)} (model/wire.py, x"
+                f"needs {format_bitrate(live * 8)} (model/wire_traffic.py, x"
                 f"{tuned_wire.amplification:.3g}), more than T*omega")
     return wire_reasons
 
@@ -308,7 +308,7 @@ def summary_text(t: TuningInput, s: TunedSettings, conditions: list[Condition], 
         f"{verdict.upper()}: R_pub = {format_bitrate(s.r_pub_bytes_per_s * 8 * k)} uses "
         f"{s.r_pub_bytes_per_s * k / budget:.0%} of T*omega = {format_bitrate(budget * 8)}"
         f", {s.r_pub_bytes_per_s * k * worst_wire / budget:.0%} with repairs and headers "
-        f"(model/wire.py, PER {format_percent(max(c.per for c in conditions))})"
+        f"(model/wire_traffic.py, PER {format_percent(max(c.per for c in conditions))})"
         + (f"; {'; '.join(reasons)}" if reasons else "") + ".")
 
 

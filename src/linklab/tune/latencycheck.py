@@ -27,7 +27,7 @@ from linklab.model.latency import (
     predict,
 )
 from linklab.model.shaper import bucket_bytes
-from linklab.model.wire import datagram_rtps_bytes, datagram_wire
+from linklab.model.wire_traffic import datagram_rtps_bytes, datagram_wire
 from linklab.probes.types import sample_extra_bytes
 from linklab.tune import TuningInput, tune
 from linklab.tune.predict import tuned_profile

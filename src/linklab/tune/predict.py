@@ -1,4 +1,4 @@
-"""What the tuned (and the default) profiles will put on the wire: model.wire applied to
+"""What the tuned (and the default) profiles will put on the wire: model.wire_traffic applied to
 the settings the tuner writes. Pure; used by the explanation, ``--verify`` and
 ``linklab model check``.
 """
@@ -9,7 +9,13 @@ import math
 from dataclasses import dataclass
 
 from linklab.model.repair import expected_rounds
-from linklab.model.wire import Profile, WireBreakdown, cyclone_profile, fastdds_profile, predict
+from linklab.model.wire_traffic import (
+    Profile,
+    WireBreakdown,
+    cyclone_profile,
+    fastdds_profile,
+    predict,
+)
 
 # Fast DDS as the shipped default profile runs it (profiles/default.xml): 65500 B UDP
 # messages, heartbeat every 3 s, SYNCHRONOUS, piggyback Heartbeats every send-buffer's
@@ -49,7 +55,7 @@ class Prediction:
 
 
 def tuned_profile(middleware: str, settings) -> Profile:
-    """model.wire's view of a tuned profile (``settings``: tune.settings.TunedSettings)."""
+    """model.wire_traffic's view of a tuned profile (``settings``: tune.settings.TunedSettings)."""
     if middleware == "fastdds":
         return fastdds_profile(settings.max_message_size, settings.heartbeat_hz,
                                piggyback_bytes=None if not settings.heartbeat_piggyback

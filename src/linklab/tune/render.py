@@ -63,7 +63,7 @@ def change_rows(c: Condition) -> list[tuple[str, str, str, str]]:
         cd, ct = c.wire["cyclonedds default"], c.wire["cyclonedds optimized"]
         rows.append(("wire / payload", fd, f"{ft:.3g}",
                      f"Fast DDS; Cyclone {cd.amplification:.3g} -> {ct.amplification:.3g}; "
-                     "model/wire.py: repairs, repeats, control, headers"))
+                     "model/wire_traffic.py: repairs, repeats, control, headers"))
     return rows
 
 

@@ -39,7 +39,7 @@ from linklab.model.overhead import OVERLAY_OVERHEAD_BYTES
 from linklab.model.rates import bits_to_bytes, dds_budget, publish_rate_bytes
 from linklab.model.repair import serial_repair_interval
 from linklab.model.retransmission import optimal_heartbeat_rate
-from linklab.model.wire import cyclone_profile, fastdds_profile, predict
+from linklab.model.wire_traffic import cyclone_profile, fastdds_profile, predict
 from linklab.tune.history import HistoryPlan, plan_history, repair_floor
 from linklab.tune.inputs import PAPER_CONDITIONS, TuningInput
 

@@ -13,7 +13,7 @@ A cell passes when the profile did what it promises on that link:
   the backlog the writer owes, min(N_HC, r*D) samples at the predicted wire bytes per
   sample, over what the live stream leaves of the writer's pacing ceiling.
 
-The measured wire bytes per payload byte are printed beside model.wire's prediction
+The measured wire bytes per payload byte are printed beside model.wire_traffic's prediction
 ("∞" and the reason where the model says the stream cannot complete on that link:
 model/completion.py); they inform, they do not decide. Each row names its middleware and
 the profile file it ran (both middlewares run a cell named after the link).

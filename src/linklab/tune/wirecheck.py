@@ -1,11 +1,11 @@
-"""model.wire against a bench run: measured interface bytes per payload byte vs predicted,
+"""model.wire_traffic against a bench run: measured interface bytes per payload byte vs predicted,
 cell by cell. Pure: ``linklab model-check RUN_DIR`` (cli/model.py) reads the run and
 prints these rows.
 
 A cell is predicted when it ran Fast DDS or Cyclone DDS with the ``default`` or the
 ``optimized`` profile over one UDP topic; ``optimized`` is what the bench generates
 (linklab.tune with the cell's rate, payload, link rate and loss, as
-bench/environment.py's ``tuned`` calls it). The target (issue 15): every completed cell
+bench/namespace_environment.py's ``tuned`` calls it). The target (issue 15): every completed cell
 within 15 %.
 
 A cell whose wire the link cannot carry (model/completion.py, C1: the repairs of a
@@ -23,7 +23,7 @@ from functools import lru_cache
 from linklab.middleware import DDS_FAMILIES
 from linklab.model.completion import completion
 from linklab.model.fanout import interleaved_step, shared_link_completion
-from linklab.model.wire import (
+from linklab.model.wire_traffic import (
     datagram_rtps_bytes,
     datagram_wire,
     repair_datagram_packets,
@@ -150,7 +150,7 @@ def row_verdict(row: dict, links: dict[str, LinkInfo]) -> tuple[float, str | Non
 def link_infos(info: dict, unlimited_bits_per_s: float | None = None) -> dict[str, LinkInfo]:
     """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU). A link
     without a rate is left out, or given ``unlimited_bits_per_s`` (the bench's model uses
-    1 Gbit/s for it: bench/environment.py Links.rate_bits)."""
+    1 Gbit/s for it: bench/namespace_environment.py Links.rate_bits)."""
     from linklab.units import parse_bitrate, parse_fraction
 
     out = {}
@@ -225,7 +225,7 @@ def _fanout_model(middleware: str, profile: str, payload_bytes: int, rate_hz: fl
     wire = predict_wire(model, profile, payload_bytes, rate_hz, 0.0, link.rate_bits_per_s,
                         link.mtu).wire
     full = model.fragments_per_datagram  # a full datagram of first copies, as the
-    # middleware lays it out (model.wire: Fast DDS 144 B, Cyclone 48 + 36 B per fragment)
+    # middleware lays it out (model.wire_traffic: Fast DDS 144 B, Cyclone 48 + 36 B per fragment)
     datagram = min(wire.data_bytes, datagram_wire(
         datagram_rtps_bytes(model, full, full * model.fragment_bytes), link.mtu)[1])
     return interleaved_step(datagram, link.rate_bits_per_s), wire.data_bytes

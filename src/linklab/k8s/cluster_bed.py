@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linklab.bench.environment import LinklabEnvironment, Links
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
+from linklab.bench.namespace_environment import LinklabEnvironment, Links
 from linklab.brokers.bench_adapter import adapter_for
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
 from linklab.k8s import collect as C

@@ -55,7 +55,7 @@ def run_links(run: Any) -> dict[str, Any]:
     """{link label: tune.wirecheck.LinkInfo} of ``run`` (a report.run.Run: every run it
     reads, ``--with``'s later run winning for a label, as its cells do; or one run.json
     dict). A link without a rate is 1 Gbit/s, as the bench's model took it
-    (bench/environment.py Links.rate_bits)."""
+    (bench/namespace_environment.py Links.rate_bits)."""
     from linklab.tune.wirecheck import link_infos
 
     if isinstance(run, dict):

@@ -28,11 +28,11 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from linklab.bench.environment import LinklabEnvironment
 from linklab.bench.host_address import HostSpec, parse_hosts
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
 from linklab.bench.middlewares import base_middleware
+from linklab.bench.namespace_environment import LinklabEnvironment
 from linklab.bench.profiles import Profiles
 from linklab.errors import UsageError
 from linklab.field import preflight, probes_remote, sync
@@ -216,7 +216,7 @@ class FieldEnvironment(LinklabEnvironment):
 
     @contextlib.contextmanager
     def link(self, cell: Cell, run_tag: str) -> Iterator[Any]:
-        from linklab.field.bed import FieldBed
+        from linklab.field.host_bed import FieldBed
 
         if self.hosts is None:
             raise UsageError("the field environment is not connected (check_ready first)")

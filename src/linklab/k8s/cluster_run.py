@@ -18,8 +18,8 @@ from linklab.bench.spec import Scenario
 from linklab.errors import LinklabError
 from linklab.held_signals import signals_held
 from linklab.k8s import manifests as M
-from linklab.k8s.bed import K8sOptions, KubeEnvironment, cell_objects, check_cell
 from linklab.k8s.cluster import Cluster
+from linklab.k8s.cluster_bed import K8sOptions, KubeEnvironment, cell_objects, check_cell
 from linklab.rundir import RunStore, now_utc
 
 CLEANUP_WAIT_S = 90.0

@@ -85,7 +85,7 @@ class Links:
 # --- the model ------------------------------------------------------------------------
 
 def model_amplification(cell: Cell, links: Links, profiles: Profiles) -> float:
-    """Interface bytes per published payload byte, as linklab.model.wire predicts them
+    """Interface bytes per published payload byte, as linklab.model.wire_traffic predicts them
     (first copies, repairs of lost fragments, fragments sent again while queued,
     heartbeats and acknowledgements, headers; linklab.tune.wirecheck), times k for k
     unicast subscribers (each sample goes out once per subscriber, seed 002 Fig. 15);
