@@ -17,12 +17,12 @@ from typing import Any
 from linklab.report import (
     distance,
     gate_view,
+    interface_counters,
     latency,
     outcome,
     paper_004,
     searches,
     subscribers,
-    wire,
 )
 from linklab.report.run import Run
 from linklab.report.view import Section
@@ -68,7 +68,7 @@ def build(run: Run, extra_gates: list[str] = (), with_records: bool = True) -> R
              subscribers.fanout(rows, streams), searches.searches_section(rows),
              searches.shares_section(rows),
              searches.trials_section(rows, run.cell_dir) if with_records else None,
-             wire.interfaces_section(rows), gate_view.section(report.gates),
+             interface_counters.interfaces_section(rows), gate_view.section(report.gates),
              outcome.errors_section(rows), outcome.failed_section(rows)]
     report.sections = [s for s in found if s is not None]
     return report
