@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from linklab.emu.config import RelayConfig
-from linklab.emu.stages import Rate as EmuRate
-from linklab.emu.stages import Trace as EmuTrace
+from linklab.emu.directives import Rate as EmuRate
+from linklab.emu.directives import Trace as EmuTrace
 from linklab.errors import UsageError
 from linklab.link import design
 from linklab.link.spec import QueueLimit, parse_queue_limit

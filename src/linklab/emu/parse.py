@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from linklab.emu.models import read_trace
-from linklab.emu.stages import (
+from linklab.emu.directives import (
     DISTRIBUTIONS,
     FourStateLoss,
     GilbertElliott,
@@ -21,6 +20,7 @@ from linklab.emu.stages import (
     OnOff,
     Stage,
 )
+from linklab.emu.models import read_trace
 from linklab.errors import UsageError
 from linklab.units import parse_duration, parse_fraction
 

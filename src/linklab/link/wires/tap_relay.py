@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 
 from linklab.emu.config import RelayConfig
 from linklab.emu.relay import pid_running, read_stats, relay_binary, relay_status
-from linklab.emu.stages import Delay, GilbertElliott
-from linklab.emu.stages import Rate as EmuRate
-from linklab.emu.stages import Stage as EmuStage
-from linklab.emu.stages import Trace as EmuTrace
+from linklab.emu.directives import Delay, GilbertElliott
+from linklab.emu.directives import Rate as EmuRate
+from linklab.emu.directives import Stage as EmuStage
+from linklab.emu.directives import Trace as EmuTrace
 from linklab.errors import EnvironmentProblem, LinklabError
 from linklab.link import made
 from linklab.link.netops import NetOps
