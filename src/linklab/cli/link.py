@@ -259,7 +259,7 @@ def register(app: typer.Typer) -> None:
         before the link is up and recorded undoes everything (exit 130/143); after that
         it is ignored: the status is printed and the exit status is 0.
         """
-        from linklab.emu.link_options import emu_overrides
+        from linklab.link.impairments import emulator_overrides as emu_overrides
         from linklab.link.lifecycle import up
         from linklab.link.presets import resolve_preset
         from linklab.link.radio import radio_overrides
