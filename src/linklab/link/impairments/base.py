@@ -65,12 +65,16 @@ class Impairment:
     # The kind of the relay's stage that runs (and counts) it; None: the relay cannot.
     relay_kind: ClassVar[str | None] = None
     FIELDS: ClassVar[dict[str, Field]] = {}
+    # The DirectionSpec attribute whose value, when set, is the one argument of the stage
+    # (from_direction's default); None: the class says itself.
+    setting: ClassVar[str | None] = None
 
     @classmethod
     def from_direction(cls, spec: DirectionSpec,
                        trace_start: str | None) -> list[Impairment]:
-        """The stage(s) of this impairment that ``spec`` asks for (none by default)."""
-        return []
+        """The stage(s) of this impairment that ``spec`` asks for."""
+        value = getattr(spec, cls.setting) if cls.setting else None
+        return [] if value is None else [cls(value)]
 
     @classmethod
     def from_flag(cls, text: str, flag: str) -> Any:

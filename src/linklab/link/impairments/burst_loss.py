@@ -10,7 +10,7 @@ from linklab.emu.directives import GilbertElliott
 from linklab.emu.parse import gemodel_fields, split_directions
 from linklab.errors import UsageError
 from linklab.link.impairments.base import Field, Impairment
-from linklab.link.impairments.direction import BurstLoss, DirectionSpec
+from linklab.link.impairments.direction import BurstLoss
 from linklab.units import format_percent, parse_fraction
 
 
@@ -31,11 +31,8 @@ class BurstLossStage(Impairment):
     relay_kind: ClassVar[str | None] = "loss"
     FIELDS: ClassVar[dict[str, Field]] = {
         "burst_loss": Field("burst_loss", parse_burst_loss, vars)}
+    setting: ClassVar[str | None] = "burst_loss"
 
-    @classmethod
-    def from_direction(cls, spec: DirectionSpec,
-                       trace_start: str | None) -> list[Impairment]:
-        return [cls(spec.burst_loss)] if spec.burst_loss is not None else []
 
     @classmethod
     def from_flag(cls, text: str, flag: str) -> Any:

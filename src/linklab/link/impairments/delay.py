@@ -30,11 +30,8 @@ class DelayStage(Impairment):
     relay_kind: ClassVar[str | None] = "delay"
     FIELDS: ClassVar[dict[str, Field]] = {
         "delay": Field("delay_s", parse_delay, format_duration)}
+    setting: ClassVar[str | None] = "delay_s"
 
-    @classmethod
-    def from_direction(cls, spec: DirectionSpec,
-                       trace_start: str | None) -> list[Impairment]:
-        return [cls(spec.delay_s)] if spec.delay_s is not None else []
 
     def params(self) -> dict[str, Any]:
         return {"delay_s": self.delay_s, "text": format_duration(self.delay_s)}

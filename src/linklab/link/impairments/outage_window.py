@@ -15,7 +15,7 @@ from linklab.link.impairments.base import (
     install_ingress,
     nft_counters,
 )
-from linklab.link.impairments.direction import DirectionSpec, Outage
+from linklab.link.impairments.direction import Outage
 from linklab.link.netops import NetOps, Snapshot, nft_name
 from linklab.link.topology import PathView
 from linklab.units import parse_duration
@@ -53,11 +53,8 @@ class OutageStage(Impairment):
     kind: ClassVar[str] = "outage"
     FIELDS: ClassVar[dict[str, Field]] = {
         "outage": Field("outage", parse_outage, lambda o: o.text())}
+    setting: ClassVar[str | None] = "outage"
 
-    @classmethod
-    def from_direction(cls, spec: DirectionSpec,
-                       trace_start: str | None) -> list[Impairment]:
-        return [cls(spec.outage)] if spec.outage is not None else []
 
     def params(self) -> dict[str, Any]:
         return {"schedule": self.outage.text(), "start_s": self.outage.start_s,
