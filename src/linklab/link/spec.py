@@ -2,7 +2,9 @@
 
 Pure functions only. Directions: ``up`` is robot -> edge, ``down`` is edge -> robot.
 A user value applies to both directions (``--loss 1%``) or to each one
-(``--loss up=1%,down=20%``).
+(``--loss up=1%,down=20%``). Each per-direction field, its parser and how it is shown
+belong to its impairment's class (``linklab.link.impairments``); this module holds the
+link-wide fields and puts a preset and the user's overrides together.
 """
 
 from __future__ import annotations

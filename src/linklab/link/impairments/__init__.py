@@ -1,19 +1,18 @@
 """The impairments of a link direction, one class each (base.py says what a class has).
 
-==================  =========================  ==========  ===========================
-class               fields                     runs in     module
-==================  =========================  ==========  ===========================
-LossStage           loss                       kernel      loss.py (nft)
-RateStage           rate                       kernel      rate.py (tbf)
-QueuedRateStage     rate with queue fields     relay       rate.py
-OutageStage         outage                     kernel      outage_window.py (nft)
-DelayStage          delay                      relay       delay.py
-JitterStage         jitter, jitter_distribution relay      delay.py
-BurstLossStage      burst_loss                 relay       burst_loss.py
-TraceStage          trace (and trace_start)    relay       trace.py
-Queue               queue, queue_limit         relay       queue.py (the rate's or
-                                                           trace's queue)
-==================  =========================  ==========  ===========================
+===============  ===========================  =======  ==============================
+class            fields                       runs in  module
+===============  ===========================  =======  ==============================
+LossStage        loss                         kernel   loss.py (nft)
+RateStage        rate                         kernel   rate.py (tbf)
+QueuedRateStage  rate, with queue fields      relay    rate.py
+OutageStage      outage                       kernel   outage_window.py (nft)
+DelayStage       delay                        relay    delay.py
+JitterStage      jitter, jitter_distribution  relay    delay.py
+BurstLossStage   burst_loss                   relay    burst_loss.py
+TraceStage       trace (and trace_start)      relay    trace.py
+Queue            queue, queue_limit           relay    queue.py (a rate's or trace's)
+===============  ===========================  =======  ==============================
 
 ``FIELDS`` (every per-direction field, in the order presets, errors and ``status`` list
 them) and ``direction_stages`` (a direction's pipeline) are built from these classes;
