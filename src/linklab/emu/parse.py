@@ -20,7 +20,6 @@ from linklab.emu.directives import (
     OnOff,
     Stage,
 )
-from linklab.emu.models import read_trace
 from linklab.errors import UsageError
 from linklab.units import parse_duration, parse_fraction
 
@@ -98,6 +97,8 @@ def gemodel_fields(text: str, argument: str = "--loss-model") -> dict[str, float
 
 def parse_trace_pair(text: str, argument: str = "--trace") -> tuple[Path, Path]:
     """``up.trace,down.trace`` (or one file for both); each file is validated."""
+    from linklab.emu.models import read_trace  # numpy: loaded only to read a trace
+
     parts = [p.strip() for p in str(text).split(",")]
     if len(parts) == 1:
         parts = parts * 2
