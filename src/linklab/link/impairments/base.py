@@ -108,23 +108,32 @@ def chain_counter(path: PathView, kind: str, what: str) -> str:
     return f"{kind}_{what}_{nft_name(path.receiver.ifname)}"
 
 
-def nft_counters(snapshot: Snapshot, path: PathView, kind: str) -> StageCounters:
-    passed = snapshot.nft_counter(path.receiver.netns, chain_counter(path, kind, "pass"))
-    dropped = snapshot.nft_counter(path.receiver.netns, chain_counter(path, kind, "drop"))
-    return StageCounters(passed[0], passed[1], dropped[0], dropped[1])
+class IngressStage(Impairment):
+    """A kernel stage on the receiver's ingress (nft): its drop and pass counters,
+    optionally a chain of its own, its ``ingress_rule``, then the pass counter (what it
+    let through). A drop there is not reported back to the sender, like a radio error."""
 
+    def ingress_rule(self, path: PathView) -> str:
+        raise NotImplementedError
 
-def install_ingress(net: NetOps, path: PathView, kind: str,
-                    rule: str, own_chain: str | None = None) -> None:
-    """An nft stage on the receiver's ingress: its drop and pass counters, optionally a
-    chain of its own, the stage's ``rule``, then the pass counter (what it let through)."""
-    family, chain = net.ingress_chain(path.receiver, path.receiver_shaped)
-    ns = path.receiver.netns
-    drop, passed = (chain_counter(path, kind, w) for w in ("drop", "pass"))
-    net.nft_counter(ns, family, drop)
-    net.nft_counter(ns, family, passed)
-    if own_chain is not None:
-        net.nft(ns, f"add chain {family} {net.table} {own_chain}\n", None,
-                f"nft {kind} chain {ns}/{own_chain}")
-    net.nft_rule(ns, family, chain, rule)
-    net.nft_rule(ns, family, chain, f"counter name \"{passed}\"")
+    def own_chain(self, path: PathView) -> str | None:
+        return None
+
+    def install(self, net: NetOps, path: PathView) -> None:
+        family, chain = net.ingress_chain(path.receiver, path.receiver_shaped)
+        ns = path.receiver.netns
+        drop, passed = (chain_counter(path, self.kind, w) for w in ("drop", "pass"))
+        net.nft_counter(ns, family, drop)
+        net.nft_counter(ns, family, passed)
+        own = self.own_chain(path)
+        if own is not None:
+            net.nft(ns, f"add chain {family} {net.table} {own}\n", None,
+                    f"nft {self.kind} chain {ns}/{own}")
+        net.nft_rule(ns, family, chain, self.ingress_rule(path))
+        net.nft_rule(ns, family, chain, f"counter name \"{passed}\"")
+
+    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters:
+        passed = snapshot.nft_counter(path.receiver.netns, chain_counter(path, self.kind, "pass"))
+        dropped = snapshot.nft_counter(path.receiver.netns,
+                                       chain_counter(path, self.kind, "drop"))
+        return StageCounters(passed[0], passed[1], dropped[0], dropped[1])

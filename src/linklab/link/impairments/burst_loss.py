@@ -33,7 +33,6 @@ class BurstLossStage(Impairment):
         "burst_loss": Field("burst_loss", parse_burst_loss, vars)}
     setting: ClassVar[str | None] = "burst_loss"
 
-
     @classmethod
     def from_flag(cls, text: str, flag: str) -> Any:
         value = split_directions(text, flag)

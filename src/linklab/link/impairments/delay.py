@@ -32,7 +32,6 @@ class DelayStage(Impairment):
         "delay": Field("delay_s", parse_delay, format_duration)}
     setting: ClassVar[str | None] = "delay_s"
 
-
     def params(self) -> dict[str, Any]:
         return {"delay_s": self.delay_s, "text": format_duration(self.delay_s)}
 

@@ -6,16 +6,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
-from linklab.link.impairments.base import (
-    Field,
-    Impairment,
-    StageCounters,
-    chain_counter,
-    install_ingress,
-    nft_counters,
-)
+from linklab.link.impairments.base import Field, Impairment, IngressStage, chain_counter
 from linklab.link.impairments.direction import DirectionSpec
-from linklab.link.netops import NetOps, Snapshot
 from linklab.link.topology import PathView
 from linklab.units import format_percent, parse_fraction
 
@@ -54,7 +46,7 @@ def steps_text(threshold: int) -> str:
 
 
 @dataclass
-class LossStage(Impairment):
+class LossStage(IngressStage):
     """Bernoulli packet loss: ``numgen random mod 1000000 < N drop`` on ingress (loss in
     steps of 0.0001 %: LOSS_RESOLUTION). A loss of every step (N = 1000000, e.g. a
     radio curve at a distance beyond its range: radio_curve.py) is a plain ``drop`` of
@@ -91,8 +83,5 @@ class LossStage(Impairment):
             f"numgen random mod {LOSS_RESOLUTION} < {self.threshold} ")
         return f"{draw}counter name \"{drop_counter}\" drop"
 
-    def install(self, net: NetOps, path: PathView) -> None:
-        install_ingress(net, path, self.kind, self.rule(chain_counter(path, self.kind, "drop")))
-
-    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters:
-        return nft_counters(snapshot, path, self.kind)
+    def ingress_rule(self, path: PathView) -> str:
+        return self.rule(chain_counter(path, self.kind, "drop"))

@@ -7,16 +7,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
-from linklab.link.impairments.base import (
-    Field,
-    Impairment,
-    StageCounters,
-    chain_counter,
-    install_ingress,
-    nft_counters,
-)
+from linklab.link.impairments.base import Field, IngressStage, chain_counter
 from linklab.link.impairments.direction import Outage
-from linklab.link.netops import NetOps, Snapshot, nft_name
+from linklab.link.netops import nft_name
 from linklab.link.topology import PathView
 from linklab.units import parse_duration
 
@@ -44,7 +37,7 @@ def parse_outage(text: str, argument: str | None = "--outage") -> Outage:
 
 
 @dataclass
-class OutageStage(Impairment):
+class OutageStage(IngressStage):
     """100 % loss during scheduled windows. The rules are in place from the start; a
     scheduler process (``link/outage.py``) fills an nft chain with one drop rule when a
     window opens and flushes it when it closes."""
@@ -55,7 +48,6 @@ class OutageStage(Impairment):
         "outage": Field("outage", parse_outage, lambda o: o.text())}
     setting: ClassVar[str | None] = "outage"
 
-
     def params(self) -> dict[str, Any]:
         return {"schedule": self.outage.text(), "start_s": self.outage.start_s,
                 "length_s": self.outage.length_s, "period_s": self.outage.period_s}
@@ -63,9 +55,11 @@ class OutageStage(Impairment):
     def switch_chain(self, path: PathView) -> str:
         return "outage_" + nft_name(path.receiver.ifname)
 
-    def install(self, net: NetOps, path: PathView) -> None:
-        install_ingress(net, path, self.kind, f"jump {self.switch_chain(path)}",
-                        own_chain=self.switch_chain(path))
+    def own_chain(self, path: PathView) -> str:
+        return self.switch_chain(path)
+
+    def ingress_rule(self, path: PathView) -> str:
+        return f"jump {self.switch_chain(path)}"
 
     def switch(self, net_table: str, path: PathView) -> dict[str, Any]:
         """What the scheduler needs to open/close a window on this path."""
@@ -74,6 +68,3 @@ class OutageStage(Impairment):
                 "chain": self.switch_chain(path),
                 "rule": f"counter name \"{chain_counter(path, self.kind, 'drop')}\" drop",
                 "link": path.link, "direction": path.direction}
-
-    def counters(self, snapshot: Snapshot, path: PathView) -> StageCounters:
-        return nft_counters(snapshot, path, self.kind)
