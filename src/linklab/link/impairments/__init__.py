@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from linklab.link.direction_spec import BurstLoss, DirectionSpec, Outage, QueueLimit
 from linklab.link.impairments.base import DIRECTIONS, Field, Impairment, StageCounters
 from linklab.link.impairments.burst_loss import BurstLossStage
 from linklab.link.impairments.delay import DelayStage, JitterStage, relay_directives
-from linklab.link.impairments.direction import BurstLoss, DirectionSpec, Outage, QueueLimit
 from linklab.link.impairments.loss import LossStage
 from linklab.link.impairments.outage_window import OutageStage
 from linklab.link.impairments.queue import Queue

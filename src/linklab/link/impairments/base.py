@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from linklab.emu.directives import Stage as RelayDirective
 from linklab.emu.parse import split_directions
 from linklab.errors import LinklabError
-from linklab.link.impairments.direction import DirectionSpec
+from linklab.link.direction_spec import DirectionSpec
 from linklab.link.netops import NetOps, Snapshot, nft_name
 from linklab.link.topology import PathView
 

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from linklab.emu.directives import GilbertElliott
 from linklab.emu.parse import gemodel_fields, split_directions
 from linklab.errors import UsageError
+from linklab.link.direction_spec import BurstLoss
 from linklab.link.impairments.base import Field, Impairment
-from linklab.link.impairments.direction import BurstLoss
 from linklab.units import format_percent, parse_fraction
 
 

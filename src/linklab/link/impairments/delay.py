@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from linklab.emu.directives import Delay as RelayDelay
 from linklab.emu.directives import Stage as RelayDirective
 from linklab.emu.parse import parse_distribution
+from linklab.link.direction_spec import DirectionSpec
 from linklab.link.impairments.base import Field, Impairment
-from linklab.link.impairments.direction import DirectionSpec
 from linklab.units import format_duration, parse_duration
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
+from linklab.link.direction_spec import DirectionSpec
 from linklab.link.impairments.base import Field, Impairment, IngressStage, chain_counter
-from linklab.link.impairments.direction import DirectionSpec
 from linklab.link.topology import PathView
 from linklab.units import format_percent, parse_fraction
 

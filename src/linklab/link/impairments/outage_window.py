@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
+from linklab.link.direction_spec import Outage
 from linklab.link.impairments.base import Field, IngressStage, chain_counter
-from linklab.link.impairments.direction import Outage
 from linklab.link.netops import nft_name
 from linklab.link.topology import PathView
 from linklab.units import parse_duration

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 from linklab.emu.directives import QUEUE_DISCIPLINES
 from linklab.errors import UsageError
+from linklab.link.direction_spec import DirectionSpec, QueueLimit
 from linklab.link.impairments.base import Field, Impairment
-from linklab.link.impairments.direction import DirectionSpec, QueueLimit
 from linklab.units import parse_size
 
 

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from linklab.emu.directives import Rate as RelayRate
 from linklab.link import made
+from linklab.link.direction_spec import DirectionSpec, QueueLimit
 from linklab.link.impairments.base import Field, Impairment, StageCounters
-from linklab.link.impairments.direction import DirectionSpec, QueueLimit
 from linklab.link.impairments.queue import Queue
 from linklab.link.netops import NetOps, Snapshot
 from linklab.link.topology import PathView

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from linklab.emu.directives import Trace as RelayTrace
 from linklab.emu.parse import parse_trace_pair
 from linklab.errors import UsageError
+from linklab.link.direction_spec import DirectionSpec, QueueLimit
 from linklab.link.impairments.base import Field, Impairment
-from linklab.link.impairments.direction import DirectionSpec, QueueLimit
 from linklab.link.impairments.queue import Queue
 
 TRACE_START_FORMS = "first-packet, now, or a UTC time such as 2026-11-28T10:30:00Z"
