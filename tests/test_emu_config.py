@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from linklab.emu import Delay, GilbertElliott, Loss, Rate, RelayConfig, relay_binary
+from linklab.emu.directives import FourStateLoss, OnOff, Outage, Trace
 from linklab.emu.models import (
     burst_lengths,
     four_state_loss_rate,
@@ -25,7 +26,6 @@ from linklab.emu.parse import (
     parse_trace_pair,
     split_directions,
 )
-from linklab.emu.stages import FourStateLoss, OnOff, Outage, Trace
 from linklab.errors import UsageError
 
 

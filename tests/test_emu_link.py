@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from conftest import require_root
-from linklab.emu.link_options import emu_overrides
 from linklab.emu.relay import pid_is_relay, relay_binary
 from linklab.errors import UsageError
 from linklab.link import testbed as link_testbed
 from linklab.link.blueprint import design
+from linklab.link.impairments import emulator_overrides as emu_overrides
 from linklab.link.journal import state_dir
 from linklab.link.presets import load_presets
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import require_tool
+from linklab.emu.directives import Delay, Rate
 from linklab.emu.measure import udp_run
-from linklab.emu.stages import Delay, Rate
 from test_emu_relay import ADDR_B, PORT, _iperf, relay_link, sockets
 
 pytestmark = pytest.mark.integration

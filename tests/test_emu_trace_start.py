@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from linklab.emu.directives import Trace
 from linklab.emu.measure import udp_run
-from linklab.emu.stages import Trace
 from test_emu_relay import ADDR_B, PORT, relay_link, sockets
 
 pytestmark = pytest.mark.integration

@@ -14,6 +14,7 @@ import pytest
 from linklab.errors import UsageError
 from linklab.link import design, open_run, up
 from linklab.link import presets as presets_module
+from linklab.link.impairments import direction_stages
 from linklab.link.journal import Journal
 from linklab.link.preset_file import FIELDS
 from linklab.link.presets import (
@@ -26,7 +27,6 @@ from linklab.link.presets import (
 )
 from linklab.link.spec import DIRECTIONS, build_spec
 from linklab.link.spec_checks import check_traces, conflicts
-from linklab.link.stages import direction_stages
 from linklab.link.system import Shell
 from linklab.link.topology import ALL_DIRECTION_STAGES
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from linklab.emu.config import RelayConfig
-from linklab.emu.stages import Rate as EmuRate
-from linklab.emu.stages import Trace as EmuTrace
+from linklab.emu.directives import Rate as EmuRate
+from linklab.emu.directives import Trace as EmuTrace
 from linklab.errors import UsageError
 from linklab.link import design
-from linklab.link.spec import QueueLimit, parse_queue_limit
-from linklab.link.stages import QueuedRateStage, RateStage, TraceStage
-from linklab.link.wires.tap_relay import TapRelayWire, relay_stages_to_emu
+from linklab.link.impairments import QueuedRateStage, RateStage, TraceStage
+from linklab.link.impairments import relay_directives as relay_stages_to_emu
+from linklab.link.impairments.queue import QueueLimit, parse_queue_limit
+from linklab.link.wires.tap_relay import TapRelayWire
 
 
 def test_a_queue_setting_moves_the_rate_into_the_relay_with_the_kernel_bucket():
@@ -88,7 +89,7 @@ def _trace(tmp_path):
 
 
 def test_trace_start_first_packet_reaches_the_relay(tmp_path):
-    from linklab.link.wires.tap_relay import relay_epoch
+    from linklab.link.impairments.trace import relay_epoch
 
     bed = design(None, name="t", trace=_trace(tmp_path), trace_start="first-packet")
     up = next(iter(bed.stages.values()))["up"]
@@ -104,7 +105,7 @@ def test_trace_start_at_a_utc_time_is_the_relays_clock_then(tmp_path):
     import time
     from datetime import UTC, datetime
 
-    from linklab.link.wires.tap_relay import relay_epoch
+    from linklab.link.impairments.trace import relay_epoch
 
     at = datetime.fromtimestamp(time.time() + 30, tz=UTC)
     text = at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

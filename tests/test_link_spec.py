@@ -6,10 +6,10 @@ import pytest
 
 from linklab.errors import EnvironmentProblem, UsageError
 from linklab.link import design
+from linklab.link.impairments import LossStage, OutageStage, RateStage
+from linklab.link.impairments.outage_window import Outage, parse_outage
 from linklab.link.names import parse_netns_name, run_tag
 from linklab.link.presets import load_presets
-from linklab.link.spec import Outage, parse_outage
-from linklab.link.stages import LossStage, OutageStage, RateStage
 from linklab.link.topology import plan_topology
 from linklab.link.wires import Wire, choose_wire, wire_classes
 

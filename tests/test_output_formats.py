@@ -224,7 +224,8 @@ def test_link_status_formats_agree():
     outputs = {}
     for fmt, call in (("text", "_print_status(status)"),
                       ("markdown", "print(_status_markdown(status), end='')")):
-        code = (f"import json\nfrom linklab.cli.link import _print_status, _status_markdown\n"
+        code = ("import json\nfrom linklab.cli.link_status import print_status as "
+                "_print_status, status_markdown as _status_markdown\n"
                 f"status = json.loads({json.dumps(json.dumps(STATUS))})\n{call}\n")
         outputs[fmt] = run([], code=code).stdout
     md_rows = markdown_rows(outputs["markdown"])

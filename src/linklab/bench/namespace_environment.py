@@ -51,7 +51,7 @@ class Links:
     def cluster(self, choice: LinkChoice, topology: str | None = None):
         """(cluster options or None off a cluster, the link's LinkSpec)."""
         from linklab.bench.links import cluster_fields
-        from linklab.link.cluster_plan import cluster_spec
+        from linklab.link.blueprint import cluster_spec
 
         if cluster_fields(choice):
             topology = "cluster"

@@ -2,15 +2,14 @@
 
 ``linklab-emu`` (the Rust relay in ``emu/``) owns one TAP device per side of a link
 and forwards frames through a pipeline of stages per direction. This package turns
-stage descriptions into the relay's configuration (``stages``, ``config``), parses
+stage descriptions into the relay's configuration (``directives``, ``config``), parses
 what users type (``parse``), starts and stops the relay and reads its counters
 (``relay``), and holds the analytic expectations the tests check against
 (``models``).
 """
 
 from linklab.emu.config import RelayConfig
-from linklab.emu.relay import Relay, RelayStats, relay_binary
-from linklab.emu.stages import (
+from linklab.emu.directives import (
     Corrupt,
     Delay,
     Duplicate,
@@ -23,6 +22,7 @@ from linklab.emu.stages import (
     Stage,
     Trace,
 )
+from linklab.emu.relay import Relay, RelayStats, relay_binary
 
 __all__ = [
     "Corrupt", "Delay", "Duplicate", "FourStateLoss", "GilbertElliott", "Loss", "OnOff",

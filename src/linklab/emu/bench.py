@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from linklab.emu.config import RelayConfig
-from linklab.emu.stages import Delay, Loss
-from linklab.emu.wire import RelayWire, TapEnd
+from linklab.emu.directives import Delay, Loss
+from linklab.emu.wire import RelayWire, TapEnd, scratch_namespaces
 
 ETH_IP_UDP = 14 + 20 + 8
 
@@ -66,54 +66,46 @@ def main() -> None:
     pid = os.getpid()
     ns_a, ns_b = f"linklab-emubench{pid}-a", f"linklab-emubench{pid}-b"
     ifa, ifb = f"leb{pid % 100000}a", f"leb{pid % 100000}b"
-    made, wire = [], None
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            for ns in (ns_a, ns_b):
-                _run("ip", "netns", "add", ns)
-                made.append(ns)
-                _run("ip", "-n", ns, "link", "set", "lo", "up")
-            if args.wire == "relay":
-                stages = (Delay(0.001), Loss(0.0001))
-                wire = RelayWire(TapEnd(ns_a, ifa, "10.214.0.1/24"),
-                                 TapEnd(ns_b, ifb, "10.214.0.2/24"),
-                                 RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1),
-                                 Path(tmp))
-                wire.up(cpu=1)
-            else:
-                _run("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
-                     "netns", ns_b)
-                for ns, dev, addr in ((ns_a, ifa, "10.214.0.1/24"), (ns_b, ifb, "10.214.0.2/24")):
-                    _run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
-                    _run("ip", "-n", ns, "link", "set", dev, "up")
-                    _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso",
-                         "off", "gro", "off")
-            before = _rx_packets(ns_b, ifb)
-            cpu_before = _cpu_seconds(wire.relay.pid) if wire else 0.0
-            result = _iperf(ns_a, ns_b, "10.214.0.2", payload, args.seconds)
-            delivered = _rx_packets(ns_b, ifb) - before
-            relay_cpu = (_cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
-            end = result["end"]["sum"]
-            seconds = end["seconds"]
-            frames_per_s = delivered / seconds
-            app_per_s = (end["packets"] - end["lost_packets"]) / seconds
-            stats = wire.relay.fresh_stats() if wire else None
-            print(json.dumps({
-                "wire": args.wire, "frame_bytes": args.frame, "seconds": round(seconds, 2),
-                "offered_frames_per_s": round(end["packets"] / seconds),
-                "delivered_frames_per_s": round(frames_per_s),
-                "delivered_gbit_per_s": round(frames_per_s * args.frame * 8 / 1e9, 3),
-                "app_received_frames_per_s": round(app_per_s),
-                "relay_loss_stage_drops": stats.ab.stages[1].dropped_packets if stats else None,
-                "relay_cpu_percent": round(100 * relay_cpu / seconds) if wire else None,
-                "frames_per_relay_cpu_second": round(delivered / relay_cpu)
-                if wire and relay_cpu else None,
-            }))
-        finally:
-            if wire is not None:
-                wire.down()
-            for ns in made:
-                subprocess.run(["ip", "netns", "del", ns], check=False)
+    wire = None
+    with tempfile.TemporaryDirectory() as tmp, \
+            scratch_namespaces((ns_a, ns_b), lo_up=True) as wires:
+        if args.wire == "relay":
+            stages = (Delay(0.001), Loss(0.0001))
+            wire = RelayWire(TapEnd(ns_a, ifa, "10.214.0.1/24"),
+                             TapEnd(ns_b, ifb, "10.214.0.2/24"),
+                             RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1),
+                             Path(tmp))
+            wires.append(wire)
+            wire.up(cpu=1)
+        else:
+            _run("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
+                 "netns", ns_b)
+            for ns, dev, addr in ((ns_a, ifa, "10.214.0.1/24"), (ns_b, ifb, "10.214.0.2/24")):
+                _run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+                _run("ip", "-n", ns, "link", "set", dev, "up")
+                _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso",
+                     "off", "gro", "off")
+        before = _rx_packets(ns_b, ifb)
+        cpu_before = _cpu_seconds(wire.relay.pid) if wire else 0.0
+        result = _iperf(ns_a, ns_b, "10.214.0.2", payload, args.seconds)
+        delivered = _rx_packets(ns_b, ifb) - before
+        relay_cpu = (_cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
+        end = result["end"]["sum"]
+        seconds = end["seconds"]
+        frames_per_s = delivered / seconds
+        app_per_s = (end["packets"] - end["lost_packets"]) / seconds
+        stats = wire.relay.fresh_stats() if wire else None
+        print(json.dumps({
+            "wire": args.wire, "frame_bytes": args.frame, "seconds": round(seconds, 2),
+            "offered_frames_per_s": round(end["packets"] / seconds),
+            "delivered_frames_per_s": round(frames_per_s),
+            "delivered_gbit_per_s": round(frames_per_s * args.frame * 8 / 1e9, 3),
+            "app_received_frames_per_s": round(app_per_s),
+            "relay_loss_stage_drops": stats.ab.stages[1].dropped_packets if stats else None,
+            "relay_cpu_percent": round(100 * relay_cpu / seconds) if wire else None,
+            "frames_per_relay_cpu_second": round(delivered / relay_cpu)
+            if wire and relay_cpu else None,
+        }))
 
 
 if __name__ == "__main__":

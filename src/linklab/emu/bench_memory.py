@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from linklab.emu.config import RelayConfig
-from linklab.emu.stages import QUEUE_DEFAULT_LIMIT_BYTES, QUEUE_DISCIPLINES, Trace
-from linklab.emu.wire import RelayWire, TapEnd
+from linklab.emu.directives import QUEUE_DEFAULT_LIMIT_BYTES, QUEUE_DISCIPLINES, Trace
+from linklab.emu.wire import RelayWire, TapEnd, scratch_namespaces
 from linklab.units import parse_size
 
 ETH_IP_UDP = 14 + 20 + 8
@@ -49,19 +49,15 @@ def main() -> None:
     pid = os.getpid()
     ns_a, ns_b = f"linklab-emumem{pid}-a", f"linklab-emumem{pid}-b"
     ifa, ifb = f"lem{pid % 100000}a", f"lem{pid % 100000}b"
-    made: list[str] = []
-    wire = None
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "12mbit.trace"
         trace.write_text("".join(f"{ms}\n" for ms in range(1, 1001)))
-        try:
-            for ns in (ns_a, ns_b):
-                subprocess.run(["ip", "netns", "add", ns], check=True)
-                made.append(ns)
+        with scratch_namespaces((ns_a, ns_b)) as wires:
             stage = Trace(trace, limit_bytes=limit, queue=args.queue)
             wire = RelayWire(TapEnd(ns_a, ifa, "10.215.0.1/24"), TapEnd(ns_b, ifb, "10.215.0.2/24"),
                              RelayConfig(ifa, ifb, ab=(stage,), seed=1, stats_interval_s=0.5),
                              Path(tmp) / "relay")
+            wires.append(wire)
             wire.up(cpu=1)
             relay = wire.relay.pid
             baseline = _rss_bytes(relay)
@@ -93,11 +89,6 @@ def main() -> None:
                 "dropped_packets": queue.dropped_packets,
                 "growth_per_queued_frame_bytes": round(per_frame) if per_frame else None,
             }))
-        finally:
-            if wire is not None:
-                wire.down()
-            for ns in made:
-                subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linklab.emu.stages import Stage
+from linklab.emu.directives import Stage
 from linklab.errors import UsageError
 
 MAX_IFNAME = 15

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ndtri
 
-from linklab.emu.stages import FourStateLoss, GilbertElliott
+from linklab.emu.directives import FourStateLoss, GilbertElliott
 from linklab.errors import UsageError
 
 # Mahimahi's PACKET_SIZE: bytes one trace line (delivery opportunity) carries.

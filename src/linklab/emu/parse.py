@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from linklab.emu.models import read_trace
-from linklab.emu.stages import (
+from linklab.emu.directives import (
     DISTRIBUTIONS,
     FourStateLoss,
     GilbertElliott,
@@ -98,6 +97,8 @@ def gemodel_fields(text: str, argument: str = "--loss-model") -> dict[str, float
 
 def parse_trace_pair(text: str, argument: str = "--trace") -> tuple[Path, Path]:
     """``up.trace,down.trace`` (or one file for both); each file is validated."""
+    from linklab.emu.models import read_trace  # numpy: loaded only to read a trace
+
     parts = [p.strip() for p in str(text).split(",")]
     if len(parts) == 1:
         parts = parts * 2

@@ -4,7 +4,9 @@ address and bring it up. Stopping the relay removes both TAPs."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -53,3 +55,26 @@ class RelayWire:
 
     def down(self) -> int | None:
         return self.relay.stop()
+
+
+@contextlib.contextmanager
+def scratch_namespaces(names: tuple[str, ...], lo_up: bool = False,
+                       ) -> Iterator[list[RelayWire]]:
+    """Namespaces made for a measurement (``lo_up``: with loopback up), and a list to put
+    the relay wires started in them in; on leaving, whatever happened, the wires are
+    taken down and the namespaces made are deleted."""
+    made: list[str] = []
+    wires: list[RelayWire] = []
+    try:
+        for ns in names:
+            subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=lo_up)
+            made.append(ns)
+            if lo_up:
+                subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True,
+                               capture_output=True)
+        yield wires
+    finally:
+        for wire in wires:
+            wire.down()
+        for ns in made:
+            subprocess.run(["ip", "netns", "del", ns], check=False)

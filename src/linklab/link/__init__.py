@@ -48,22 +48,29 @@ and 0700, checked each time: ``statedir.py``); processes started through ``bed.p
 cleans up. Nothing is made outside the run's namespaces
 (``linklab-<run>-<host>``; interfaces, nft tables and qdiscs carry the run's tag).
 What ``up`` will build, decided first: ``blueprint.py``; building and taking down:
-``lifecycle.py``; the testbed object: ``bed.py``. Stages: ``stages.py``. Wires (veth,
+``lifecycle.py``; the testbed object: ``bed.py``. Impairments, one class each:
+``impairments/``. Wires (veth,
 or a userspace relay added by the emu package): ``wires/__init__.py``.
 """
 
 from __future__ import annotations
 
-from linklab.link.bed import Host, Testbed
-from linklab.link.blueprint import design
-from linklab.link.lifecycle import (
-    clean,
-    down,
-    open_run,
-    residue,
-    testbed,
-    up,
-)
+import importlib
+from typing import Any
+
+# The Python API, imported on first use (PEP 562): a process that needs one module of
+# this package -- the outage scheduler (``python -m linklab.link.outage``) has one
+# second from t0 to its first switch -- does not load the whole testbed with it.
+_API = {"Host": "bed", "Testbed": "bed", "design": "blueprint", "clean": "lifecycle",
+        "down": "lifecycle", "open_run": "lifecycle", "residue": "lifecycle",
+        "testbed": "lifecycle", "up": "lifecycle"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _API:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
+
 
 __all__ = ["Host", "Testbed", "clean", "design", "down", "open_run", "residue", "testbed",
            "up"]

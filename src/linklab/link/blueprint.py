@@ -7,12 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from linklab.link.cluster_plan import cluster_spec
+from linklab.link.cluster_plan import (
+    DEFAULT_UNDERLAY_RATE,
+    ClusterOptions,
+    take_options,
+)
+from linklab.link.impairments import Impairment, direction_stages
 from linklab.link.names import check_name
 from linklab.link.presets import get_preset
-from linklab.link.spec import DIRECTIONS, LinkSpec
+from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
 from linklab.link.spec_checks import check_spec
-from linklab.link.stages import Stage, direction_stages
 from linklab.link.topology import TopologyPlan, plan_topology
 from linklab.link.wires import Wire, choose_wire
 
@@ -26,9 +30,22 @@ class Design:
     name: str
     plan: TopologyPlan
     spec: LinkSpec
-    stages: dict[str, dict[str, list[Stage]]]           # link -> direction -> stages
+    stages: dict[str, dict[str, list[Impairment]]]           # link -> direction -> stages
     wires: dict[str, type[Wire]]                        # link -> wire class
     inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def cluster_spec(topology: str, preset: str | None, fields: dict[str, Any] | None,
+                 overrides: dict[str, Any]) -> tuple[ClusterOptions | None, dict[str, Any],
+                                                     Any]:
+    """(cluster options or None, the link's own fields, its LinkSpec): a cluster's
+    underlay runs at 1 Gbit/s when neither the preset nor the fields give a rate."""
+    options, link_fields = take_options(topology, dict(overrides))
+    spec = build_spec(preset, fields, link_fields)
+    if options is not None and spec.up.rate_bps is None and spec.down.rate_bps is None:
+        link_fields["rate"] = DEFAULT_UNDERLAY_RATE
+        spec = build_spec(preset, fields, link_fields)
+    return options, link_fields, spec
 
 
 def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
@@ -47,7 +64,7 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     options, link_fields, spec = cluster_spec(topology, preset, fields, overrides)
     check_spec(spec, link_fields)
     plan = plan_topology(topology, name, hosts, cluster=options, mtu=spec.mtu)
-    stages: dict[str, dict[str, list[Stage]]] = {}
+    stages: dict[str, dict[str, list[Impairment]]] = {}
     if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002)
         from linklab.link.radio_plan import radio_design
         plan, stages = radio_design(plan, spec)

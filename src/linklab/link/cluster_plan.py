@@ -131,21 +131,6 @@ def take_options(topology: str, overrides: dict[str, Any]
     return options, rest
 
 
-def cluster_spec(topology: str, preset: str | None, fields: dict[str, Any] | None,
-                 overrides: dict[str, Any]) -> tuple[ClusterOptions | None, dict[str, Any],
-                                                     Any]:
-    """(cluster options or None, the link's own fields, its LinkSpec): a cluster's
-    underlay runs at 1 Gbit/s when neither the preset nor the fields give a rate."""
-    from linklab.link.spec import build_spec
-
-    options, link_fields = take_options(topology, dict(overrides))
-    spec = build_spec(preset, fields, link_fields)
-    if options is not None and spec.up.rate_bps is None and spec.down.rate_bps is None:
-        link_fields["rate"] = DEFAULT_UNDERLAY_RATE
-        spec = build_spec(preset, fields, link_fields)
-    return options, link_fields, spec
-
-
 def pod_mtu(underlay_mtu: int, options: ClusterOptions) -> int:
     """The pods' MTU: the underlay's less what the node-to-node path adds per packet
     (001 §IV-B: VXLAN, 1450 B; §VI-A: WireGuard, 1380 B)."""

@@ -85,22 +85,16 @@ def stop_process(pid: int, start: str | None, child: subprocess.Popen[Any] | Non
                  grace_s: float = 2.0) -> None:
     """End process ``pid`` if it is still the one that started at ``start``: SIGTERM,
     then SIGKILL after ``grace_s``. A recycled pid (other start time) is left alone."""
-    if process_alive(pid, start):
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        if not process_alive(pid, start):
+            break
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signum)
         deadline = time.monotonic() + grace_s
         while process_alive(pid, start) and time.monotonic() < deadline:
             if child is not None and child.poll() is not None:
                 break
             time.sleep(0.01)
-        if process_alive(pid, start):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + grace_s
-            while process_alive(pid, start) and time.monotonic() < deadline:
-                if child is not None and child.poll() is not None:
-                    break
-                time.sleep(0.01)
     if child is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=grace_s)

@@ -26,6 +26,8 @@ from linklab.held_signals import signals_held
 from linklab.link import cluster, interrupts, made, userns
 from linklab.link.bed import Testbed
 from linklab.link.blueprint import DEFAULT_NAME, design
+from linklab.link.host_settings import SocketBufferStage, TcpCongestionStage
+from linklab.link.impairments import OutageStage
 from linklab.link.journal import (
     Journal,
     StateFileError,
@@ -45,11 +47,6 @@ from linklab.link.runs import (
 )
 from linklab.link.spec import DIRECTIONS
 from linklab.link.spec_checks import check_tcp_congestion, check_traces
-from linklab.link.stages import (
-    OutageStage,
-    SocketBufferStage,
-    TcpCongestionStage,
-)
 from linklab.link.system import Shell, list_netns, require_tools
 from linklab.link.topology import (
     TopologyPlan,

@@ -217,12 +217,16 @@ class Snapshot:
             self._nft[netns] = counters
         return self._nft[netns].get(name, (0, 0))
 
+    def _listing(self, cache: dict[str, list[dict[str, Any]]], netns: str,
+                 argv: list[str]) -> list[dict[str, Any]]:
+        """A JSON listing of ``netns`` (read once; empty if the command fails)."""
+        if netns not in cache:
+            result = self.shell.run(argv, check=False)
+            cache[netns] = json.loads(result.stdout) if result.returncode == 0 else []
+        return cache[netns]
+
     def qdiscs(self, netns: str) -> list[dict[str, Any]]:
-        if netns not in self._tc:
-            result = self.shell.run(["tc", "-n", netns, "-s", "-j", "qdisc", "show"],
-                                    check=False)
-            self._tc[netns] = json.loads(result.stdout) if result.returncode == 0 else []
-        return self._tc[netns]
+        return self._listing(self._tc, netns, ["tc", "-n", netns, "-s", "-j", "qdisc", "show"])
 
     def qdisc(self, netns: str, dev: str, kind: str) -> dict[str, Any] | None:
         for entry in self.qdiscs(netns):
@@ -231,8 +235,5 @@ class Snapshot:
         return None
 
     def links(self, netns: str) -> list[dict[str, Any]]:
-        if netns not in self._links:
-            result = self.shell.run(["ip", "-n", netns, "-s", "-j", "link", "show"],
-                                    check=False)
-            self._links[netns] = json.loads(result.stdout) if result.returncode == 0 else []
-        return self._links[netns]
+        return self._listing(self._links, netns,
+                             ["ip", "-n", netns, "-s", "-j", "link", "show"])

@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from linklab.link.spec import Outage
+from linklab.link.direction_spec import Outage
 from linklab.link.system import NETNS_DIR, Shell
 
 

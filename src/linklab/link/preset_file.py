@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -300,34 +301,41 @@ class _FileReader:
 
     def _direction(self, name: str, direction: str, node: Node,
                    lines: dict[str, int]) -> dict[str, Any]:
-        where = f"preset {name}"
         if not isinstance(node, MappingNode):
             raise self.fail(node, f"is {_kind(node)}; expected a mapping of stage fields "
-                            f"({', '.join(STAGE_FIELDS)})", where, direction)
-        out: dict[str, Any] = {}
-        for field, (key, value) in self._pairs(node, where, direction).items():
-            path = f"{direction}.{field}"
-            if field not in STAGE_FIELDS:
-                raise self.fail(key, f"unknown field; known fields here: "
-                                f"{', '.join(STAGE_FIELDS)} ({', '.join(LINK_WIDE_FIELDS)} "
-                                "are for both directions)",
-                                where, path)
-            lines[path] = _line(value)
-            out[field] = self._leaf(name, path, value, {direction: {field: None}}, field)
-        return out
+                            f"({', '.join(STAGE_FIELDS)})", f"preset {name}", direction)
+
+        def unknown(field: str) -> str | None:
+            return None if field in STAGE_FIELDS else (
+                f"unknown field; known fields here: {', '.join(STAGE_FIELDS)} "
+                f"({', '.join(LINK_WIDE_FIELDS)} are for both directions)")
+
+        return self._nested(name, direction, node, lines, unknown, lambda field: field)
 
     def _per_direction(self, name: str, field: str, node: MappingNode,
                        lines: dict[str, int]) -> dict[str, Any]:
+        def unknown(direction: str) -> str | None:
+            return None if direction in DIRECTIONS else (
+                f"{direction!r} is not a direction; expected one value for both directions "
+                f"({HINTS.get(field, 'a value')}) or a mapping with up and/or down")
+
+        return self._nested(name, field, node, lines, unknown, lambda direction: field)
+
+    def _nested(self, name: str, outer: str, node: MappingNode, lines: dict[str, int],
+                unknown: Callable[[str], str | None],
+                field_of: Callable[[str], str]) -> dict[str, Any]:
+        """The entries of a mapping under ``outer`` (a direction's fields, or a field's
+        directions), each checked (``unknown``: why not, or None) and parsed as the field
+        ``field_of(key)``."""
         where = f"preset {name}"
         out: dict[str, Any] = {}
-        for direction, (key, value) in self._pairs(node, where, field).items():
-            path = f"{field}.{direction}"
-            if direction not in DIRECTIONS:
-                raise self.fail(key, f"{direction!r} is not a direction; expected one value "
-                                f"for both directions ({HINTS.get(field, 'a value')}) or a "
-                                "mapping with up and/or down", where, path)
+        for inner, (key, value) in self._pairs(node, where, outer).items():
+            path = f"{outer}.{inner}"
+            problem = unknown(inner)
+            if problem is not None:
+                raise self.fail(key, problem, where, path)
             lines[path] = _line(value)
-            out[direction] = self._leaf(name, path, value, {field: {direction: None}}, field)
+            out[inner] = self._leaf(name, path, value, {outer: {inner: None}}, field_of(inner))
         return out
 
     def _leaf(self, name: str, path: str, node: Node, shape: dict[str, Any],

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from linklab.errors import EnvironmentProblem
-from linklab.link.stages import LOSS_RESOLUTION, LossStage, steps_text
+from linklab.link.impairments.loss import LOSS_RESOLUTION, LossStage, steps_text
 from linklab.units import format_percent
 
 CURVE_FILE = "radio-curve.json"

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from linklab.errors import UsageError
+from linklab.link.impairments import Impairment, StageCounters
 from linklab.link.names import netns_name
 from linklab.link.netops import Snapshot
 from linklab.link.radio import RadioSpec, format_metres, separation_m, station_positions
 from linklab.link.spec import DIRECTIONS, LinkSpec
-from linklab.link.stages import Stage, StageCounters
 from linklab.link.topology import HostPlan, LinkPlan, PathView, Port, TopologyPlan
 
 AIR_HOST = "ap"
@@ -46,7 +46,7 @@ class AirCounters(StageCounters):
 
 
 @dataclass
-class AirStage(Stage):
+class AirStage(Impairment):
     """One direction of one station pair across the ns-3 medium (run by the ns3 wire)."""
 
     sender: str
@@ -111,14 +111,14 @@ def medium_plan(plan: TopologyPlan) -> TopologyPlan:
 
 
 def radio_design(plan: TopologyPlan, spec: LinkSpec
-                 ) -> tuple[TopologyPlan, dict[str, dict[str, list[Stage]]]]:
+                 ) -> tuple[TopologyPlan, dict[str, dict[str, list[Impairment]]]]:
     """(the plan, link -> direction -> stages) of a link whose spec has a radio."""
     radio = spec.radio
     assert radio is not None
     positions = positions_of(plan, radio) if plan.kind in ("pair", "star") else {}
     if radio.mode == "ns3":
         plan = medium_plan(plan)
-        stages: dict[str, dict[str, list[Stage]]] = {}
+        stages: dict[str, dict[str, list[Impairment]]] = {}
         for link in plan.links:
             robot = link.a.host
             d = round(separation_m(positions[robot], positions["edge"]), 6)

@@ -119,49 +119,65 @@ def clean(name: str | None = None, prefix: str | None = None,
     store = open_store()
     if store is not None:
         for run in run_names(store):
-            if not _in_scope(run, name, prefix):
-                continue
-            try:
-                journal = Journal.load(store, run)
-            except FileNotFoundError:
-                continue
-            except LinklabError as error:
-                report["problems"].append(str(error))
-                continue
-            state = journal.state
-            keeper = kept_by(run, state)
-            if keeper is not None:
-                report["skipped"].append(keeper)
-                continue
-            holder = state.get("holder")
-            if holder and not userns.is_root():
-                # The namespaces live in the holder's user namespace: end what was started
-                # in its hosts, stop the holder (it takes the run down) or, if it is dead,
-                # the helpers that still hold them.
-                journal.stop_processes(role="host")
-                if process_alive(holder.get("pid"), holder.get("start")):
-                    userns.stop_holder(holder, journal.path)
-                if journal.exists():
-                    journal.reload()
-                    journal.stop_processes()
-                    remove_state(journal)
-                report["runs_removed"].append(run)
-                continue
-            problems = journal_down(journal)
-            if problems:
-                report["problems"].extend(f"{run}: {p}" for p in problems)
-            else:
-                report["runs_removed"].append(run)
-        # Companion files whose run is gone (e.g. a process killed between removing
-        # the state file and its companions).
-        present = set(store.names())
-        for extra in sorted(present):
-            run = extra.split(".", 1)[0]
-            if ("." in extra and RUN_NAME.match(run) and _in_scope(run, name, prefix)
-                    and f"{run}.json" not in present and store.remove(extra)):
-                report.setdefault("files_removed", []).append(extra)
+            if _in_scope(run, name, prefix):
+                _clean_run(store, run, report)
+        _clean_companions(store, name, prefix, report)
+    if sweep and userns.is_root():
+        _sweep_namespaces(name, prefix, report)
+    return report
+
+
+def _clean_run(store: StateDir, run: str, report: dict[str, Any]) -> None:
+    """Step 1 of :func:`clean` for one recorded run."""
+    try:
+        journal = Journal.load(store, run)
+    except FileNotFoundError:
+        return
+    except LinklabError as error:
+        report["problems"].append(str(error))
+        return
+    state = journal.state
+    keeper = kept_by(run, state)
+    if keeper is not None:
+        report["skipped"].append(keeper)
+        return
+    holder = state.get("holder")
+    if holder and not userns.is_root():
+        # The namespaces live in the holder's user namespace: end what was started
+        # in its hosts, stop the holder (it takes the run down) or, if it is dead,
+        # the helpers that still hold them.
+        journal.stop_processes(role="host")
+        if process_alive(holder.get("pid"), holder.get("start")):
+            userns.stop_holder(holder, journal.path)
+        if journal.exists():
+            journal.reload()
+            journal.stop_processes()
+            remove_state(journal)
+        report["runs_removed"].append(run)
+        return
+    problems = journal_down(journal)
+    if problems:
+        report["problems"].extend(f"{run}: {p}" for p in problems)
+    else:
+        report["runs_removed"].append(run)
+
+
+def _clean_companions(store: StateDir, name: str | None, prefix: str | None,
+                      report: dict[str, Any]) -> None:
+    """Companion files whose run is gone (e.g. a process killed between removing the
+    state file and its companions)."""
+    present = set(store.names())
+    for extra in sorted(present):
+        run = extra.split(".", 1)[0]
+        if ("." in extra and RUN_NAME.match(run) and _in_scope(run, name, prefix)
+                and f"{run}.json" not in present and store.remove(extra)):
+            report.setdefault("files_removed", []).append(extra)
+
+
+def _sweep_namespaces(name: str | None, prefix: str | None, report: dict[str, Any]) -> None:
+    """Step 2 of :func:`clean`: marked namespaces whose state file is gone."""
     shell = Shell()
-    for netns in list_netns(shell) if sweep and userns.is_root() else []:
+    for netns in list_netns(shell):
         parsed = parse_netns_name(netns)
         if parsed is None or not _in_scope(parsed[0], name, prefix):
             continue
@@ -178,7 +194,6 @@ def clean(name: str | None = None, prefix: str | None = None,
             report["namespaces_removed"].append(netns)
         else:
             report["problems"].append(f"{netns}: {result.stderr.strip()}")
-    return report
 
 
 def _state_mark(shell: Shell, netns: str) -> str | None:

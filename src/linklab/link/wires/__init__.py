@@ -46,15 +46,33 @@ interfaces down or up (linklab sets them up after addressing).
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from linklab.errors import EnvironmentProblem
+from linklab.link.impairments import Impairment
 from linklab.link.netops import NetOps
-from linklab.link.stages import Stage
 from linklab.link.system import Shell
 from linklab.link.topology import LinkPlan
+
+TUN_DEVICE = "/dev/net/tun"
+
+
+def binary_problem(find_binary: Callable[[], object]) -> str | None:
+    """Why a wire's binary cannot be found (one line, with the fix), or None."""
+    try:
+        find_binary()
+    except EnvironmentProblem as error:
+        return str(error)
+    return None
+
+
+def tun_usable() -> bool:
+    """Whether this user can open TAP devices (/dev/net/tun readable and writable)."""
+    return os.access(TUN_DEVICE, os.R_OK | os.W_OK)
 
 
 def repo_root() -> Path:
@@ -79,7 +97,7 @@ class Wire:
         """Called once per run, before ``build`` of any link, for a wire whose links share
         one medium (the ns-3 wire: one simulation for every station). Default: nothing."""
 
-    def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
+    def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Impairment]]) -> None:
         """Make ``link.a.ifname`` in ``link.a.netns`` and ``link.b.ifname`` in
         ``link.b.netns``; run ``relay_stages`` ({"up": [...], "down": [...]})."""
         raise NotImplementedError

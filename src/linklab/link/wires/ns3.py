@@ -17,14 +17,14 @@ its TAPs with it: down, never bypassed.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any, ClassVar
 
 from linklab.emu.relay import pid_running
-from linklab.errors import EnvironmentProblem, LinklabError
+from linklab.errors import LinklabError
 from linklab.link import made
+from linklab.link.impairments import Impairment
 from linklab.link.netops import NetOps
 from linklab.link.ns3 import (
     LAG_HOLD_MS,
@@ -35,13 +35,11 @@ from linklab.link.ns3 import (
     read_stats,
 )
 from linklab.link.radio_plan import AIR_HOST, positions_of
-from linklab.link.stages import Stage
 from linklab.link.system import Shell
 from linklab.link.topology import LinkPlan
-from linklab.link.wires import Wire
+from linklab.link.wires import TUN_DEVICE, Wire, binary_problem, tun_usable
 
 START_TIMEOUT_S = 10.0
-TUN_DEVICE = "/dev/net/tun"
 
 
 def _files(state_path: Path) -> dict[str, Path]:
@@ -65,13 +63,10 @@ class Ns3Wire(Wire):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        try:
-            ns3_binary()
-        except EnvironmentProblem as error:
-            return str(error)
-        if not os.access(TUN_DEVICE, os.R_OK | os.W_OK):
-            return f"{TUN_DEVICE} is not readable and writable for this user"
-        return None
+        problem = binary_problem(ns3_binary)
+        if problem is not None or tun_usable():
+            return problem
+        return f"{TUN_DEVICE} is not readable and writable for this user"
 
     def build_medium(self, net: NetOps, design: Any) -> None:
         journal = net.journal
@@ -111,7 +106,7 @@ class Ns3Wire(Wire):
                                            if pid_running(pid) else "it exited")
         raise LinklabError(f"the ns-3 medium did not start: {why}")
 
-    def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
+    def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Impairment]]) -> None:
         """Nothing per link: build_medium made every station's TAP."""
 
     # --- looking at it -------------------------------------------------------------------

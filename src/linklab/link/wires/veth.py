@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from linklab.link.impairments import Impairment
 from linklab.link.netops import NetOps
-from linklab.link.stages import Stage
 from linklab.link.topology import LinkPlan
 from linklab.link.wires import Wire
 
@@ -15,5 +15,5 @@ class VethWire(Wire):
     executes: ClassVar[frozenset[str]] = frozenset()
     priority: ClassVar[int] = 0
 
-    def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Stage]]) -> None:
+    def build(self, net: NetOps, link: LinkPlan, relay_stages: dict[str, list[Impairment]]) -> None:
         net.veth(link.a, link.b)

@@ -1,14 +1,16 @@
-"""Stages of the emulator's pipeline, one dataclass per impairment.
+"""The relay's stages: one dataclass per stage of its pipeline (emu/src/stages/*.rs).
 
 Each stage knows its line in the relay's configuration file (``directive``), with
 every quantity in base units (ns, bit/s, bytes, probabilities). Quantities here are
-SI (seconds, bit/s, bytes, fractions), as ``linklab.units`` parses them.
+SI (seconds, bit/s, bytes, fractions), as ``linklab.units`` parses them. A link's
+impairments (``linklab.link.impairments``) each say which of these stages they become.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from linklab.errors import UsageError
 
@@ -42,14 +44,22 @@ class Delay:
 
 
 @dataclass(frozen=True)
-class Loss:
-    """Independent (Bernoulli) loss with probability ``p``."""
+class _Chance:
+    """A stage that acts on each frame with probability ``p``: ``<verb> p=P``."""
 
     p: float
-    kind: str = field(default="loss", init=False)
+    verb: ClassVar[str] = ""
 
     def directive(self) -> str:
-        return f"loss model=bernoulli p={_p(self.p)}"
+        return f"{self.verb} p={_p(self.p)}"
+
+
+@dataclass(frozen=True)
+class Loss(_Chance):
+    """Independent (Bernoulli) loss with probability ``p``."""
+
+    kind: str = field(default="loss", init=False)
+    verb: ClassVar[str] = "loss model=bernoulli"
 
 
 @dataclass(frozen=True)
@@ -176,25 +186,19 @@ class Trace:
 
 
 @dataclass(frozen=True)
-class Duplicate:
+class Duplicate(_Chance):
     """Each frame is sent twice with probability ``p``."""
 
-    p: float
     kind: str = field(default="duplicate", init=False)
-
-    def directive(self) -> str:
-        return f"duplicate p={_p(self.p)}"
+    verb: ClassVar[str] = "duplicate"
 
 
 @dataclass(frozen=True)
-class Corrupt:
+class Corrupt(_Chance):
     """One random bit of a frame's network-layer data flips with probability ``p``."""
 
-    p: float
     kind: str = field(default="corrupt", init=False)
-
-    def directive(self) -> str:
-        return f"corrupt p={_p(self.p)}"
+    verb: ClassVar[str] = "corrupt"
 
 
 Stage = (Delay | Loss | GilbertElliott | FourStateLoss | Rate | Outage | OnOff | Trace
