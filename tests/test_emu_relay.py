@@ -41,7 +41,7 @@ from linklab.emu.models import (
     trace_capacity_bps,
 )
 from linklab.emu.relay import relay_status
-from linklab.emu.wire import RelayWire, TapEnd
+from linklab.emu.tap_wire import RelayWire, TapEnd
 
 pytestmark = pytest.mark.integration
 

@@ -35,7 +35,7 @@ import sys, time
 from linklab.cli import main
 from linklab.cli import link as link_cli
 from linklab.link import lifecycle
-from linklab.link.bed import Testbed
+from linklab.link.namespace_bed import Testbed
 from linklab.link.journal import Journal
 
 def pause():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from linklab.emu.config import RelayConfig
 from linklab.emu.directives import Delay, Loss
-from linklab.emu.wire import RelayWire, TapEnd, scratch_namespaces
+from linklab.emu.tap_wire import RelayWire, TapEnd, scratch_namespaces
 
 ETH_IP_UDP = 14 + 20 + 8
 

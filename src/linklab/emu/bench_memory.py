@@ -26,7 +26,7 @@ from pathlib import Path
 
 from linklab.emu.config import RelayConfig
 from linklab.emu.directives import QUEUE_DEFAULT_LIMIT_BYTES, QUEUE_DISCIPLINES, Trace
-from linklab.emu.wire import RelayWire, TapEnd, scratch_namespaces
+from linklab.emu.tap_wire import RelayWire, TapEnd, scratch_namespaces
 from linklab.units import parse_size
 
 ETH_IP_UDP = 14 + 20 + 8

@@ -34,7 +34,7 @@ from linklab.units import format_fixed
 
 JITTER_SHARE, JITTER_FLOOR_MS = 0.02, 0.05
 # Where a replay (linklab link up with this preset: the emu wire, burst loss in the relay)
-# puts its loss relative to its rate stage, per direction (link/stages.py RateStage,
+# puts its loss relative to its rate stage, per direction (link/impairments/rate.py RateStage,
 # link/topology.py PathView): up is shaped on the edge port's ingress (an ifb), after the
 # relay; down on the edge port's egress, before it. Measured on such a link: up carries
 # rate x IP/frame whatever the loss, down rate x IP/frame x (1 - loss).

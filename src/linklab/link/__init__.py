@@ -48,7 +48,7 @@ and 0700, checked each time: ``statedir.py``); processes started through ``bed.p
 cleans up. Nothing is made outside the run's namespaces
 (``linklab-<run>-<host>``; interfaces, nft tables and qdiscs carry the run's tag).
 What ``up`` will build, decided first: ``blueprint.py``; building and taking down:
-``lifecycle.py``; the testbed object: ``bed.py``. Impairments, one class each:
+``lifecycle.py``; the testbed object: ``namespace_bed.py``. Impairments, one class each:
 ``impairments/``. Wires (veth,
 or a userspace relay added by the emu package): ``wires/__init__.py``.
 """
@@ -61,8 +61,8 @@ from typing import Any
 # The Python API, imported on first use (PEP 562): a process that needs one module of
 # this package -- the outage scheduler (``python -m linklab.link.outage``) has one
 # second from t0 to its first switch -- does not load the whole testbed with it.
-_API = {"Host": "bed", "Testbed": "bed", "design": "blueprint", "clean": "lifecycle",
-        "down": "lifecycle", "open_run": "lifecycle", "residue": "lifecycle",
+_API = {"Host": "namespace_bed", "Testbed": "namespace_bed", "design": "blueprint",
+        "clean": "lifecycle", "down": "lifecycle", "open_run": "lifecycle", "residue": "lifecycle",
         "testbed": "lifecycle", "up": "lifecycle"}
 
 

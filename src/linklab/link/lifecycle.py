@@ -24,7 +24,6 @@ from typing import Any
 from linklab.errors import EnvironmentProblem, LinklabError, UsageError
 from linklab.held_signals import signals_held
 from linklab.link import cluster, interrupts, made, userns
-from linklab.link.bed import Testbed
 from linklab.link.blueprint import DEFAULT_NAME, design
 from linklab.link.host_settings import SocketBufferStage, TcpCongestionStage
 from linklab.link.impairments import OutageStage
@@ -34,6 +33,7 @@ from linklab.link.journal import (
     process_start_time,
     state_dir,
 )
+from linklab.link.namespace_bed import Testbed
 from linklab.link.netops import NetOps, ifb_unavailable
 from linklab.link.placement import allowed_cpus, plan_placement
 from linklab.link.presets import check_not_shipped

@@ -1,5 +1,5 @@
 """The bed's rate limit as a token bucket: one definition for the tbf that
-link/stages.py installs and for the latency model that replays it (model/latency.py).
+link/impairments/rate.py installs and for the latency model that replays it (model/latency.py).
 
 tbf lets a burst of its bucket through at the line's speed after the link idled, then the
 rate. The bucket is 2 ms of traffic at the rate, at least 32 KiB (>= 20 full frames, so a

@@ -62,7 +62,8 @@ PACING_PERIOD_MS = 5  # the shortest throughputController period (< one heartbea
 # busy CPU each period starts late by the scheduler's wake-up delay L (model.cpu), so its
 # ceiling falls to rate x P / (P + L). The period is chosen so the late ceiling still
 # carries the stream with PACING_HEADROOM to spare, up to what the link's queue holds (the
-# emulated links' 50 ms at their rate, link.stages RateStage). Measured at 512 KiB / 30 Hz
+# emulated links' 50 ms at their rate, link/impairments/rate.py RateStage). Measured at
+# 512 KiB / 30 Hz
 # over PER 20 %, 3 CPU-bound competitors per core: 5 ms periods (the idle CPU's) delivered
 # every sample in 1 of 10 trials, the 10 ms this gives in 4 of 4 (docs/RESULTS.md "A busy
 # robot"); with no contention declared the period is the idle CPU's.
