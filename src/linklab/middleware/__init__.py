@@ -4,9 +4,10 @@
 family that runs it (its binary, the QoS it can and cannot apply, the discovery gate,
 the model's limits), the profiles it takes and the one-line refusal of the rest, its
 broker or router, its security variant -- so that the rest of linklab looks a capability
-up here instead of comparing names. Declarative data at the model layer: the probes,
-tuner, security, brokers and bench all read it. Adding a middleware is one entry in
-``registry.py`` (plus its probe; a new probe family one in ``families.py``).
+up here instead of comparing names. Declarative data just above the core, below the
+model: the model, probes, tuner, security, brokers and bench all read it. Adding a
+middleware is one entry in ``registry.py`` (plus its probe; a new probe family one in
+``families.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
+# Fast DDS UDPv4 default maxMessageSize: the paper's "64 KB" RTPS messages (000 IV-C);
+# model.fragmentation takes it from here (the registry sits below the model).
+FASTDDS_DEFAULT_MAX_MESSAGE_SIZE = 65500
 
 _EMPTY: Mapping = MappingProxyType({})
 
