@@ -37,8 +37,8 @@ demo: $(DEMO_STAMP)
 # each start would compile every module again (make test-unit: 82 s -> 72 s here).
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
-# Two passes. Every test not marked integration (no root, no namespaces, nothing timed
-# against the machine's other work) runs one file per worker, a worker per CPU; then the
+# Two passes. Every test not marked integration (no root, no namespaces; the few timed ones
+# wait for what they time to start) runs one file per worker, a worker per CPU; then the
 # integration tests run one at a time, alone on the machine: they build links, start the
 # middlewares and check that nothing is left behind, which a test beside them would upset.
 test: $(STAMP)

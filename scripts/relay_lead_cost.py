@@ -11,7 +11,6 @@ The numbers in docs/RESULTS.md's "A delay stage's accuracy" come from this scrip
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -20,12 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from linklab.emu.measure import udp_run  # noqa: E402
+from linklab.link.competitors import cpu_seconds  # noqa: E402
 from test_emu_relay import ADDR_B, PORT, Delay, relay_link, sockets  # noqa: E402
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

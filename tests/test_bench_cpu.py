@@ -354,9 +354,9 @@ def test_report_blocks_split_on_and_name_the_load_and_the_quota():
 
 
 def test_every_row_has_the_applied_columns():
-    from linklab.rundir import complete_row
+    from linklab.rundir import CPU_COLUMNS, complete_row
 
     full = complete_row({"cell_id": "x"})
-    for key in cpu.ROW_DEFAULTS:
+    for key in CPU_COLUMNS:
         assert key in full
     assert math.isnan(full["cpu_load_cpu_s"]) and full["cpu_quota_us"] is None

@@ -17,7 +17,7 @@ from linklab.emu.relay import pid_is_relay, relay_binary
 from linklab.errors import UsageError
 from linklab.link import testbed as link_testbed
 from linklab.link.blueprint import design
-from linklab.link.impairments import emulator_overrides as emu_overrides
+from linklab.link.impairments import emulator_overrides
 from linklab.link.journal import state_dir
 from linklab.link.presets import load_presets
 
@@ -44,7 +44,7 @@ def test_emu_presets_cite_sources_and_choose_the_emu_wire():
 def test_emu_flags_parse_per_direction(tmp_path):
     trace = tmp_path / "up.trace"
     trace.write_text("1\n")
-    got = emu_overrides(delay="up=30ms,down=20ms", jitter="5ms",
+    got = emulator_overrides(delay="up=30ms,down=20ms", jitter="5ms",
                         loss_model="up=gemodel:1%,30%,down=gemodel:2%,20%",
                         trace=f"{trace},{trace}")
     assert got["delay"] == {"up": "30ms", "down": "20ms"}
@@ -54,7 +54,7 @@ def test_emu_flags_parse_per_direction(tmp_path):
     assert spec.down.burst_loss.p == 0.02 and spec.down.burst_loss.loss_bad == 1.0
     assert spec.up.trace == str(trace.resolve())
     with pytest.raises(UsageError, match="--loss-model"):
-        emu_overrides(loss_model="bernoulli:1%")
+        emulator_overrides(loss_model="bernoulli:1%")
 
 
 def test_bad_emu_flag_is_one_line_exit_2_and_builds_nothing():

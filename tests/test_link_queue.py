@@ -9,9 +9,9 @@ from linklab.emu.directives import Rate as EmuRate
 from linklab.emu.directives import Trace as EmuTrace
 from linklab.errors import UsageError
 from linklab.link import design
-from linklab.link.impairments import QueuedRateStage, RateStage, TraceStage
-from linklab.link.impairments import relay_directives as relay_stages_to_emu
-from linklab.link.impairments.queue import QueueLimit, parse_queue_limit
+from linklab.link.direction_spec import QueueLimit
+from linklab.link.impairments import QueuedRateStage, RateStage, TraceStage, relay_directives
+from linklab.link.impairments.queue import parse_queue_limit
 from linklab.link.wires.tap_relay import TapRelayWire
 
 
@@ -19,7 +19,7 @@ def test_a_queue_setting_moves_the_rate_into_the_relay_with_the_kernel_bucket():
     bed = design(None, name="t", rate="10Mbit/s", queue="codel", queue_limit="200 packets")
     up = next(iter(bed.stages.values()))["up"]
     assert [type(s) for s in up] == [QueuedRateStage]
-    emu = relay_stages_to_emu(up)
+    emu = relay_directives(up)
     assert emu == (EmuRate(10e6, 200, None, burst_bytes=up[0].burst_bytes, queue="codel"),)
     text = RelayConfig(tap_a="a", tap_b="b", ab=emu).text()
     assert "queue=codel limit_packets=200" in text
@@ -46,7 +46,7 @@ def test_a_trace_takes_the_queue_too(tmp_path):
     bed = design(None, name="t", trace=str(trace), queue="headdrop", queue_limit="1MiB")
     up = next(iter(bed.stages.values()))["up"]
     assert [type(s) for s in up] == [TraceStage]
-    (emu,) = relay_stages_to_emu(up)
+    (emu,) = relay_directives(up)
     assert emu == EmuTrace(trace, None, 1 << 20, "headdrop")
 
 
@@ -95,7 +95,7 @@ def test_trace_start_first_packet_reaches_the_relay(tmp_path):
     up = next(iter(bed.stages.values()))["up"]
     assert up[0].params()["start"] == "first-packet"
     assert relay_epoch(up) == (None, True)
-    emu = relay_stages_to_emu(up)
+    emu = relay_directives(up)
     text = RelayConfig(tap_a="a", tap_b="b", ab=emu, epoch_first_packet=True).text()
     assert "epoch first-packet" in text
     assert bed.spec.describe()["trace_start"] == "first-packet"

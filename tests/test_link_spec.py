@@ -6,8 +6,9 @@ import pytest
 
 from linklab.errors import EnvironmentProblem, UsageError
 from linklab.link import design
+from linklab.link.direction_spec import Outage
 from linklab.link.impairments import LossStage, OutageStage, RateStage
-from linklab.link.impairments.outage_window import Outage, parse_outage
+from linklab.link.impairments.outage_window import parse_outage
 from linklab.link.names import parse_netns_name, run_tag
 from linklab.link.presets import load_presets
 from linklab.link.topology import plan_topology

@@ -119,7 +119,7 @@ def test_the_end_of_a_bench_run_in_every_format(table_run, tmp_path):
     for fmt in ("text", "markdown"):
         code = textwrap.dedent(f"""
             from pathlib import Path
-            from linklab.cli.bench import conclude_run
+            from linklab.cli.run_outcome import conclude_run
             from linklab.rundir import RunStore
             store = RunStore.open(Path({str(table_run)!r}))
             conclude_run(store, [], store.rows, False, fmt={fmt!r})

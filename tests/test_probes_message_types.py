@@ -38,7 +38,11 @@ def test_the_cpp_sources_list_no_type_of_their_own():
 
 
 def test_the_python_lists_follow_the_table():
-    assert TYPES == tuple(t.name for t in MESSAGE_TYPES)
+    # the lists as they were written by hand before the table
+    assert TYPES == (
+        "Bytes", "Image", "PointCloud2", "String", "UInt8MultiArray", "Array1k", "Array4k",
+        "Array16k", "Array32k", "Array60k", "Array64k", "Array256k", "Array1m", "Array2m",
+        "Array4m", "PointCloud512k", "PointCloud1m", "PointCloud2m", "PointCloud4m")
+    assert SCENARIO_TYPES == tuple(t for t in TYPES if t not in ("Array4m", "PointCloud4m"))
     assert all(dds_type_name(t.name) == t.dds_name for t in MESSAGE_TYPES)
-    assert set(SCENARIO_TYPES) <= set(TYPES)
     assert len({t.name for t in MESSAGE_TYPES}) == len(MESSAGE_TYPES)

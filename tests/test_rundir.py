@@ -74,13 +74,6 @@ def test_complete_row_puts_every_column_first_in_the_schemas_order():
     assert isinstance(row["wire_bytes"], int)
 
 
-def test_the_bench_fills_the_rundirs_records():
-    from linklab.bench import cpu, metrics
-
-    assert metrics.CellMetrics is CellMetrics
-    assert cpu.ROW_DEFAULTS is not None and set(cpu.ROW_DEFAULTS) <= set(ROW_DEFAULTS)
-
-
 def test_run_info_is_written_in_its_order_and_checked_when_read_back():
     info = RunInfo(scenario={"name": "s"}, options={}, versions={"kernel": "k"},
                    planned=["a"], estimated_s=1.0, extra={"cpu": {}})

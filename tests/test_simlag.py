@@ -9,7 +9,7 @@ from linklab.bench.simlag import simulator_lag_ms
 from linklab.link.ns3 import lag_max_since
 
 # a medium that lagged 9 ms at 0.15 s, 4 ms in (1.2, 1.3], 1.5 ms in (2.1, 2.2], and at
-# most 0.3 ms since: the per-period maxima no later period reached (ns3/linklab-ns3.cc)
+# most 0.3 ms since: the per-period maxima no later period reached (ns3/air.cc)
 PEAKS = [[0.2, 9.0], [1.3, 4.0], [2.2, 1.5], [2.4, 0.3]]
 
 

@@ -13,7 +13,6 @@ from linklab.bench import verdict as V
 from linklab.bench.cell_files import CellFiles, ProbeReport
 from linklab.bench.link_counters import counter_deltas
 from linklab.bench.matrix import Cell
-from linklab.bench.middlewares import base_middleware
 from linklab.bench.simlag import simulator_lag_ms, simulator_lag_note
 from linklab.bench.streams import (
     StreamInput,
@@ -22,6 +21,7 @@ from linklab.bench.streams import (
     fanout,
     holds_every_seq,
 )
+from linklab.middleware import family_of
 from linklab.probes.upstream import recognise
 from linklab.rundir import CellMetrics
 
@@ -176,7 +176,7 @@ def _judge(cell: Cell, files: CellFiles, stream: StreamInput, metrics: CellMetri
     """(the stream's verdict, its exit note)."""
     ep_pub = files.publishers[stream.topic]
     pub, sub = files.reports[ep_pub.name], files.reports[stream.endpoint]
-    rule = V.rule_for(base_middleware(cell.middleware), ep_pub.qos, ep_pub.topic.interval_s)
+    rule = V.rule_for(family_of(cell.middleware).name, ep_pub.qos, ep_pub.topic.interval_s)
     outcome = V.Outcome(
         publisher_finished=metrics.published >= ep_pub.topic.messages,
         publisher_exit=pub.exit_code, subscriber_exit=sub.exit_code,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,9 @@ class CellFiles:
         except OSError:
             return ""
 
-    @property
+    @cached_property
     def publishers(self) -> dict[str, E.Endpoint]:
-        """topic -> its publisher endpoint."""
+        """topic -> its publisher endpoint (made once: the analysis asks per stream)."""
         return {ep.topic.name: ep for ep in self.plan if ep.role == "pub"}
 
     def endpoints(self, role: str) -> list[E.Endpoint]:

@@ -15,7 +15,7 @@
 Both are recorded in the run's journal, so ``linklab link down``/``clean`` remove them
 also after linklab was killed. ``check_cell`` refuses, before anything runs (checks.py,
 ``--dry-run`` too), what this machine cannot apply; each cell's row holds what was asked
-(the four fields) and what was applied (``ROW_DEFAULTS``, rundir/columns.py),
+(the four fields) and what was applied (``CPU_COLUMNS``, rundir/columns.py),
 ``records/<cell>/cpu.json`` each competitor's CPU seconds and each quota group's
 throttling.
 """
@@ -39,7 +39,6 @@ from linklab.bench.fields import (
 from linklab.bench.matrix import Cell
 from linklab.errors import LinklabError, UsageError
 from linklab.link import cgroups, competitors
-from linklab.rundir.columns import CPU_COLUMNS as ROW_DEFAULTS  # noqa: F401 (the row's)
 
 
 def asked(cell: Cell) -> bool:
@@ -183,7 +182,7 @@ class CellLoad:
             competitors.stop(self.bed.bed, self.running)
 
     def fields(self) -> dict[str, Any]:
-        """The row's columns (ROW_DEFAULTS) for this measurement; also written to
+        """The row's columns (rundir CPU_COLUMNS) for this measurement; also written to
         records/<cell>/cpu.json with each competitor and each quota group."""
         self.stop()
         early = [c for c in self.running if c.ended_early]

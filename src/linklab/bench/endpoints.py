@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from linklab.bench.matrix import Cell
-from linklab.bench.middlewares import base_middleware
 from linklab.bench.topics import Topic
 from linklab.brokers.bench_adapter import ZENOH_PORT, MiddlewareAdapter
+from linklab.middleware import family_of
 
 BROKER_HOST = "edge"
 
@@ -55,7 +55,7 @@ def qos_args(middleware: str, topic: Topic, history: str) -> list[str]:
     """
     from linklab.probes import qos as Q
 
-    probe = base_middleware(middleware)
+    probe = family_of(middleware).name
     if topic.qos in Q.ROS2_PROFILES:
         base = Q.ROS2_PROFILES[topic.qos]
     else:

@@ -117,11 +117,11 @@ def model_fanout_ms(env: Environment, cell: Cell, topic: Any, subscribers: int) 
     III; linklab.tune.wirecheck.fanout_step_s: one datagram's copy time at the link's
     rate). NaN for one subscriber, a link without a rate, or where the wire model does not
     apply (middlewares other than Fast DDS / Cyclone DDS, other profiles)."""
-    from linklab.bench.middlewares import base_middleware
+    from linklab.middleware import family_of
     from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, fanout_step_s
 
     link_bits = env.link_rate_bits(cell)
-    base = base_middleware(cell.middleware)
+    base = family_of(cell.middleware).name
     if subscribers < 2 or not link_bits or base not in MIDDLEWARES \
             or cell.middleware != base or cell.profile not in PROFILES:
         return math.nan

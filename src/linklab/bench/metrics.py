@@ -56,8 +56,7 @@ from linklab.probes.records import (  # noqa: F401
     RecordFileError,
 )
 from linklab.probes.records import read_records as _read_record_file
-from linklab.rundir.records import CellMetrics  # noqa: F401
-from linklab.rundir.schema import METRICS_VERSION  # noqa: F401
+from linklab.rundir.records import CellMetrics
 
 # The definitions above are run format 2's (METRICS_VERSION); a row computed with them
 # says so (linklab.rundir.format1 reads the rows of format 1 in these terms). What they

@@ -20,10 +20,10 @@ from typing import Any
 from linklab.bench.discovery_gate import LOCAL
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
-from linklab.bench.middlewares import base_middleware
 from linklab.bench.profiles import Profiles
 from linklab.bench.protocols import ResolvedProfile
 from linklab.errors import UsageError
+from linklab.middleware import family_of
 from linklab.model.overhead import WirePath
 
 # --- links ----------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def model_verdict(cell: Cell, links: Links, profiles: Profiles) -> tuple[float, 
     is no result (linklab.model.completion, C1 from seed 000 Eq. 2)."""
     from linklab.tune.wirecheck import MIDDLEWARES, PROFILES, LinkInfo, verdict_for
 
-    base = base_middleware(cell.middleware)
+    base = family_of(cell.middleware).name
     if base not in MIDDLEWARES or cell.middleware != base or cell.profile not in PROFILES \
             or len(cell.topics) > 1 or not cell.rate_hz:
         return math.nan, None

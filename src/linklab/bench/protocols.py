@@ -19,7 +19,7 @@ from linklab.model.overhead import WirePath
 
 
 class Bed(Protocol):
-    """A link that is up: named hosts, processes in them, counters (environment.py)."""
+    """A link that is up: named hosts, processes in them, counters (namespace_environment.py)."""
 
     outage_s: float
     # the probes' CLOCK_MONOTONIC is this machine's (a subscriber's end, as the runner saw

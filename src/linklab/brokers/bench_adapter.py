@@ -67,11 +67,6 @@ class MiddlewareAdapter:
         return middleware(self.middleware)
 
     @property
-    def base(self) -> str:
-        """The middleware without its security variant (mqtt-tls -> mqtt)."""
-        return self.entry.base
-
-    @property
     def secured(self) -> bool:
         return self.entry.secured
 

@@ -1,7 +1,7 @@
 """``linklab field check|tune``: real hosts, before a run and around the tuner.
 
 (``linklab link measure`` is in field_measure.py; ``linklab bench`` takes a scenario with
-``hosts:`` through environment.py.)
+``hosts:`` through field/host_environment.py.)
 """
 
 from __future__ import annotations

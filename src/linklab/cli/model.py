@@ -12,7 +12,7 @@ from rich.text import Text
 from linklab.cli import topic_options as topic
 from linklab.cli.options import FORMAT_OPTION, JSON_TEXT_OPTION, options_from, output_format
 from linklab.errors import UsageError
-from linklab.model.fragmentation import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
+from linklab.middleware.families import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
 from linklab.model.input_text import evaluate_sweep, parse_model_input
 from linklab.model.scenario import DEFAULT_UTILIZATION, ModelInput, ModelResult, evaluate
 from linklab.model.sweep import Sweep, parse_sweep
@@ -122,7 +122,7 @@ def link_infos(info: dict) -> dict:
     return read_links(info)
 
 
-# The options only linklab model takes (those it shares with linklab tune: cli/options.py).
+# The options only linklab model takes (those it shares with linklab tune: cli/topic_options.py).
 # Each option's help, as --help shows it.
 OPTION_HELP = {
     "--per": "Packet error rate: the share of IP packets the link loses, e.g. 1% or 0.01.",

@@ -7,10 +7,8 @@ import typer
 
 from linklab.bench.gate_outcome import judge_gates
 from linklab.output import err_console, err_line, layout_console, print_json, print_text
+from linklab.report.outcome import EXIT_ERROR_ROWS, EXIT_GATES_MISSED
 from linklab.rundir import RunStore
-
-EXIT_GATES_MISSED = 1
-EXIT_LINKLAB_ERROR = 70
 
 
 def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
@@ -46,6 +44,6 @@ def conclude_run(store: RunStore, gates: list, rows: list, as_json: bool, *,
             err_console.print(f"cell {row['cell_id']} failed: {row.get('failure_reason')}",
                               highlight=False, soft_wrap=True)
     if any(r.get("status") == "error" for r in store.rows):
-        raise typer.Exit(EXIT_LINKLAB_ERROR)
+        raise typer.Exit(EXIT_ERROR_ROWS)
     if misses:
         raise typer.Exit(EXIT_GATES_MISSED)

@@ -1,5 +1,5 @@
 """The options only ``linklab tune`` takes (cli/tune.py; those it shares with linklab
-model are in cli/options.py)."""
+model are in cli/topic_options.py)."""
 
 from __future__ import annotations
 

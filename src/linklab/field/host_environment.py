@@ -1,8 +1,8 @@
 """The bench on real machines: bench.runner's Environment for a scenario with ``hosts:``.
 
 ``linklab bench`` takes this environment when the scenario names real hosts (its
-top-level ``hosts:``; address.py): the runner, the metrics and the run directory are the
-bench's own, only where things run changes (bed.py):
+top-level ``hosts:``; bench/host_address.py): the runner, the metrics and the run directory are the
+bench's own, only where things run changes (host_bed.py):
 
 - before any cell, every host is reached (OpenSSH for ``ssh://``, shell.py), the agent
   copied and started there, the probes checked or copied (probes_remote.py), and the
@@ -10,7 +10,7 @@ bench's own, only where things run changes (bed.py):
 - each cell's endpoints run on the hosts its topics name (robot, edge, ...), remote ones
   through a local relay (relay.py) the runner reaps and stops as it would a local probe;
 - before and after each cell the clock offsets are measured (clock.py) and the records,
-  brought back from the hosts, are put on one clock (records.py, bed.py).
+  brought back from the hosts, are put on one clock (records.py, host_bed.py).
 
 What cannot be applied to a real path is refused before anything runs: link fields
 (rate, loss, outage, ...) or link axes, middlewares whose endpoints need this machine
@@ -31,13 +31,12 @@ from typing import Any
 from linklab.bench.host_address import HostSpec, parse_hosts
 from linklab.bench.links import LinkChoice
 from linklab.bench.matrix import Cell
-from linklab.bench.middlewares import base_middleware
 from linklab.bench.namespace_environment import LinklabEnvironment
 from linklab.bench.profiles import Profiles
 from linklab.errors import UsageError
 from linklab.field import preflight, probes_remote, sync
 from linklab.field.hosts import HostSet
-from linklab.middleware import MIDDLEWARES
+from linklab.middleware import MIDDLEWARES, family_of
 
 FIELD_MIDDLEWARES = tuple(name for name, m in MIDDLEWARES.items()  # plain DDS: native probes
                           if m.probe.dds and not m.secured)
@@ -238,7 +237,7 @@ class FieldEnvironment(LinklabEnvironment):
 
     def model_amplification(self, cell: Cell) -> float:
         choice = cell.link_choice or LinkChoice(cell.link)
-        if choice.preset is None or base_middleware(cell.middleware) != "fastdds":
+        if choice.preset is None or family_of(cell.middleware).name != "fastdds":
             return math.nan   # the model needs the path's rate and loss (a measured preset)
         return super().model_amplification(cell)
 

@@ -5,7 +5,7 @@ family that runs it (its binary, the QoS it can and cannot apply, the discovery 
 the model's limits), the profiles it takes and the one-line refusal of the rest, its
 broker or router, its security variant -- so that the rest of linklab looks a capability
 up here instead of comparing names. Declarative data just above the core, below the
-model: the model, probes, tuner, security, brokers and bench all read it. Adding a
+model: the model, probes, tuner, brokers, bench, field, k8s and drive read it. Adding a
 middleware is one entry in ``registry.py`` (plus its probe; a new probe family one in
 ``families.py``).
 """

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linklab.middleware import DDS_FAMILIES
-
 LATENESS_PER_COMPETITOR_S = 0.00105  # per CPU-bound competitor per core (see above)
 IDLE_LATENESS_S = 0.00035            # an idle machine still wakes a thread this late
 WRITER_CPU_UTILIZATION = 0.5         # the most of its fair share a writer plans on (above)
@@ -57,7 +55,6 @@ CPU_COST: dict[tuple[str, str], CpuCost] = {
     ("cyclonedds", "pub"): CpuCost(0.000428, 6.21e-6),
     ("cyclonedds", "sub"): CpuCost(0.000204, 3.19e-6),
 }
-MIDDLEWARES = DDS_FAMILIES  # the DDS probe families (linklab.middleware)
 
 
 def cores_needed(middleware: str, role: str, rate_hz: float,

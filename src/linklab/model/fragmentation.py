@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from linklab.middleware.families import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE as FASTDDS_MAX_MESSAGE
-
 Fragmentation = Literal["paper", "ip"]
 FRAGMENTATION_MODES: tuple[str, ...] = ("paper", "ip")
 
@@ -30,9 +28,6 @@ UDP_HEADER = 8  # bytes (001, V-A)
 # Ethernet header per frame: what Linux interface byte counters include (veth: skb->len
 # with L2) and what a rate limiter on a veth counts beyond the IP packet.
 ETHERNET_HEADER = 14
-# Fast DDS UDPv4 default maxMessageSize: the paper's "64 KB" RTPS messages (000 IV-C),
-# a property of the Fast DDS probe family (linklab.middleware).
-FASTDDS_DEFAULT_MAX_MESSAGE_SIZE = FASTDDS_MAX_MESSAGE
 DEFAULT_MTU = 1500
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from linklab.middleware.families import FASTDDS_DEFAULT_MAX_MESSAGE_SIZE
 from linklab.model.completion import completion
 from linklab.model.delivery import best_effort_delivery
 from linklab.model.fanout import fanout_time
 from linklab.model.fragmentation import (
     DEFAULT_MTU,
-    FASTDDS_DEFAULT_MAX_MESSAGE_SIZE,
     Fragmentation,
     ip_packets_per_sample,
     message_success_probability,

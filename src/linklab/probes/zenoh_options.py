@@ -90,12 +90,6 @@ def _endpoint(text: str) -> str:
     return f"tcp/{text}" if ":" in text else f"tcp/{text}:{DEFAULT_PORT}"
 
 
-VALUE_FLAGS = {"--topic", "--type", "--size", "--rate", "--count", "--duration", "--warmup",
-               "--qos", "--history", "--durability", "--profile", "--profile-name", "--peer",
-               "--domain", "--interface", "--records", "--match-timeout", "--idle-timeout",
-               "--linger", "--subscribers", "--mode", "--listen"}
-
-
 def _topic(_flag: str, value: str) -> str:
     if not value or re.search(r"[ /\t]", value):
         raise ProbeUsageError("--topic: expected a ROS 2 topic name without slashes "
@@ -172,6 +166,8 @@ SETTERS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
 }
 # flag -> the ProbeOptions list its comma-separated endpoints join
 ENDPOINT_LISTS = {"--peer": "peers", "--listen": "listen"}
+# every flag that takes a value: those above and the three read on their own
+VALUE_FLAGS = {*SETTERS, *ENDPOINT_LISTS, "--size", "--history", "--profile-name"}
 
 
 def _flag_values(argv: list[str], o: ProbeOptions) -> Iterator[tuple[str, str]]:

@@ -41,9 +41,10 @@ def condition_of(row: dict) -> str | None:
     return PRESET_CONDITION.get(link)
 
 
-# condition -> profile -> (reception rate Hz, avg latency ms, jitter ms), each 5 payloads
-# (paper_000.yaml)
-TABLE_II: dict[str, dict[str, tuple[tuple, tuple, tuple]]] = paper_tables("paper_000")
+def table_ii() -> dict[str, dict[str, tuple[tuple, tuple, tuple]]]:
+    """condition -> profile -> (reception rate Hz, avg latency ms, jitter ms), each 5
+    payloads (paper_000.yaml; read when a report first needs it, not at start-up)."""
+    return paper_tables("paper_000")
 
 
 def paper_value(condition: str, profile: str, payload_bytes: int,
@@ -53,7 +54,7 @@ def paper_value(condition: str, profile: str, payload_bytes: int,
     ``metric`` is one of reception_rate_hz, latency_mean_ms, jitter_ms. A payload matches
     when it is 32..512 KiB or KB exactly.
     """
-    by_profile = TABLE_II.get(condition, {}).get(profile)
+    by_profile = table_ii().get(condition, {}).get(profile)
     if by_profile is None:
         return False, None
     kb = None

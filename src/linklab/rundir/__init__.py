@@ -3,9 +3,11 @@
 docs/run-directory.md is the contract for everything that reads a run (``linklab
 report``, the HTML report, comparisons, the field and Kubernetes runs): the files,
 run.json's keys and every column of cells.parquet and streams.parquet; docs/metrics.md
-defines each metric. This package is that contract in code, and the only code that
-writes or reads a run directory: linklab.bench writes through it; report, field and k8s
-read through it. It depends on the core alone (units, errors, output).
+defines each metric. This package is that contract in code: run.json, cells.* and
+streams.* are written and read only through it (linklab.bench writes; report, field and
+k8s read). The per-cell files under records/ (the probes' records and reports, cpu.json,
+search.json, error.txt) and gates.json are written by the bench modules that make them.
+It depends on the core alone (units, errors, output).
 
 - schema.py: the format's version, the files, run.json (``RunInfo``, ``Session``);
 - records.py: a measured cell as typed records (``CellMetrics``, ``StreamRow``,
@@ -25,7 +27,6 @@ A reader gets rows as dicts (``RunStore.rows``): a report groups and filters by 
 name, and a run made before a column existed simply lacks it.
 """
 
-from linklab.output import jsonable
 from linklab.rundir.check import check_row
 from linklab.rundir.columns import (
     COUNTER_COLUMNS,
@@ -57,6 +58,6 @@ __all__ = [
     "METRICS_VERSION", "READABLE_VERSIONS", "ROW_DEFAULTS", "RUN_JSON", "STREAMS_JSONL",
     "STREAMS_PARQUET", "CellFields", "CellMetrics", "RunInfo", "RunStore", "Session",
     "StreamRow", "check_row", "collect_versions", "complete_row", "in_todays_terms",
-    "jsonable", "measured_with", "now_utc", "num", "read_rows", "read_streams",
+    "measured_with", "now_utc", "num", "read_rows", "read_streams",
     "write_parquet",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from linklab.rundir.records import CellMetrics
 
-# The link's and the hosts' counters during a cell (bench.cellrun.counter_deltas).
+# The link's and the hosts' counters during a cell (bench.link_counters.counter_deltas).
 COUNTER_COLUMNS = ("link_dropped_packets", "link_passed_packets", "rate_dropped_packets",
                    "sub_udp_rcvbuf_errors", "pub_udp_rcvbuf_errors", "pub_udp_sndbuf_errors")
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from linklab.output import markdown_table
 from linklab.tune.explain import Condition, Explanation
 from linklab.tune.inputs import TuningInput
 from linklab.tune.settings import TunedSettings
@@ -100,6 +99,8 @@ def render_text(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
 
 def render_markdown(t: TuningInput, s: TunedSettings, e: Explanation) -> list[str]:
     """:func:`render_text` as Markdown: the settings and the before/after as tables."""
+    from linklab.output import markdown_table  # rich, only when Markdown is asked for
+
     lines = [topic_line(t, s), "", f"**{SETTINGS_TITLE.rstrip(':')}**", ""]
     lines += markdown_table(("setting", "value", "cause", "why"),
                             [(r.setting, str(r.value), r.cause, r.reason) for r in e.settings])

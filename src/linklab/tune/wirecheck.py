@@ -5,7 +5,7 @@ prints these rows.
 A cell is predicted when it ran Fast DDS or Cyclone DDS with the ``default`` or the
 ``optimized`` profile over one UDP topic; ``optimized`` is what the bench generates
 (linklab.tune with the cell's rate, payload, link rate and loss, as
-bench/namespace_environment.py's ``tuned`` calls it). The target (issue 15): every completed cell
+bench/profiles.py's ``tuned`` calls it). The target (issue 15): every completed cell
 within 15 %.
 
 A cell whose wire the link cannot carry (model/completion.py, C1: the repairs of a
@@ -76,7 +76,7 @@ class Comparison:
     @property
     def checked(self) -> bool:
         """Completed with a measured wire / payload (a cell whose publisher left no
-        summary has wire bytes but no known divisor: bench/cellrun.py) and a steady-state
+        summary has wire bytes but no known divisor: bench/cell_analysis.py) and a steady-state
         figure of the model to hold it against (not one it says cannot complete)."""
         return self.completed and not self.cannot_complete and not math.isnan(self.error)
 

@@ -63,7 +63,7 @@ class AirStats:
     stations: tuple[dict[str, Any], ...]
     pairs: tuple[dict[str, Any], ...]
     # (end of a 100 ms period in simulated s, largest lag in it ms): the periods no later
-    # one reached, oldest first (ns3/linklab-ns3.cc); None from a program that predates
+    # one reached, oldest first (ns3/air.cc); None from a program that predates
     # them (then only lag_max_ms is known)
     lag_peaks: tuple[tuple[float, float], ...] | None = None
     lag_peaks_from_s: float = 0.0   # the peaks are complete for windows from here on
