@@ -11,11 +11,14 @@
 
 mod config;
 mod lead;
+mod os;
 mod packet;
 mod pipeline;
 mod rng;
 mod stages;
 mod tap;
+mod tapio;
+mod uring;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -23,30 +26,13 @@ use std::os::fd::RawFd;
 
 use config::Spin;
 use lead::Lead;
+use os::{arm_timer, consume, die, epoll_on, mono_ns, set_scheduling, signal_fd, timer_fd, wait_events};
 use packet::{Packet, Pool};
+use tapio::BATCH;
 use pipeline::Pipeline;
+use tapio::TapIo;
 use stages::Stage;
 use tap::Tap;
-
-const BATCH: usize = 256;
-
-fn mono_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn die(message: &str) -> ! {
-    eprintln!("linklab-emu: error: {message}");
-    std::process::exit(1);
-}
-
-fn check(rc: libc::c_int, what: &str) -> libc::c_int {
-    if rc < 0 {
-        die(&format!("{what}: {}", std::io::Error::last_os_error()));
-    }
-    rc
-}
 
 struct Args {
     config: String,
@@ -214,87 +200,8 @@ impl StatsWriter {
     }
 }
 
-/// Read up to BATCH frames. Err when the device is gone (e.g. its namespace was
-/// deleted): the relay then stops, and with it the link.
-fn read_batch(tap: &Tap, pool: &mut Pool, into: &mut Vec<Packet>) -> Result<(), String> {
-    for _ in 0..BATCH {
-        match pool.read_frame(|buf| tap.read(buf)) {
-            Ok(None) => return Ok(()),
-            Ok(Some(p)) => into.push(p),
-            Err(e) => {
-                return match e.raw_os_error() {
-                    // the interface is down (EIO) or a signal came: try again later
-                    Some(libc::EIO) | Some(libc::EINTR) => Ok(()),
-                    _ => Err(format!("read {}: {e}", tap.name)),
-                };
-            }
-        }
-    }
-    Ok(())
-}
-
-fn write_out(tap: &Tap, pipe: &mut Pipeline, out: &mut Vec<Packet>, pool: &mut Pool) {
-    for p in out.drain(..) {
-        if tap.write(p.bytes()) {
-            pipe.tx_frames += 1;
-            pipe.tx_bytes += p.len as u64;
-        } else {
-            pipe.tx_errors += 1;
-        }
-        pool.recycle(p);
-    }
-}
-
-fn main() {
-    let args = parse_args();
-    let text = std::fs::read_to_string(&args.config).unwrap_or_else(|e| die(&format!("{}: {e}", args.config)));
-    let cfg = config::parse(&text).unwrap_or_else(|e| die(&e));
-    let started = mono_ns();
-    // `epoch first-packet`: the pipelines are built again, with their zero, when the
-    // first frame arrives (nothing has passed them before); until then the stats file
-    // says epoch_ns 0
-    let mut awaiting_first = cfg.epoch_first_packet;
-    let mut epoch = if awaiting_first { 0 } else { cfg.epoch_ns.unwrap_or(started) };
-    let mut ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
-    let mut ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
-    if args.check_only {
-        println!("ok: {} stage(s) a->b, {} stage(s) b->a", ab.stages.len(), ba.stages.len());
-        return;
-    }
-
-    unsafe {
-        // timers fire when asked, not up to 50 us later (the default slack)
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-        // Real-time scheduling: frames leave on time even when other processes keep
-        // the CPUs busy (netem runs in the kernel's softirq, ahead of every process).
-        if cfg.priority > 0 {
-            let param = libc::sched_param { sched_priority: cfg.priority.min(99) };
-            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
-                eprintln!(
-                    "linklab-emu: warning: SCHED_FIFO priority {}: {} (running with normal scheduling)",
-                    cfg.priority,
-                    std::io::Error::last_os_error()
-                );
-            }
-        }
-        if let Some(cpu) = args.cpu {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            check(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), "sched_setaffinity");
-        }
-    }
-
-    // signals arrive through a signalfd so shutdown happens in the loop
-    let sfd: RawFd = unsafe {
-        let mut mask: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut mask);
-        libc::sigaddset(&mut mask, libc::SIGTERM);
-        libc::sigaddset(&mut mask, libc::SIGINT);
-        libc::sigaddset(&mut mask, libc::SIGHUP);
-        check(libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut()), "sigprocmask");
-        check(libc::signalfd(-1, &mask, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC), "signalfd")
-    };
-
+/// Both TAP devices, each moved into its namespace.
+fn open_taps(cfg: &config::Config) -> (Tap, Tap) {
     let spec_a = cfg.tap_a.as_ref().unwrap();
     let spec_b = cfg.tap_b.as_ref().unwrap();
     let tap_a = Tap::create(&spec_a.name).unwrap_or_else(|e| die(&e));
@@ -304,131 +211,164 @@ fn main() {
             tap.move_to(ns).unwrap_or_else(|e| die(&e));
         }
     }
+    (tap_a, tap_b)
+}
 
-    let tfd: RawFd = unsafe { check(libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC), "timerfd") };
-    let epfd: RawFd = unsafe { check(libc::epoll_create1(libc::EPOLL_CLOEXEC), "epoll") };
-    for (fd, token) in [(tap_a.fd, 0u64), (tap_b.fd, 1), (tfd, 2), (sfd, 3)] {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
-        unsafe { check(libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev), "epoll_ctl") };
+/// How to wait for the next `deadline` at `now` with a wake-up lead of `lead_ns`:
+/// (epoll timeout in ms: 0 polls, -1 sleeps until an event; the time to arm the timer
+/// for, when sleeping toward a deadline).
+fn plan_wait(deadline: Option<u64>, now: u64, lead_ns: u64) -> (i32, Option<u64>) {
+    match deadline {
+        None => (-1, None),
+        Some(d) if d <= now + lead_ns => (0, None),
+        Some(d) => (-1, Some(d.saturating_sub(lead_ns).max(1))),
+    }
+}
+
+/// What the forwarding loop works with; main sets it up.
+struct Relay {
+    cfg: config::Config,
+    started: u64,
+    epoch: u64,
+    // `epoch first-packet`: the pipelines are built again, with their zero, when the
+    // first frame arrives (nothing has passed them before); until then the stats file
+    // says epoch_ns 0
+    awaiting_first: bool,
+    ab: Pipeline,
+    ba: Pipeline,
+    taps: (Tap, Tap),
+    names: (String, String),
+    lead: Lead,
+    stats: StatsWriter,
+}
+
+impl Relay {
+    fn hand_over(&self) {
+        self.stats.hand_over("running", self.started, self.epoch, (&self.names.0, &self.names.1), &self.lead, &self.ab, &self.ba);
     }
 
-    // The timer wakes the relay `lead` before a deadline; the last stretch is spent
-    // polling, so frames leave on time although the kernel wakes us late (lead.rs).
-    let mut lead = match cfg.spin {
-        Spin::Fixed(ns) => Lead::fixed(ns),
-        Spin::Auto(cap) => Lead::adaptive(cap),
-    };
-    let mut stats = StatsWriter::new(cfg.stats_path.clone());
-    let names = (tap_a.name.clone(), tap_b.name.clone());
-    stats.write_now("running", started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
-    println!("ready {} {}", tap_a.name, tap_b.name);
-    let _ = std::io::stdout().flush();
+    fn flush_logs(&mut self) {
+        for st in self.ab.stages.iter_mut().chain(self.ba.stages.iter_mut()) {
+            st.flush_logs();
+        }
+    }
 
+    /// The first frame came at `now`: with `epoch first-packet`, the pipelines start now.
+    fn first_frame(&mut self, now: u64) {
+        if self.awaiting_first {
+            self.awaiting_first = false;
+            self.epoch = now;
+            self.ab = build_pipeline(&self.cfg.ab, self.cfg.seed, 1, now);
+            self.ba = build_pipeline(&self.cfg.ba, self.cfg.seed, 2, now);
+            self.hand_over();
+        }
+    }
+}
+
+/// Forward frames until a signal comes (None) or a device fails (Some(why)).
+fn forward(r: &mut Relay, tfd: RawFd, sfd: RawFd, epfd: RawFd) -> Option<String> {
     // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
-    let mut pool = Pool::new(cfg.mtu.max(9000) + 64);
-    let mut in_ab: Vec<Packet> = Vec::with_capacity(BATCH);
-    let mut in_ba: Vec<Packet> = Vec::with_capacity(BATCH);
+    let max_frame = r.cfg.mtu.max(9000) + 64;
+    let mut pool = Pool::new(max_frame);
+    let mut io = TapIo::new(&[&r.taps.0, &r.taps.1], max_frame);
+    let mut ins: [Vec<Packet>; 2] = [Vec::with_capacity(BATCH), Vec::with_capacity(BATCH)];
     let mut out: Vec<Packet> = Vec::with_capacity(4 * BATCH);
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
-    let mut armed: u64 = 0;
-    let mut next_stats = started + cfg.stats_interval_ns;
-    let mut running = true;
-    let mut failure: Option<String> = None;
-    let mut wait_ms: i32 = -1;
-
-    while running {
+    let (mut armed, mut wait_ms) = (0u64, -1i32);
+    let mut next_stats = r.started + r.cfg.stats_interval_ns;
+    loop {
         let slept_at = mono_ns();
-        let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as i32, wait_ms) };
-        if n < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            die(&format!("epoll_wait: {err}"));
-        }
+        let n = wait_events(epfd, &mut events, wait_ms);
         let mut readable = [false; 2];
-        for ev in events.iter().take(n as usize) {
+        for ev in events.iter().take(n) {
             match ev.u64 {
-                0 => readable[0] = true,
-                1 => readable[1] = true,
+                token @ (0 | 1) => readable[token as usize] = true,
                 2 => {
-                    let mut buf = [0u8; 8];
-                    unsafe { libc::read(tfd, buf.as_mut_ptr() as *mut libc::c_void, 8) };
+                    consume(tfd);
                     // lateness counts only when the relay slept through to the deadline
                     if armed != 0 && slept_at < armed {
-                        lead.observe(armed, mono_ns());
+                        r.lead.observe(armed, mono_ns());
                     }
                     armed = 0;
                 }
                 _ => {
-                    let mut info = [0u8; 128];
-                    unsafe { libc::read(sfd, info.as_mut_ptr() as *mut libc::c_void, info.len()) };
-                    running = false;
+                    consume(sfd);
+                    return None;
                 }
             }
         }
-        if readable[0] {
-            if let Err(e) = read_batch(&tap_a, &mut pool, &mut in_ab) {
-                failure = Some(e);
-                break;
-            }
-        }
-        if readable[1] {
-            if let Err(e) = read_batch(&tap_b, &mut pool, &mut in_ba) {
-                failure = Some(e);
-                break;
+        for (side, tap) in [(0usize, &r.taps.0), (1, &r.taps.1)] {
+            if readable[side] {
+                if let Err(e) = io.read_batch(tap, side as u32, &mut pool, &mut ins[side]) {
+                    return Some(e);
+                }
             }
         }
         let now = mono_ns();
-        if awaiting_first && !(in_ab.is_empty() && in_ba.is_empty()) {
-            awaiting_first = false;
-            epoch = now;
-            ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
-            ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
-            stats.hand_over("running", started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
+        if !(ins[0].is_empty() && ins[1].is_empty()) {
+            r.first_frame(now);
         }
-        ab.run(now, &mut in_ab, &mut pool, &mut out);
-        write_out(&tap_b, &mut ab, &mut out, &mut pool);
-        ba.run(now, &mut in_ba, &mut pool, &mut out);
-        write_out(&tap_a, &mut ba, &mut out, &mut pool);
+        r.ab.run(now, &mut ins[0], &mut pool, &mut out);
+        io.write_out(&r.taps.1, 1, &mut r.ab, &mut out, &mut pool);
+        r.ba.run(now, &mut ins[1], &mut pool, &mut out);
+        io.write_out(&r.taps.0, 0, &mut r.ba, &mut out, &mut pool);
 
-        if now >= next_stats && stats.path.is_some() {
-            for st in ab.stages.iter_mut().chain(ba.stages.iter_mut()) {
-                st.flush_logs();
-            }
-            stats.hand_over("running", started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
-            next_stats = now + cfg.stats_interval_ns;
+        if now >= next_stats && r.stats.path.is_some() {
+            r.flush_logs();
+            r.hand_over();
+            next_stats = now + r.cfg.stats_interval_ns;
         }
-
-        let mut deadline = if stats.path.is_some() { next_stats } else { u64::MAX };
-        for d in [ab.next_due(), ba.next_due()].into_iter().flatten() {
-            deadline = deadline.min(d);
-        }
-        let now = mono_ns();
-        let lead_ns = lead.ns();
-        wait_ms = if deadline != u64::MAX && deadline <= now + lead_ns { 0 } else { -1 };
-        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(lead_ns).max(1) };
-        if wait_ms < 0 && deadline != armed && deadline != u64::MAX {
-            let spec = libc::itimerspec {
-                it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-                it_value: libc::timespec {
-                    tv_sec: (deadline / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
-                },
-            };
-            unsafe { libc::timerfd_settime(tfd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
-            armed = deadline;
+        let first_due = [r.ab.next_due(), r.ba.next_due()].into_iter().flatten().min();
+        let stats_due = if r.stats.path.is_some() { Some(next_stats) } else { None };
+        let (wait, timer) = plan_wait(first_due.into_iter().chain(stats_due).min(), mono_ns(), r.lead.ns());
+        wait_ms = wait;
+        if let Some(at) = timer.filter(|&at| at != armed) {
+            arm_timer(tfd, at);
+            armed = at;
         }
     }
+}
 
-    for st in ab.stages.iter_mut().chain(ba.stages.iter_mut()) {
-        st.flush_logs();
+fn main() {
+    let args = parse_args();
+    let text = std::fs::read_to_string(&args.config).unwrap_or_else(|e| die(&format!("{}: {e}", args.config)));
+    let cfg = config::parse(&text).unwrap_or_else(|e| die(&e));
+    let started = mono_ns();
+    let awaiting_first = cfg.epoch_first_packet;
+    let epoch = if awaiting_first { 0 } else { cfg.epoch_ns.unwrap_or(started) };
+    let ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
+    let ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
+    if args.check_only {
+        println!("ok: {} stage(s) a->b, {} stage(s) b->a", ab.stages.len(), ba.stages.len());
+        return;
     }
+
+    set_scheduling(cfg.priority, args.cpu);
+    let sfd = signal_fd();
+    let taps = open_taps(&cfg);
+    let tfd = timer_fd();
+    let epfd = epoll_on(&[(taps.0.fd, 0u64), (taps.1.fd, 1), (tfd, 2), (sfd, 3)]);
+
+    // The timer wakes the relay `lead` before a deadline; the last stretch is spent
+    // polling, so frames leave on time although the kernel wakes us late (lead.rs).
+    let lead = match cfg.spin {
+        Spin::Fixed(ns) => Lead::fixed(ns),
+        Spin::Auto(cap) => Lead::adaptive(cap),
+    };
+    let stats = StatsWriter::new(cfg.stats_path.clone());
+    let names = (taps.0.name.clone(), taps.1.name.clone());
+    let mut r = Relay { cfg, started, epoch, awaiting_first, ab, ba, taps, names, lead, stats };
+    r.stats.write_now("running", started, epoch, (&r.names.0, &r.names.1), &r.lead, &r.ab, &r.ba);
+    println!("ready {} {}", r.taps.0.name, r.taps.1.name);
+    let _ = std::io::stdout().flush();
+
+    let failure = forward(&mut r, tfd, sfd, epfd);
+
+    r.flush_logs();
     let state = if failure.is_some() { "failed" } else { "stopped" };
-    stats.stop_writer();
-    stats.write_now(state, started, epoch, (&names.0, &names.1), &lead, &ab, &ba);
-    drop(tap_a);
-    drop(tap_b);
+    r.stats.stop_writer();
+    r.stats.write_now(state, started, r.epoch, (&r.names.0, &r.names.1), &r.lead, &r.ab, &r.ba);
+    drop(r);
     if let Some(e) = failure {
         die(&format!("{e}; stopping (the link is down)"));
     }
