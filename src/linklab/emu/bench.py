@@ -25,6 +25,8 @@ from linklab.emu.directives import Delay, Loss
 from linklab.emu.tap_wire import RelayWire, TapEnd, scratch_namespaces
 
 ETH_IP_UDP = 14 + 20 + 8
+ADDR_A, ADDR_B = "10.214.0.1", "10.214.0.2"
+RELAY_CPU = 1
 
 
 def _run(*args: str) -> str:
@@ -56,6 +58,29 @@ def _rx_packets(netns: str, ifname: str) -> int:
     return int(info[0]["stats64"]["rx"]["packets"])
 
 
+def join(kind: str, names: tuple[str, str, str, str], workdir: Path,
+         wires: list[RelayWire]) -> RelayWire | None:
+    """Join namespaces a and b (names: ns_a, ns_b, ifa, ifb; 10.214.0.1|2/24) by the relay
+    (a 1 ms delay and a 0.01 % loss stage each way, pinned to CPU 1; added to `wires`)
+    or, with kind "veth", by a veth pair with offloads off."""
+    ns_a, ns_b, ifa, ifb = names
+    if kind == "relay":
+        stages = (Delay(0.001), Loss(0.0001))
+        wire = RelayWire(TapEnd(ns_a, ifa, f"{ADDR_A}/24"), TapEnd(ns_b, ifb, f"{ADDR_B}/24"),
+                         RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1), workdir)
+        wires.append(wire)
+        wire.up(cpu=RELAY_CPU)
+        return wire
+    _run("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
+         "netns", ns_b)
+    for ns, dev, addr in ((ns_a, ifa, ADDR_A), (ns_b, ifb, ADDR_B)):
+        _run("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+        _run("ip", "-n", ns, "link", "set", dev, "up")
+        _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso", "off",
+             "gro", "off")
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frame", type=int, default=64, help="Ethernet frame size (bytes)")
@@ -69,25 +94,10 @@ def main() -> None:
     wire = None
     with tempfile.TemporaryDirectory() as tmp, \
             scratch_namespaces((ns_a, ns_b), lo_up=True) as wires:
-        if args.wire == "relay":
-            stages = (Delay(0.001), Loss(0.0001))
-            wire = RelayWire(TapEnd(ns_a, ifa, "10.214.0.1/24"),
-                             TapEnd(ns_b, ifb, "10.214.0.2/24"),
-                             RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1),
-                             Path(tmp))
-            wires.append(wire)
-            wire.up(cpu=1)
-        else:
-            _run("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
-                 "netns", ns_b)
-            for ns, dev, addr in ((ns_a, ifa, "10.214.0.1/24"), (ns_b, ifb, "10.214.0.2/24")):
-                _run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
-                _run("ip", "-n", ns, "link", "set", dev, "up")
-                _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso",
-                     "off", "gro", "off")
+        wire = join(args.wire, (ns_a, ns_b, ifa, ifb), Path(tmp), wires)
         before = _rx_packets(ns_b, ifb)
         cpu_before = _cpu_seconds(wire.relay.pid) if wire else 0.0
-        result = _iperf(ns_a, ns_b, "10.214.0.2", payload, args.seconds)
+        result = _iperf(ns_a, ns_b, ADDR_B, payload, args.seconds)
         delivered = _rx_packets(ns_b, ifb) - before
         relay_cpu = (_cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
         end = result["end"]["sum"]
