@@ -5,7 +5,9 @@ wire, while a participant without the keystore's credentials receives nothing.""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -169,16 +171,33 @@ def _pair_captured(tag, tmp_path, pub_profile, sub_profile):
         device = veth.split(":")[1].strip().split("@")[0]
         capture = subprocess.Popen(["ip", "netns", "exec", pair.robot, tcpdump, "-i", device,
                                     "-U", "-s", "0", "-w", str(pcap), "udp"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # the probes start once tcpdump captures (its first line), not after a guessed
+        # sleep: on a loaded machine the plain pair's first samples went out before it did
+        started = capture.stderr.readline()
+        assert "listening on" in started, started
         try:
             sub = _cyclone(pair.edge, "sub", tmp_path / f"{tag}-s.bin", sub_profile)
             pub = _cyclone(pair.robot, "pub", tmp_path / f"{tag}-p.bin", pub_profile)
             pub_result, sub_result = finish(pub, 40), finish(sub, 40)
+            _drain(pcap, pair)
         finally:
             capture.terminate()
-            capture.wait(10)
+            capture.communicate(timeout=10)
     return pub_result, sub_result, pcap.read_bytes()
+
+
+def _drain(pcap: Path, pair) -> None:
+    """Wait until tcpdump has written every packet the probes sent: a SIGTERM ends it
+    without reading what is still queued for it (under load it was 17 of 37 packets), so
+    send a marker after the probes ended and wait until the file holds it."""
+    marker = f"linklab-capture-end-{os.getpid()}".encode()
+    send = f"import socket; socket.socket(2, 2).sendto({marker!r}, ({pair.robot_addr!r}, 9))"
+    subprocess.run(["ip", "netns", "exec", pair.edge, sys.executable, "-c", send], check=True)
+    deadline = time.monotonic() + 30
+    while marker not in pcap.read_bytes():
+        assert time.monotonic() < deadline, "tcpdump wrote no marker within 30 s"
+        time.sleep(0.1)
 
 
 @pytest.mark.integration
