@@ -130,13 +130,13 @@ def check_security_config(path: Path, argument: str = "profile") -> None:
 def _check_section(security: ET.Element, path: Path, argument: str) -> None:
     for plugin in PLUGINS:
         section = security.find(plugin.element)
-        if section is None:
-            raise UsageError(f"{path}: <Security> has no <{plugin.element}>: Cyclone would "
-                             "not enable DDS-Security as configured", argument=argument)
-        library = section.find("Library")
+        library = section.find("Library") if section is not None else None
         if library is None or not library.get("path"):
-            raise UsageError(f"{path}: <{plugin.element}> names no <Library path=...>",
-                             argument=argument)
+            # Cyclone would look for the plugin on the linker's path, where Debian does
+            # not install it: the participant would fail only when it is created
+            where = f"<{plugin.element}>" if section is not None else "<Security>"
+            raise UsageError(f"{path}: {where} names no <{plugin.element}><Library path=...> "
+                             f"(e.g. {plugin_directory() / plugin.library})", argument=argument)
         _check_library(Path(library.get("path", "")), plugin, path, argument)
         for name in plugin.documents:
             _check_document(section.find(name), plugin.element, name, path, argument)
