@@ -253,7 +253,8 @@ void turn_off_intraprocess_delivery() {
     eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings(lib);
 }
 
-// The participant under test and what its profiles create on it.
+// A participant and what the profiles create on it: the one under test, or --exchange's
+// peer (no publisher, no writer).
 struct Entities {
     DomainParticipant* participant = nullptr;
     Publisher* publisher = nullptr;
@@ -304,15 +305,8 @@ void delete_entities(DomainParticipantFactory* factory, const Entities& e) {
 }
 
 // --exchange's second participant (same profiles) and its reader of the writer's topic.
-struct Peer {
-    DomainParticipant* participant = nullptr;
-    Subscriber* subscriber = nullptr;
-    Topic* topic = nullptr;
-    DataReader* reader = nullptr;
-};
-
-Peer create_peer(DomainParticipantFactory* factory, const Args& args) {
-    Peer peer;
+Entities create_peer(DomainParticipantFactory* factory, const Args& args) {
+    Entities peer;
     peer.participant = factory->create_participant_with_profile(args.domain, args.participant_profile);
     if (peer.participant == nullptr) return peer;
     TypeSupport peer_type(new BlobType(args.size));
@@ -322,14 +316,6 @@ Peer create_peer(DomainParticipantFactory* factory, const Args& args) {
     if (peer.topic && peer.subscriber)
         peer.reader = peer.subscriber->create_datareader_with_profile(peer.topic, args.reader_profile);
     return peer;
-}
-
-void delete_peer(DomainParticipantFactory* factory, const Peer& peer) {
-    if (!peer.participant) return;
-    if (peer.reader) peer.subscriber->delete_datareader(peer.reader);
-    if (peer.subscriber) peer.participant->delete_subscriber(peer.subscriber);
-    if (peer.topic) peer.participant->delete_topic(peer.topic);
-    factory->delete_participant(peer.participant);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -387,7 +373,7 @@ void send_samples(DataWriter* writer, const Args& args, Blob& blob, Received& re
 }
 
 // The exchange through the peer: its counts go into json, what fell short into errors.
-void run_exchange(DataWriter* writer, const Peer& peer, const Args& args,
+void run_exchange(DataWriter* writer, const Entities& peer, const Args& args,
                   std::ostringstream& json, std::vector<std::string>& errors) {
     long received = 0;
     double seconds = 0;
@@ -440,7 +426,7 @@ int main(int argc, char** argv) {
     json << "{\"file\": " << quote(args.file) << ", \"load_ok\": "
          << (loaded == ReturnCode_t::RETCODE_OK ? "true" : "false");
     Entities entities = create_entities(factory, args, json, errors);
-    Peer peer;
+    Entities peer;
     if (args.exchange > 0 && entities.writer != nullptr) {
         peer = create_peer(factory, args);
         run_exchange(entities.writer, peer, args, json, errors);
@@ -448,7 +434,7 @@ int main(int argc, char** argv) {
     json << ", \"errors\": " << errors_json(errors) << "}";
     std::cout << json.str() << std::endl;
 
-    delete_peer(factory, peer);
+    delete_entities(factory, peer);
     delete_entities(factory, entities);
     Log::Flush();
     return errors.empty() ? 0 : 1;
