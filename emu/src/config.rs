@@ -269,3 +269,43 @@ impl<'a> Params<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_directive_is_read() {
+        let cfg = parse(
+            "seed 7\nmtu 9000\nstats /s.json 5\nepoch first-packet\nspin auto 300\npriority 10\n\
+             tap a ea netns ns1   # comment\ntap b eb\nstage ab delay delay_ns=1 name=d\nstage ba loss p=0\n",
+        )
+        .unwrap();
+        assert_eq!((cfg.seed, cfg.mtu, cfg.priority), (7, 9000, 10));
+        assert_eq!((cfg.stats_path.as_deref(), cfg.stats_interval_ns), (Some("/s.json"), 5));
+        assert!(cfg.epoch_first_packet && cfg.epoch_ns.is_none());
+        assert_eq!(cfg.spin, Spin::Auto(300));
+        assert_eq!(cfg.tap_a.unwrap().netns.as_deref(), Some("ns1"));
+        assert_eq!(cfg.tap_b.unwrap().netns, None);
+        assert_eq!((cfg.ab.len(), cfg.ba.len(), cfg.ab[0].line), (1, 1, 9));
+        assert_eq!(cfg.ab[0].params.get("name").map(|s| s.as_str()), Some("d"));
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_number_and_text() {
+        let taps = "tap a ea\ntap b eb\n";
+        for (line, message) in [
+            ("seed x", "config line 3: seed must be an integer: seed x"),
+            ("spin auto x", "config line 3: spin auto's cap must be integer ns: spin auto x"),
+            ("tap a x netz y", "config line 3: expected `tap a|b NAME [netns NS]`: tap a x netz y"),
+            ("tap c x", "config line 3: tap side must be a or b: tap c x"),
+            ("tap a abcdefghijklmnop", "config line 3: interface names have at most 15 characters: tap a abcdefghijklmnop"),
+            ("stage ab delay d", "config line 3: expected key=value: stage ab delay d"),
+            ("stage xx delay d=1", "config line 3: stage direction must be ab or ba: stage xx delay d=1"),
+            ("mtu 1 2", "config line 3: unknown or malformed directive: mtu 1 2"),
+        ] {
+            assert_eq!(parse(&format!("{taps}{line}\n")).unwrap_err(), message);
+        }
+        assert_eq!(parse("tap a ea\n").unwrap_err(), "config: both `tap a` and `tap b` are required");
+    }
+}
