@@ -41,7 +41,9 @@ What is measured (each defined once, here):
 - **r**: Pearson's correlation of the window's delivered bytes per second with its
   capacity per second: the target is >= 0.99 for each emulator.
 
-Prints the table (Markdown) and, with ``--json``, one JSON line per cell before it.
+Prints the table (Markdown) and, with ``--json``, one JSON line per cell before it. After
+each cell any other process running at real-time priority is named on stderr: at the
+emulators' priority on their CPU it keeps them from running (measure alone).
 """
 
 from __future__ import annotations
@@ -56,7 +58,12 @@ from pathlib import Path
 import numpy as np
 
 from linklab import stop_signals
-from linklab.emu.fidelity_cells import Workload, run_linklab, run_mahimahi
+from linklab.emu.fidelity_cells import (
+    Workload,
+    realtime_others,
+    run_linklab,
+    run_mahimahi,
+)
 from linklab.emu.fidelity_metrics import Row, Side, per_second, table
 from linklab.emu.mahimahi import REPO, mm_link_binary
 from linklab.emu.models import read_trace, trace_capacity_per_second
@@ -99,13 +106,19 @@ def run_trace(name: str, seconds: int, mm_link: Path | None, workdir: Path,
         capacity = tuple(trace_capacity_per_second(times[direction], WINDOW_FIRST_S, seconds))
         sides: dict[str, Side] = {}
         measured = {"linklab": run_linklab(pair, work, workdir)}
+        others = realtime_others()
         if mm_link is not None:
             measured["mahimahi"] = run_mahimahi(mm_link, pair, work)
+            others |= realtime_others()
         for emulator, m in measured.items():
             sides[emulator] = Side(tuple(per_second(m.samples, m.zero_ns, WINDOW_FIRST_S,
                                                     seconds)), m.start_offset_s)
         row = Row(name, direction, protocol, capacity, sides["linklab"], sides.get("mahimahi"))
         rows.append(row)
+        if others:
+            print(f"{name} {direction} {protocol}: other real-time processes at the cell's "
+                  f"end: {', '.join(sorted(others))} (they can keep an emulator off its CPU)",
+                  file=sys.stderr, flush=True)
         if emit_json:
             print(json.dumps({
                 "trace": name, "direction": direction, "protocol": protocol,

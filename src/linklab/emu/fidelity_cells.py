@@ -98,6 +98,26 @@ class CounterSampler:
         return tuple(self.samples)
 
 
+def realtime_others() -> set[str]:
+    """Names of the user-space processes running SCHED_FIFO or SCHED_RR now, this
+    benchmark's own excepted (/proc/<pid>/stat's 41st field is the policy): at the same
+    priority as an emulator and on its CPU, such a process keeps it from running."""
+    mine = {os.getpid()}
+    names = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        head, _, tail = text.rpartition(")")
+        fields = tail.split()
+        pid, ppid, policy = int(stat.parent.name), int(fields[1]), int(fields[38])
+        if policy in (1, 2) and cmdline and pid not in mine and ppid not in mine:
+            names.add(head.partition("(")[2])
+    return names
+
+
 def _netns(ns: str, *args: str) -> list[str]:
     return ["ip", "netns", "exec", ns, "taskset", "-c", str(WORKLOAD_CPU), *args]
 
