@@ -33,32 +33,27 @@ def _left_behind() -> tuple[list[str], str, list[str]]:
     return mine, Path("/proc/sys/net/ipv4/ip_forward").read_text(), homes
 
 
-def _delivered_share(measured: Measured) -> list[float]:
+def _check(run, who: str, latest_start_s: float) -> None:
+    """``run()`` measures a cell: each of trace seconds 1 and 2 delivers what the trace
+    allows, the client starts soon after the zero, and nothing is left behind."""
+    before = _left_behind()
+    measured: Measured = run()
     capacity = trace_capacity_per_second(read_trace(trace_pair(TRACE)[0]), 1, 2)
     got = per_second(measured.samples, measured.zero_ns, 1, 2)
-    return [g / c for g, c in zip(got, capacity, strict=True)]
+    shares = [g / c for g, c in zip(got, capacity, strict=True)]
+    print(f"{who}: delivered / capacity per second {shares}, client started "
+          f"{measured.start_offset_s:.3f} s after the zero")
+    assert all(0.97 <= s <= 1.01 for s in shares)
+    assert 0 <= measured.start_offset_s < latest_start_s
+    assert _left_behind() == before
 
 
 def test_udp_above_capacity_through_the_relay_delivers_the_trace(tmp_path):
-    before = _left_behind()
-    measured = run_linklab(trace_pair(TRACE), WORK, tmp_path)
-    shares = _delivered_share(measured)
-    print(f"relay: delivered / capacity per second {shares}, client started "
-          f"{measured.start_offset_s:.3f} s after the zero")
-    assert all(0.97 <= s <= 1.01 for s in shares)
-    assert 0 <= measured.start_offset_s < 0.2
-    assert _left_behind() == before
+    _check(lambda: run_linklab(trace_pair(TRACE), WORK, tmp_path), "relay", 0.2)
 
 
 @pytest.mark.skipif(not mm_link_built(), reason="Mahimahi's mm-link is built on the "
                     "benchmark's first run (scripts/mahimahi-build.sh), not by setup")
 def test_udp_above_capacity_through_mm_link_delivers_the_trace_and_leaves_nothing():
-    before = _left_behind()
-    measured = run_mahimahi(REPO / "build" / "mahimahi" / "bin" / "mm-link",
-                            trace_pair(TRACE), WORK)
-    shares = _delivered_share(measured)
-    print(f"mm-link: delivered / capacity per second {shares}, its command started "
-          f"{measured.start_offset_s:.3f} s after the zero")
-    assert all(0.97 <= s <= 1.01 for s in shares)
-    assert 0 <= measured.start_offset_s < 0.9
-    assert _left_behind() == before
+    binary = REPO / "build" / "mahimahi" / "bin" / "mm-link"
+    _check(lambda: run_mahimahi(binary, trace_pair(TRACE), WORK), "mm-link", 0.9)
