@@ -121,7 +121,7 @@ def payload_pattern(n: int) -> bytes:
 
 # --- the five flows ---------------------------------------------------------------------
 
-def test_flows_cross_the_interfaces_of_their_path(tmp_path):
+def test_flows_cross_the_interfaces_of_their_path(tmp_path, monkeypatch):
     """bare-metal: underlay only; intra-container and intra-pod: nothing leaves the pod;
     intra-host: the two pods' veths, not the underlay; cross-host: the VXLAN device, and
     the underlay carries exactly its packets, each with VXLAN's 50 B and the outer
@@ -132,6 +132,12 @@ def test_flows_cross_the_interfaces_of_their_path(tmp_path):
         under, vx = robot.underlay_if, robot.vxlan_if
         p1, p2 = (p.host_if for p in cluster.pods_of("robot"))
         e1 = cluster.pods_of("edge")[0].host_if
+        # a container runs a command where its caller is: a relative path (bench --out
+        # runs) names the same file inside and outside
+        monkeypatch.chdir(tmp_path)
+        inside = subprocess.run(bed.argv("robotpod1", ["pwd"]), capture_output=True,
+                                text=True, check=True).stdout.strip()
+        assert inside == str(tmp_path)
         flows = {}
         for flow_name, (pub, sub) in {
                 "bare-metal": ("robot", "edge"),

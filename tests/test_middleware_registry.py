@@ -40,10 +40,11 @@ def _scenario_middlewares() -> set[str]:
 
 
 def test_every_middleware_a_scenario_accepts_has_one_entry():
-    # the names a scenario took before the registry (bench/fields.py), in their order
+    # the names a scenario took before the registry (bench/fields.py), in their order,
+    # then the ones added since
     assert SCENARIO_MIDDLEWARES == (
         "fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router", "fastdds-secure",
-        "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls")
+        "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls", "cyclonedds-secure")
     assert _scenario_middlewares() <= set(MIDDLEWARES)
 
 
@@ -105,5 +106,5 @@ def test_the_families_carry_what_the_bench_decides_by():
     # the broker adapter runs every middleware that is not plain DDS
     assert [n for n in MIDDLEWARES if adapter_for(n) is not None] == [
         "mqtt", "zenoh-peer", "zenoh-router", "fastdds-secure", "mqtt-tls", "zenoh-peer-tls",
-        "zenoh-router-tls"]
+        "zenoh-router-tls", "cyclonedds-secure"]
     assert list(unsupported_policies("zenoh", "sub")) == ["reliability", "history", "depth"]

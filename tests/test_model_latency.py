@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 
 import pytest
 
@@ -11,6 +12,9 @@ from linklab.model.latency import (
     NACK_ALL,
     NACK_ONE,
     LatencyInput,
+    _Link,
+    _Replay,
+    _Sample,
     predict,
 )
 from linklab.model.shaper import bucket_bytes
@@ -93,6 +97,34 @@ def test_a_paced_writer_spreads_a_sample_over_periods():
     assert paced.mean_s > free.mean_s + 0.005
     assert paced.mean_s < free.mean_s + 0.015
 
+
+
+def test_fast_dds_skips_the_heartbeat_while_every_unacknowledged_sample_waits_to_be_sent():
+    """Fast DDS 2.9 sends its periodic Heartbeat only for a change it has sent and that is
+    not acknowledged (ReaderProxy::has_unacknowledged): while the samples outstanding are
+    all in the flow controller (the one being paced, repairs queued behind it) the timer
+    stops; the next delivery starts it a period later. Cyclone's does not pause."""
+    def replay(needs_sent: bool) -> _Replay:
+        x = plain(pacer_bytes=30 * 1500, pacer_period_s=0.005,
+                  heartbeat_needs_sent=needs_sent)
+        return _Replay(x, random.Random(1), _Link(x.link_bytes_per_s, 0.0, 1e12))
+
+    fast, steady = replay(True), replay(False)
+    for r in (fast, steady):
+        r.samples = [_Sample(written=0.0, in_flight=0), _Sample(written=0.03, in_flight=0)]
+        r.queued = {1: 1}  # sample 1 is being paced; sample 0 was sent, not acknowledged
+    assert fast.heartbeat_due() and steady.heartbeat_due()
+    fast.queued[0] = steady.queued[0] = 1  # sample 0's repair is queued too
+    assert not fast.heartbeat_due() and steady.heartbeat_due()
+    fast.heartbeat(0.04, 0)
+    assert not fast.hb_running and not fast.events  # stopped: nothing sent, nothing planned
+    fast.queue.append((1, [97, 98, 99], False))  # the rest of sample 1
+    fast.pace(0.041, new_period=True)  # delivered: the timer starts again, a period on
+    assert fast.hb_running
+    assert min(t for t, _, kind, _ in fast.events if kind == "hb") == \
+        pytest.approx(0.041 + fast.x.heartbeat_s)
+    assert tuned("fastdds", 512 * 1024, LinkInfo(300e6, 0.05)).heartbeat_needs_sent
+    assert not tuned("cyclonedds", 512 * 1024, LinkInfo(300e6, 0.05)).heartbeat_needs_sent
 
 def tuned(middleware: str, payload: int, link: LinkInfo, competitors: float = 0.0,
           cores: float = 1.0) -> LatencyInput:

@@ -59,103 +59,128 @@ pub struct Config {
 }
 
 pub fn parse(text: &str) -> Result<Config, String> {
-    let mut cfg = Config {
-        seed: 1,
-        mtu: 1500,
-        stats_path: None,
-        stats_interval_ns: 100_000_000,
-        epoch_ns: None,
-        epoch_first_packet: false,
-        spin: Spin::Fixed(0),
-        priority: 0,
-        tap_a: None,
-        tap_b: None,
-        ab: Vec::new(),
-        ba: Vec::new(),
-    };
+    let mut cfg = Config::defaults();
     for (index, raw) in text.lines().enumerate() {
         let line_no = index + 1;
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let bad = |what: &str| format!("config line {line_no}: {what}: {line}");
-        match words[0] {
-            "seed" if words.len() == 2 => {
-                cfg.seed = words[1].parse().map_err(|_| bad("seed must be an integer"))?
-            }
-            "mtu" if words.len() == 2 => {
-                cfg.mtu = words[1].parse().map_err(|_| bad("mtu must be an integer"))?
-            }
-            "spin" if words.len() == 2 => {
-                cfg.spin = Spin::Fixed(
-                    words[1].parse().map_err(|_| bad("spin must be integer ns or `auto CAP_NS`"))?,
-                )
-            }
-            "spin" if words.len() == 3 && words[1] == "auto" => {
-                cfg.spin = Spin::Auto(
-                    words[2].parse().map_err(|_| bad("spin auto's cap must be integer ns"))?,
-                )
-            }
-            "priority" if words.len() == 2 => {
-                cfg.priority = words[1].parse().map_err(|_| bad("priority must be 0..99"))?
-            }
-            "epoch" if words.len() == 2 && words[1] == "first-packet" => {
-                cfg.epoch_first_packet = true;
-            }
-            "epoch" if words.len() == 2 => {
-                cfg.epoch_ns = Some(
-                    words[1].parse().map_err(|_| bad("epoch must be integer ns or first-packet"))?,
-                )
-            }
-            "stats" if words.len() == 2 || words.len() == 3 => {
-                cfg.stats_path = Some(words[1].to_string());
-                if words.len() == 3 {
-                    cfg.stats_interval_ns =
-                        words[2].parse().map_err(|_| bad("stats interval must be ns"))?;
-                }
-            }
-            "tap" if words.len() == 3 || words.len() == 5 => {
-                let netns = if words.len() == 5 {
-                    if words[3] != "netns" {
-                        return Err(bad("expected `tap a|b NAME [netns NS]`"));
-                    }
-                    Some(words[4].to_string())
-                } else {
-                    None
-                };
-                if words[2].len() > 15 {
-                    return Err(bad("interface names have at most 15 characters"));
-                }
-                let spec = TapSpec { name: words[2].to_string(), netns };
-                match words[1] {
-                    "a" => cfg.tap_a = Some(spec),
-                    "b" => cfg.tap_b = Some(spec),
-                    _ => return Err(bad("tap side must be a or b")),
-                }
-            }
-            "stage" if words.len() >= 3 => {
-                let mut params = HashMap::new();
-                for word in &words[3..] {
-                    let (key, value) =
-                        word.split_once('=').ok_or_else(|| bad("expected key=value"))?;
-                    params.insert(key.to_string(), value.to_string());
-                }
-                let spec = StageSpec { kind: words[2].to_string(), params, line: line_no };
-                match words[1] {
-                    "ab" => cfg.ab.push(spec),
-                    "ba" => cfg.ba.push(spec),
-                    _ => return Err(bad("stage direction must be ab or ba")),
-                }
-            }
-            _ => return Err(bad("unknown or malformed directive")),
-        }
+        apply_directive(&mut cfg, line, line_no)?;
     }
     if cfg.tap_a.is_none() || cfg.tap_b.is_none() {
         return Err("config: both `tap a` and `tap b` are required".to_string());
     }
     Ok(cfg)
+}
+
+impl Config {
+    /// What a file that sets nothing but its taps gets.
+    fn defaults() -> Config {
+        Config {
+            seed: 1,
+            mtu: 1500,
+            stats_path: None,
+            stats_interval_ns: 100_000_000,
+            epoch_ns: None,
+            epoch_first_packet: false,
+            spin: Spin::Fixed(0),
+            priority: 0,
+            tap_a: None,
+            tap_b: None,
+            ab: Vec::new(),
+            ba: Vec::new(),
+        }
+    }
+}
+
+/// One directive (a line without its comment, not empty) into the configuration.
+fn apply_directive(cfg: &mut Config, line: &str, line_no: usize) -> Result<(), String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let bad = |what: &str| format!("config line {line_no}: {what}: {line}");
+    match words[0] {
+        "seed" if words.len() == 2 => {
+            cfg.seed = words[1].parse().map_err(|_| bad("seed must be an integer"))?
+        }
+        "mtu" if words.len() == 2 => {
+            cfg.mtu = words[1].parse().map_err(|_| bad("mtu must be an integer"))?
+        }
+        "spin" if words.len() == 2 => {
+            cfg.spin = Spin::Fixed(
+                words[1].parse().map_err(|_| bad("spin must be integer ns or `auto CAP_NS`"))?,
+            )
+        }
+        "spin" if words.len() == 3 && words[1] == "auto" => {
+            cfg.spin = Spin::Auto(
+                words[2].parse().map_err(|_| bad("spin auto's cap must be integer ns"))?,
+            )
+        }
+        "priority" if words.len() == 2 => {
+            cfg.priority = words[1].parse().map_err(|_| bad("priority must be 0..99"))?
+        }
+        "epoch" if words.len() == 2 && words[1] == "first-packet" => {
+            cfg.epoch_first_packet = true;
+        }
+        "epoch" if words.len() == 2 => {
+            cfg.epoch_ns = Some(
+                words[1].parse().map_err(|_| bad("epoch must be integer ns or first-packet"))?,
+            )
+        }
+        "stats" if words.len() == 2 || words.len() == 3 => {
+            cfg.stats_path = Some(words[1].to_string());
+            if words.len() == 3 {
+                cfg.stats_interval_ns =
+                    words[2].parse().map_err(|_| bad("stats interval must be ns"))?;
+            }
+        }
+        "tap" if words.len() == 3 || words.len() == 5 => apply_tap(cfg, &words, &bad)?,
+        "stage" if words.len() >= 3 => apply_stage(cfg, &words, line_no, &bad)?,
+        _ => return Err(bad("unknown or malformed directive")),
+    }
+    Ok(())
+}
+
+/// `tap a|b NAME [netns NS]`: one side's TAP device and the namespace it moves to.
+fn apply_tap(cfg: &mut Config, words: &[&str], bad: &impl Fn(&str) -> String) -> Result<(), String> {
+    let netns = if words.len() == 5 {
+        if words[3] != "netns" {
+            return Err(bad("expected `tap a|b NAME [netns NS]`"));
+        }
+        Some(words[4].to_string())
+    } else {
+        None
+    };
+    if words[2].len() > 15 {
+        return Err(bad("interface names have at most 15 characters"));
+    }
+    let spec = TapSpec { name: words[2].to_string(), netns };
+    match words[1] {
+        "a" => cfg.tap_a = Some(spec),
+        "b" => cfg.tap_b = Some(spec),
+        _ => return Err(bad("tap side must be a or b")),
+    }
+    Ok(())
+}
+
+/// `stage ab|ba KIND key=value...`: a stage appended to one direction's pipeline.
+fn apply_stage(
+    cfg: &mut Config,
+    words: &[&str],
+    line_no: usize,
+    bad: &impl Fn(&str) -> String,
+) -> Result<(), String> {
+    let mut params = HashMap::new();
+    for word in &words[3..] {
+        let (key, value) = word.split_once('=').ok_or_else(|| bad("expected key=value"))?;
+        params.insert(key.to_string(), value.to_string());
+    }
+    let spec = StageSpec { kind: words[2].to_string(), params, line: line_no };
+    match words[1] {
+        "ab" => cfg.ab.push(spec),
+        "ba" => cfg.ba.push(spec),
+        _ => return Err(bad("stage direction must be ab or ba")),
+    }
+    Ok(())
 }
 
 /// Typed access to a stage's key=value parameters, with errors naming the line.
@@ -242,5 +267,45 @@ impl<'a> Params<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_directive_is_read() {
+        let cfg = parse(
+            "seed 7\nmtu 9000\nstats /s.json 5\nepoch first-packet\nspin auto 300\npriority 10\n\
+             tap a ea netns ns1   # comment\ntap b eb\nstage ab delay delay_ns=1 name=d\nstage ba loss p=0\n",
+        )
+        .unwrap();
+        assert_eq!((cfg.seed, cfg.mtu, cfg.priority), (7, 9000, 10));
+        assert_eq!((cfg.stats_path.as_deref(), cfg.stats_interval_ns), (Some("/s.json"), 5));
+        assert!(cfg.epoch_first_packet && cfg.epoch_ns.is_none());
+        assert_eq!(cfg.spin, Spin::Auto(300));
+        assert_eq!(cfg.tap_a.unwrap().netns.as_deref(), Some("ns1"));
+        assert_eq!(cfg.tap_b.unwrap().netns, None);
+        assert_eq!((cfg.ab.len(), cfg.ba.len(), cfg.ab[0].line), (1, 1, 9));
+        assert_eq!(cfg.ab[0].params.get("name").map(|s| s.as_str()), Some("d"));
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_number_and_text() {
+        let taps = "tap a ea\ntap b eb\n";
+        for (line, message) in [
+            ("seed x", "config line 3: seed must be an integer: seed x"),
+            ("spin auto x", "config line 3: spin auto's cap must be integer ns: spin auto x"),
+            ("tap a x netz y", "config line 3: expected `tap a|b NAME [netns NS]`: tap a x netz y"),
+            ("tap c x", "config line 3: tap side must be a or b: tap c x"),
+            ("tap a abcdefghijklmnop", "config line 3: interface names have at most 15 characters: tap a abcdefghijklmnop"),
+            ("stage ab delay d", "config line 3: expected key=value: stage ab delay d"),
+            ("stage xx delay d=1", "config line 3: stage direction must be ab or ba: stage xx delay d=1"),
+            ("mtu 1 2", "config line 3: unknown or malformed directive: mtu 1 2"),
+        ] {
+            assert_eq!(parse(&format!("{taps}{line}\n")).unwrap_err(), message);
+        }
+        assert_eq!(parse("tap a ea\n").unwrap_err(), "config: both `tap a` and `tap b` are required");
     }
 }

@@ -38,6 +38,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -197,171 +198,244 @@ int usage(const char* why) {
     return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    // Fast DDS logs from its own thread, to stdout by default: its XML parser's errors were
-    // written into the middle of this program's JSON line (2 runs in 150 on a broken file).
-    // Every log kind goes to stderr; stdout carries only the JSON.
-    {
-        auto consumer = std::make_unique<StdoutErrConsumer>();
-        consumer->stderr_threshold(Log::Kind::Info);
-        Log::ClearConsumers();
-        Log::RegisterConsumer(std::move(consumer));
-    }
+struct Args {
     std::string file, participant_profile = "linklab_participant",
                       writer_profile = "linklab_writer", reader_profile = "linklab_reader";
     int domain = 0;
     uint32_t size = 262144;
     long exchange = 0;
     double rate = 30.0;
+};
+
+// The command line into args; an exit status when the program ends here (0 after --help,
+// 2 for a bad command line), nothing when it goes on.
+std::optional<int> read_args(int argc, char** argv, Args& args) {
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&](const char* name) -> const char* {
             if (i + 1 >= argc) { usage((std::string(name) + " needs a value").c_str()); std::exit(2); }
             return argv[++i];
         };
-        if (a == "--participant") participant_profile = next("--participant");
-        else if (a == "--writer") writer_profile = next("--writer");
-        else if (a == "--reader") reader_profile = next("--reader");
-        else if (a == "--domain") domain = std::atoi(next("--domain"));
-        else if (a == "--size") size = static_cast<uint32_t>(std::strtoul(next("--size"), nullptr, 10));
-        else if (a == "--exchange") exchange = std::strtol(next("--exchange"), nullptr, 10);
-        else if (a == "--rate") rate = std::strtod(next("--rate"), nullptr);
+        if (a == "--participant") args.participant_profile = next("--participant");
+        else if (a == "--writer") args.writer_profile = next("--writer");
+        else if (a == "--reader") args.reader_profile = next("--reader");
+        else if (a == "--domain") args.domain = std::atoi(next("--domain"));
+        else if (a == "--size") args.size = static_cast<uint32_t>(std::strtoul(next("--size"), nullptr, 10));
+        else if (a == "--exchange") args.exchange = std::strtol(next("--exchange"), nullptr, 10);
+        else if (a == "--rate") args.rate = std::strtod(next("--rate"), nullptr);
         else if (a == "-h" || a == "--help") { usage("help"); return 0; }
         else if (!a.empty() && a[0] == '-') return usage(("unknown option " + a).c_str());
-        else if (file.empty()) file = a;
+        else if (args.file.empty()) args.file = a;
         else return usage("only one FILE");
     }
-    if (file.empty()) return usage("FILE is required");
-    if (size < 8 || domain < 0 || domain > 232) return usage("--size must be >= 8, --domain 0..232");
-    if (exchange < 0 || exchange > 100000 || !(rate > 0)) return usage("--exchange 0..100000, --rate > 0");
-    if (exchange > 0) {
-        // data must cross the transport under test, not a shortcut inside the process
-        auto lib = eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings();
-        lib.intraprocess_delivery = eprosima::fastrtps::INTRAPROCESS_OFF;
-        eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings(lib);
-    }
+    if (args.file.empty()) return usage("FILE is required");
+    if (args.size < 8 || args.domain < 0 || args.domain > 232)
+        return usage("--size must be >= 8, --domain 0..232");
+    if (args.exchange < 0 || args.exchange > 100000 || !(args.rate > 0))
+        return usage("--exchange 0..100000, --rate > 0");
+    return std::nullopt;
+}
 
-    std::vector<std::string> errors;
-    auto* factory = DomainParticipantFactory::get_instance();
-    ReturnCode_t loaded = factory->load_XML_profiles_file(file);
-    if (loaded != ReturnCode_t::RETCODE_OK) errors.push_back("load_XML_profiles_file failed");
+// Fast DDS logs from its own thread, to stdout by default: its XML parser's errors were
+// written into the middle of this program's JSON line (2 runs in 150 on a broken file).
+// Every log kind goes to stderr; stdout carries only the JSON.
+void log_to_stderr() {
+    auto consumer = std::make_unique<StdoutErrConsumer>();
+    consumer->stderr_threshold(Log::Kind::Info);
+    Log::ClearConsumers();
+    Log::RegisterConsumer(std::move(consumer));
+}
 
-    std::ostringstream json;
-    json << "{\"file\": " << quote(file) << ", \"load_ok\": "
-         << (loaded == ReturnCode_t::RETCODE_OK ? "true" : "false");
+// --exchange: data must cross the transport under test, not a shortcut inside the process
+void turn_off_intraprocess_delivery() {
+    auto lib = eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings();
+    lib.intraprocess_delivery = eprosima::fastrtps::INTRAPROCESS_OFF;
+    eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings(lib);
+}
 
-    DomainParticipant* participant = factory->create_participant_with_profile(domain, participant_profile);
-    DataWriter* writer = nullptr;
-    DataReader* reader = nullptr;
+// A participant and what the profiles create on it: the one under test, or --exchange's
+// peer (no publisher, no writer).
+struct Entities {
+    DomainParticipant* participant = nullptr;
     Publisher* publisher = nullptr;
     Subscriber* subscriber = nullptr;
     Topic* topic = nullptr;
-    if (participant == nullptr) {
-        errors.push_back("participant profile '" + participant_profile + "' did not create a participant");
+    DataWriter* writer = nullptr;
+    DataReader* reader = nullptr;
+};
+
+// Creates the participant, a writer and a reader from the profiles; their QoS read back
+// (and the defaults the factory, publisher and subscriber now hold) go into json, each
+// entity that was not created into errors.
+Entities create_entities(DomainParticipantFactory* factory, const Args& args,
+                         std::ostringstream& json, std::vector<std::string>& errors) {
+    Entities e;
+    e.participant = factory->create_participant_with_profile(args.domain, args.participant_profile);
+    if (e.participant == nullptr) {
+        errors.push_back("participant profile '" + args.participant_profile + "' did not create a participant");
+        return e;
+    }
+    json << ", \"participant\": " << participant_json(e.participant->get_qos());
+    TypeSupport type(new BlobType(args.size));
+    type.register_type(e.participant);
+    e.topic = e.participant->create_topic("rt/linklab_check", type.get_type_name(), TOPIC_QOS_DEFAULT);
+    e.publisher = e.participant->create_publisher(PUBLISHER_QOS_DEFAULT);
+    e.subscriber = e.participant->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
+    if (e.topic && e.publisher) e.writer = e.publisher->create_datawriter_with_profile(e.topic, args.writer_profile);
+    if (e.topic && e.subscriber) e.reader = e.subscriber->create_datareader_with_profile(e.topic, args.reader_profile);
+    if (e.writer == nullptr) errors.push_back("writer profile '" + args.writer_profile + "' did not create a DataWriter");
+    else json << ", \"writer\": " << writer_json(e.writer->get_qos());
+    if (e.reader == nullptr) errors.push_back("reader profile '" + args.reader_profile + "' did not create a DataReader");
+    else json << ", \"reader\": " << reader_json(e.reader->get_qos());
+    json << ", \"defaults\": {\"participant\": " << participant_json(factory->get_default_participant_qos());
+    if (e.publisher) json << ", \"writer\": " << writer_json(e.publisher->get_default_datawriter_qos());
+    if (e.subscriber) json << ", \"reader\": " << reader_json(e.subscriber->get_default_datareader_qos());
+    json << "}";
+    return e;
+}
+
+void delete_entities(DomainParticipantFactory* factory, const Entities& e) {
+    if (!e.participant) return;
+    if (e.writer) e.publisher->delete_datawriter(e.writer);
+    if (e.reader) e.subscriber->delete_datareader(e.reader);
+    if (e.publisher) e.participant->delete_publisher(e.publisher);
+    if (e.subscriber) e.participant->delete_subscriber(e.subscriber);
+    if (e.topic) e.participant->delete_topic(e.topic);
+    factory->delete_participant(e.participant);
+}
+
+// --exchange's second participant (same profiles) and its reader of the writer's topic.
+Entities create_peer(DomainParticipantFactory* factory, const Args& args) {
+    Entities peer;
+    peer.participant = factory->create_participant_with_profile(args.domain, args.participant_profile);
+    if (peer.participant == nullptr) return peer;
+    TypeSupport peer_type(new BlobType(args.size));
+    peer_type.register_type(peer.participant);
+    peer.topic = peer.participant->create_topic("rt/linklab_check", peer_type.get_type_name(), TOPIC_QOS_DEFAULT);
+    peer.subscriber = peer.participant->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
+    if (peer.topic && peer.subscriber)
+        peer.reader = peer.subscriber->create_datareader_with_profile(peer.topic, args.reader_profile);
+    return peer;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Whether the writer matched both readers (its own participant's and the peer's) in 10 s.
+bool wait_for_both_readers(DataWriter* writer, Clock::time_point start) {
+    PublicationMatchedStatus status;
+    while (seconds_since(start) < 10.0) {
+        writer->get_publication_matched_status(status);
+        if (status.current_count >= 2) return true;  // both readers
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// The sequence numbers (a sample's first 8 bytes) the peer's reader has taken.
+class Received {
+public:
+    Received(DataReader* reader, uint32_t size) : reader_(reader), size_(size) {}
+    void drain() {
+        while (reader_->take_next_sample(&in_, &info_) == ReturnCode_t::RETCODE_OK) {
+            if (info_.valid_data && in_.bytes.size() == size_) {
+                uint64_t seq = 0;
+                std::memcpy(&seq, in_.bytes.data(), 8);
+                seen_.insert(seq);
+            }
+        }
+    }
+    long count() const { return static_cast<long>(seen_.size()); }
+
+private:
+    DataReader* reader_;
+    uint32_t size_;
+    std::set<uint64_t> seen_;
+    Blob in_;
+    SampleInfo info_;
+};
+
+// --exchange samples of blob written at --rate Hz from t0, each carrying its number in
+// its first 8 bytes; the peer's reader drained after each write.
+void send_samples(DataWriter* writer, const Args& args, Blob& blob, Received& received,
+                  Clock::time_point t0) {
+    for (long i = 0; i < args.exchange; ++i) {
+        uint64_t seq = static_cast<uint64_t>(i);
+        std::memcpy(blob.bytes.data(), &seq, 8);
+        writer->write(&blob);
+        received.drain();
+        std::this_thread::sleep_until(t0 + std::chrono::microseconds(
+            static_cast<int64_t>((i + 1) * 1e6 / args.rate)));
+    }
+}
+
+// The exchange through the peer: its counts go into json, what fell short into errors.
+void run_exchange(DataWriter* writer, const Entities& peer, const Args& args,
+                  std::ostringstream& json, std::vector<std::string>& errors) {
+    long received = 0;
+    double seconds = 0;
+    if (peer.reader == nullptr) {
+        errors.push_back("--exchange: second participant/reader could not be created");
     } else {
-        json << ", \"participant\": " << participant_json(participant->get_qos());
-        TypeSupport type(new BlobType(size));
-        type.register_type(participant);
-        topic = participant->create_topic("rt/linklab_check", type.get_type_name(), TOPIC_QOS_DEFAULT);
-        publisher = participant->create_publisher(PUBLISHER_QOS_DEFAULT);
-        subscriber = participant->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
-        if (topic && publisher) writer = publisher->create_datawriter_with_profile(topic, writer_profile);
-        if (topic && subscriber) reader = subscriber->create_datareader_with_profile(topic, reader_profile);
-        if (writer == nullptr) errors.push_back("writer profile '" + writer_profile + "' did not create a DataWriter");
-        else json << ", \"writer\": " << writer_json(writer->get_qos());
-        if (reader == nullptr) errors.push_back("reader profile '" + reader_profile + "' did not create a DataReader");
-        else json << ", \"reader\": " << reader_json(reader->get_qos());
-        json << ", \"defaults\": {\"participant\": " << participant_json(factory->get_default_participant_qos());
-        if (publisher) json << ", \"writer\": " << writer_json(publisher->get_default_datawriter_qos());
-        if (subscriber) json << ", \"reader\": " << reader_json(subscriber->get_default_datareader_qos());
-        json << "}";
-    }
-    DomainParticipant* peer = nullptr;
-    Subscriber* peer_sub = nullptr;
-    Topic* peer_topic = nullptr;
-    DataReader* peer_reader = nullptr;
-    if (exchange > 0 && writer != nullptr) {
-        peer = factory->create_participant_with_profile(domain, participant_profile);
-        if (peer != nullptr) {
-            TypeSupport peer_type(new BlobType(size));
-            peer_type.register_type(peer);
-            peer_topic = peer->create_topic("rt/linklab_check", peer_type.get_type_name(), TOPIC_QOS_DEFAULT);
-            peer_sub = peer->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
-            if (peer_topic && peer_sub) peer_reader = peer_sub->create_datareader_with_profile(peer_topic, reader_profile);
+        auto start = Clock::now();
+        bool matched = wait_for_both_readers(writer, start);
+        if (!matched) errors.push_back("--exchange: writer did not match the second participant's reader in 10 s");
+        Blob blob{std::vector<uint8_t>(args.size)};
+        Received taken(peer.reader, args.size);
+        auto t0 = Clock::now();
+        if (matched) send_samples(writer, args, blob, taken, t0);
+        while (matched && taken.count() < args.exchange && seconds_since(start) < 40.0) {
+            peer.reader->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 100000000));
+            taken.drain();
         }
-        long received = 0;
-        double seconds = 0;
-        bool matched = false;
-        if (peer_reader == nullptr) {
-            errors.push_back("--exchange: second participant/reader could not be created");
-        } else {
-            auto start = std::chrono::steady_clock::now();
-            auto elapsed = [&]() {
-                return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            };
-            PublicationMatchedStatus status;
-            while (elapsed() < 10.0) {
-                writer->get_publication_matched_status(status);
-                if (status.current_count >= 2) { matched = true; break; }  // both readers
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            }
-            if (!matched) errors.push_back("--exchange: writer did not match the second participant's reader in 10 s");
-            Blob blob{std::vector<uint8_t>(size)};
-            std::set<uint64_t> seen;
-            Blob in;
-            SampleInfo info;
-            auto drain = [&]() {
-                while (peer_reader->take_next_sample(&in, &info) == ReturnCode_t::RETCODE_OK) {
-                    if (info.valid_data && in.bytes.size() == size) {
-                        uint64_t seq = 0;
-                        std::memcpy(&seq, in.bytes.data(), 8);
-                        seen.insert(seq);
-                    }
-                }
-            };
-            auto t0 = std::chrono::steady_clock::now();
-            for (long i = 0; matched && i < exchange; ++i) {
-                uint64_t seq = static_cast<uint64_t>(i);
-                std::memcpy(blob.bytes.data(), &seq, 8);
-                writer->write(&blob);
-                drain();
-                std::this_thread::sleep_until(t0 + std::chrono::microseconds(
-                    static_cast<int64_t>((i + 1) * 1e6 / rate)));
-            }
-            while (matched && static_cast<long>(seen.size()) < exchange && elapsed() < 40.0) {
-                peer_reader->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 100000000));
-                drain();
-            }
-            received = static_cast<long>(seen.size());
-            seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (received < exchange) errors.push_back("--exchange: " + std::to_string(received) + " of " +
-                                                      std::to_string(exchange) + " samples received");
-        }
-        json << ", \"exchange\": {\"sent\": " << exchange << ", \"received\": " << received
-             << ", \"size\": " << size << ", \"seconds\": " << seconds
-             << ", \"intraprocess\": false}";
+        received = taken.count();
+        seconds = seconds_since(t0);
+        if (received < args.exchange) errors.push_back("--exchange: " + std::to_string(received) + " of " +
+                                                       std::to_string(args.exchange) + " samples received");
     }
-    json << ", \"errors\": [";
-    for (size_t i = 0; i < errors.size(); ++i) json << (i ? ", " : "") << quote(errors[i]);
-    json << "]}";
+    json << ", \"exchange\": {\"sent\": " << args.exchange << ", \"received\": " << received
+         << ", \"size\": " << args.size << ", \"seconds\": " << seconds
+         << ", \"intraprocess\": false}";
+}
+
+std::string errors_json(const std::vector<std::string>& errors) {
+    std::ostringstream out;
+    out << "[";
+    for (size_t i = 0; i < errors.size(); ++i) out << (i ? ", " : "") << quote(errors[i]);
+    out << "]";
+    return out.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    log_to_stderr();
+    Args args;
+    if (auto status = read_args(argc, argv, args)) return *status;
+    if (args.exchange > 0) turn_off_intraprocess_delivery();
+
+    std::vector<std::string> errors;
+    auto* factory = DomainParticipantFactory::get_instance();
+    ReturnCode_t loaded = factory->load_XML_profiles_file(args.file);
+    if (loaded != ReturnCode_t::RETCODE_OK) errors.push_back("load_XML_profiles_file failed");
+
+    std::ostringstream json;
+    json << "{\"file\": " << quote(args.file) << ", \"load_ok\": "
+         << (loaded == ReturnCode_t::RETCODE_OK ? "true" : "false");
+    Entities entities = create_entities(factory, args, json, errors);
+    Entities peer;
+    if (args.exchange > 0 && entities.writer != nullptr) {
+        peer = create_peer(factory, args);
+        run_exchange(entities.writer, peer, args, json, errors);
+    }
+    json << ", \"errors\": " << errors_json(errors) << "}";
     std::cout << json.str() << std::endl;
 
-    if (peer) {
-        if (peer_reader) peer_sub->delete_datareader(peer_reader);
-        if (peer_sub) peer->delete_subscriber(peer_sub);
-        if (peer_topic) peer->delete_topic(peer_topic);
-        factory->delete_participant(peer);
-    }
-    if (participant) {
-        if (writer) publisher->delete_datawriter(writer);
-        if (reader) subscriber->delete_datareader(reader);
-        if (publisher) participant->delete_publisher(publisher);
-        if (subscriber) participant->delete_subscriber(subscriber);
-        if (topic) participant->delete_topic(topic);
-        factory->delete_participant(participant);
-    }
+    delete_entities(factory, peer);
+    delete_entities(factory, entities);
     Log::Flush();
     return errors.empty() ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 // linklab probe common parts (see probe.hpp for the contract).
 #include "probe.hpp"
 #include "message_types.inc"
+#include "run.hpp"
 
 #include <signal.h>
 #include <execinfo.h>
@@ -188,10 +189,7 @@ void ReceiveQueue::wait_take(int64_t timeout_ns, std::vector<Received>& out) {
   queue_.clear();
 }
 
-// ---- the runs ------------------------------------------------------------------------
-namespace {
-
-// Create an empty file (the discovery gate's ready files); false if it cannot be made.
+// ---- the runs (the publisher's: publish.cpp) -------------------------------------------
 bool touch_file(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
@@ -199,145 +197,7 @@ bool touch_file(const std::string& path) {
   return true;
 }
 
-struct Outcome {
-  Json summary = Json::object();
-  Json errors = Json::array();
-  std::string end_reason;
-};
-
-void run_pub(const Options& o, Publisher& pub, Outcome& out) {
-  std::unique_ptr<RecordWriter> rec;
-  if (!o.records.empty()) {
-    rec = std::make_unique<RecordWriter>(o.records, Role::Pub, o.count);
-    if (!rec->ok()) { out.errors.push("cannot write records file " + o.records); out.end_reason = "error"; return; }
-  }
-  // Wait for the subscribers (discovery), then for the readers to have matched this writer
-  // too (best-effort samples to an unmatched reader are lost): the runner's go, or a 1 s
-  // settle without one. With the runner's gate (--start-file) the go also ends this wait:
-  // the runner gives it when every endpoint matched, or when it stopped waiting for the
-  // ones that did not (its row names them), and the writer then serves the readers it has
-  // (none: no_match). So a reader that never matches does not stop the others' stream.
-  // Without a gate, --match-timeout ends the wait.
-  const bool gated = !o.start_file.empty();
-  const double give_up_s = gated ? o.match_timeout_s + 5 : o.match_timeout_s;
-  int64_t t0 = now_ns();
-  int matched = 0;
-  bool go_before_all = false;
-  while ((matched = pub.matched()) < o.subscribers) {
-    if (stop_requested()) { out.end_reason = "signal"; return; }
-    if (gated && access(o.start_file.c_str(), F_OK) == 0) {
-      go_before_all = true;
-      matched = pub.matched();
-      break;
-    }
-    if (now_ns() - t0 > int64_t(give_up_s * 1e9)) {
-      out.errors.push("no subscriber matched within " + Json(give_up_s).dump() +
-                      " s (matched " + std::to_string(matched) + " of " +
-                      std::to_string(o.subscribers) + ")");
-      out.end_reason = "no_match";
-      return;
-    }
-    sleep_ns(10000000);
-  }
-  out.summary.set("match_wait_s", double(now_ns() - t0) / 1e9);
-  out.summary.set("matched_readers", matched);
-  if (go_before_all && matched == 0) {
-    out.errors.push("no subscriber matched before the runner's go (matched 0 of " +
-                    std::to_string(o.subscribers) + ")");
-    out.end_reason = "no_match";
-    return;
-  }
-  if (!go_before_all && !o.ready_file.empty() && !touch_file(o.ready_file))
-    out.errors.push("cannot create --ready-file " + o.ready_file);
-  // With the runner's gate every reader and writer has matched when the go comes (or the
-  // runner stopped waiting for some): start on it, so the runner knows when the first sample leaves (an outage is timed from it).
-  // Without the gate, settle 1 s instead.
-  if (o.start_file.empty()) sleep_ns(1000000000);
-  if (!o.start_file.empty()) {
-    // the runner's go: every subscriber's reader has matched a writer (or the runner gave up
-    // waiting and says why in the cell's row)
-    int64_t t1 = now_ns();
-    while (access(o.start_file.c_str(), F_OK) != 0) {
-      if (stop_requested()) { out.end_reason = "signal"; return; }
-      if (now_ns() - t0 > int64_t((o.match_timeout_s + 5) * 1e9)) {
-        out.errors.push("no go from the runner (--start-file " + o.start_file + ") within " +
-                        Json(o.match_timeout_s + 5).dump() + " s of starting");
-        out.end_reason = "no_match";
-        return;
-      }
-      sleep_ns(5000000);
-    }
-    out.summary.set("start_wait_s", double(now_ns() - t1) / 1e9);
-  }
-
-  // Readers that unmatch while the writer publishes (a discovery lease expired in an
-  // outage, a reader that left): the writer drops each with what it had not acknowledged.
-  const int ever_at_go = pub.matched_ever(), now_at_go = pub.matched();
-  Pacer pacer(o.rate_hz);
-  uint64_t warm = 0, sent = 0, failures = 0;
-  int64_t warm_end = now_ns() + int64_t(o.warmup_s * 1e9);
-  while (o.warmup_s > 0 && now_ns() < warm_end && pacer.wait_next()) {
-    if (!pub.write(WARMUP_FLAG | warm, now_ns())) ++failures;
-    ++warm;
-  }
-  int64_t t_start = now_ns();
-  int64_t t_first = 0, t_last = 0;
-  log("linklab probe: publishing (matched %d)", matched);
-  out.end_reason = o.count ? "count" : "duration";
-  for (uint64_t seq = 0; o.count == 0 || seq < o.count; ++seq) {
-    if (!pacer.wait_next()) break;
-    int64_t t = now_ns();
-    if (o.duration_s > 0 && t - t_start >= int64_t(o.duration_s * 1e9)) { out.end_reason = "duration"; break; }
-    if (pub.write(seq, t)) {
-      if (rec) rec->add(seq, t, 0, o.size);
-      ++sent;
-      if (!t_first) t_first = t;
-      t_last = t;
-    } else {
-      ++failures;
-    }
-  }
-  if (stop_requested()) out.end_reason = "signal";
-  if (rec) rec->flush();
-  if (ever_at_go >= 0) {  // at the last sample, before the end-of-stream marker and linger
-    const int ever = pub.matched_ever(), now = pub.matched();
-    out.summary.set("readers_unmatched_while_publishing", (ever - now) - (ever_at_go - now_at_go));
-    out.summary.set("readers_matched_while_publishing", ever - ever_at_go);
-  }
-  // Tell the subscribers we are done, then give reliable delivery time to finish.
-  bool acked = true;
-  if (!stop_requested()) {
-    // The marker goes out one publish interval after the last sample, as a next sample
-    // would: a KEEP_LAST 1 reader (ROS 2 system_default on Fast DDS) would otherwise
-    // have the last sample replaced by the marker before its listener took it (seen:
-    // 19 of 20 on a clean veth).
-    pacer.wait_next();
-    // The marker may meet a full history (a write blocked past max_blocking_time
-    // fails): retry within the linger time. Best effort: send it three times.
-    int64_t linger_end = now_ns() + int64_t(o.linger_s * 1e9);
-    int sent_marks = 0;
-    while (sent_marks < (o.reliable.value_or(true) ? 1 : 3) && now_ns() < linger_end && !stop_requested()) {
-      if (pub.write(END_OF_STREAM, now_ns())) ++sent_marks;
-      else sleep_ns(10000000);
-      if (sent_marks && !o.reliable.value_or(true)) sleep_ns(20000000);
-    }
-    // Wait in slices: a runner that stops the probe (SIGINT) while a reader is gone but
-    // not yet unmatched (its goodbye lost on a lossy link, a long lease) must still get
-    // the summary. One blocking wait of the whole linger ran past the runner's SIGINT
-    // grace and was killed, losing warmup_samples (and with it the wire bytes' divisor).
-    acked = false;
-    do {
-      const double left = double(linger_end - now_ns()) / 1e9;
-      acked = pub.wait_acknowledged(left > 0 ? std::min(left, 0.1) : 0.0);
-    } while (!acked && now_ns() < linger_end && !stop_requested());
-  }
-  out.summary.set("warmup_samples", warm);
-  out.summary.set("write_failures", failures);
-  out.summary.set("skipped_deadlines", pacer.skipped());
-  out.summary.set("publish_span_s", sent > 1 ? double(t_last - t_first) / 1e9 : 0.0);
-  out.summary.set("acknowledged", acked);
-  out.summary.set("samples", sent);
-}
+namespace {
 
 void run_sub(const Options& o, Subscriber& sub, Outcome& out) {
   RecordWriter rec(o.records, Role::Sub, o.count);

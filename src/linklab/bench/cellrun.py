@@ -160,7 +160,7 @@ def unmatched_endpoints(plan: list[E.Endpoint], unmatched: list[str]) -> list[st
     """The endpoints whose end the discovery gate foretold: the subscribers not matched at
     the go (each ends with "no publisher matched") and the publishers of topics none of
     whose subscribers matched (each ends with "no subscriber matched"). A publisher with
-    some readers matched serves those (probes/common/probe.cpp), so one subscriber that
+    some readers matched serves those (probes/common/publish.cpp), so one subscriber that
     never matches does not end the others' streams."""
     subs = {ep.name for ep in plan if ep.role == "sub" and ep.name in unmatched}
     lonely = [ep.name for ep in plan if ep.role == "pub"

@@ -28,7 +28,7 @@ measured, as paper 002's runs measured whoever had discovered the publisher.
 Beds whose probes share this machine's files take part (linklab.link hosts), and beds
 that say how to reach their probes' files (``gate_files``: field hosts over SSH, where the
 same asymmetry happens on a real lossy path -- field/gate_files.py); the probes of Fast
-DDS, Cyclone DDS and MQTT implement the flags (probes/common/probe.cpp; the registry's
+DDS, Cyclone DDS and MQTT implement the flags (probes/common/; the registry's
 ``discovery_gate``, linklab.middleware.families).
 """
 
@@ -43,7 +43,7 @@ from linklab.middleware import family_of
 
 POLL_S = 0.01
 # A gated publisher, matched before the go, starts its warm-up once it sees the start file
-# (it looks every 5 ms, probes/common/probe.cpp): an outage clock is armed that far ahead.
+# (it looks every 5 ms, probes/common/publish.cpp): an outage clock is armed that far ahead.
 GO_LATENCY_S = 0.005
 
 

@@ -105,6 +105,18 @@ def profile_refusal(entry: Middleware, profile: str) -> str | None:
     return None
 
 
+def _check_cyclonedds_security(entry: Middleware, profile: str) -> None:
+    """A secured Cyclone cell needs the security plugins; a Cyclone file of the
+    scenario's own with a <Security> section must name files that are there (else
+    Cyclone refuses the participant only when the cell runs)."""
+    from linklab.security.cyclonedds import check_plugins, check_security_config
+
+    if entry.secured:
+        check_plugins()
+    if profile.endswith(".xml"):
+        check_security_config(Path(profile))
+
+
 class Profiles:
     """What each cell's ``profile`` and ``history`` mean for its middleware."""
 
@@ -164,6 +176,8 @@ class Profiles:
         refusal = profile_refusal(entry, profile)
         if refusal is not None:
             raise UsageError(refusal, argument="profile")
+        if entry.probe.name == "cyclonedds":
+            _check_cyclonedds_security(entry, profile)
 
     def resolve(self, cell: Cell) -> ResolvedProfile:
         self.check(cell)

@@ -14,10 +14,13 @@ broker/router per cell, on the edge host, whatever the endpoints:
 The broker/router's CPU time is measured over the cell (seed 004 Table 3 counts it).
 
 Security on/off is the secured variant of a middleware (linklab.middleware.registry:
-``fastdds-secure``, ``zenoh-peer-tls``, ``zenoh-router-tls``, ``mqtt-tls``). A fresh
-keystore (``linklab.security``) is made per cell, the publisher uses enclave
-/linklab/robot and the subscriber /linklab/edge, and the broker/router serves TLS with
-the edge's certificate. Which middleware needs what is the registry's (linklab.middleware).
+``fastdds-secure``, ``cyclonedds-secure``, ``zenoh-peer-tls``, ``zenoh-router-tls``,
+``mqtt-tls``). A fresh keystore (``linklab.security``) is made per cell, the publisher
+uses enclave /linklab/robot and the subscriber /linklab/edge, and the broker/router
+serves TLS with the edge's certificate. Cyclone's secured configuration is checked
+before its probes start (security.cyclonedds: every plugin and document it names is
+there), so a broken one is a one-line refusal, not an unsecured or failing run. Which
+middleware needs what is the registry's (linklab.middleware).
 """
 
 from __future__ import annotations
@@ -87,6 +90,11 @@ class MiddlewareAdapter:
             self.keystore = create_keystore(workdir / "keystore", tuple(ENCLAVES.values()),
                                             tls_names=tuple(dict.fromkeys(
                                                 (*tls_names, "127.0.0.1"))))
+            if self.probe == "cyclonedds":
+                from linklab.security.cyclonedds import check_security_config
+
+                for enclave in self.keystore.enclaves:
+                    check_security_config(enclave.cyclonedds_profile, argument="middleware")
 
     @property
     def scheme(self) -> str:
@@ -118,13 +126,14 @@ class MiddlewareAdapter:
             extra = ("--mode", "peer")
             if role == "sub" and listen:
                 extra += ("--listen", f"{self.scheme}/{listen}")
-        else:  # DDS (secured Fast DDS): the caller's unicast peers
+        else:  # DDS (secured Fast DDS and Cyclone DDS): the caller's unicast peers
             peers, extra = tuple(connect), ()
         if self.secured:
             enclave = self.keystore.enclave(ENCLAVES[role])
-            if self.entry.security == "dds-security":
+            if self.entry.security == "dds-security" and self.probe == "fastdds":
                 profile = self._fastdds_default_with_security(enclave, role)
-            else:  # tls: the enclave's profile for this probe (Enclave.mqtt_profile, ...)
+            else:  # the enclave's profile for this probe (Enclave.cyclonedds_profile,
+                # Enclave.mqtt_profile, ...)
                 profile = getattr(enclave, f"{self.probe}_profile")
             extra += ("--profile", str(profile))  # after the cell's own: this one wins
         return peers, extra

@@ -55,6 +55,7 @@ def register(app: typer.Typer) -> None:
             "ca": str(made.ca_cert.resolve()),
             "enclaves": [{"name": e.name, "directory": str(e.directory),
                           "fastdds_profile": str(e.fastdds_profile),
+                          "cyclonedds_profile": str(e.cyclonedds_profile),
                           "mqtt_profile": str(e.mqtt_profile),
                           "zenoh_profile": str(e.zenoh_profile)} for e in made.enclaves],
         }
@@ -65,6 +66,7 @@ def register(app: typer.Typer) -> None:
         for item in result["enclaves"]:
             typer.echo(f"  enclave {item['name']}: {item['directory']}")
             typer.echo(f"    Fast DDS profile  {item['fastdds_profile']}")
+            typer.echo(f"    Cyclone DDS config {item['cyclonedds_profile']}")
             typer.echo(f"    MQTT TLS profile  {item['mqtt_profile']}")
             typer.echo(f"    Zenoh TLS profile {item['zenoh_profile']}")
 

@@ -110,6 +110,29 @@ def trace_capacity_bps(times_ms: np.ndarray) -> float:
     return len(times_ms) * TRACE_OPPORTUNITY_BYTES * 8 / period_s
 
 
+def opportunities_between(times_ms: np.ndarray, start_ms: int, end_ms: int) -> int:
+    """Opportunities at trace milliseconds in [start_ms, end_ms), the trace repeating
+    with its period P (its last timestamp): copy k holds every line's t at k * P + t, its
+    last ones at (k + 1) * P (Mahimahi moves its base by P after a copy's last line,
+    link_queue.cc; emu/src/stages/trace.rs does the same)."""
+    period = int(times_ms[-1])
+    per_copy = len(times_ms)
+
+    def before(ms: int) -> int:  # opportunities at trace times < ms
+        copies, within = divmod(ms, period)
+        if within == 0 and copies > 0:  # copy copies - 1's lines at P fall at ms itself
+            return (copies - 1) * per_copy + int(np.searchsorted(times_ms, period))
+        return copies * per_copy + int(np.searchsorted(times_ms, within))
+
+    return before(end_ms) - before(start_ms)
+
+
+def trace_capacity_per_second(times_ms: np.ndarray, first_s: int, count: int) -> list[int]:
+    """Bytes a trace can carry in each of its seconds first_s .. first_s + count - 1."""
+    return [TRACE_OPPORTUNITY_BYTES * opportunities_between(times_ms, s * 1000, (s + 1) * 1000)
+            for s in range(first_s, first_s + count)]
+
+
 def _pareto_value(q: np.ndarray) -> np.ndarray:
     # iproute2 netem/paretonormal.c: ((1 - q)^(-1/a) - 1.5) * 4/3, a = 3
     return np.minimum(((1 - q) ** (-1 / 3) - 1.5) * (4 / 3), _TABLE_LIMIT)

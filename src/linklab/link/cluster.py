@@ -17,6 +17,7 @@ its stages, as for any topology; then ``build_cluster`` adds, through the journa
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -147,8 +148,11 @@ def container_argv(bed: Any, host: str, argv: list[str]) -> list[str] | None:
         raise LinklabError(f"container {host} of run {bed.name!r} is not running (its holder "
                            f"process is gone); take the run down: linklab link down "
                            f"--name {bed.name}")
+    # entering a mount namespace moves to its root: keep the caller's working directory
+    # (the container's mounts are a copy of the node's), so relative paths (a bench's
+    # --out runs) name the same files inside as outside
     return [*bed.shell.prefix, "nsenter", f"--target={holder['pid']}", "--net", "--mount",
-            "--ipc", "--", *argv]
+            "--ipc", f"--wd={os.getcwd()}", "--", *argv]
 
 
 def endpoint_hosts(cluster: ClusterPlan | None) -> list[tuple[str, str, str, str]]:

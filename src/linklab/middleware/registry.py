@@ -6,8 +6,8 @@ profiles it takes and the one-line refusal of the rest, the broker or router it 
 its security variant. Adding a middleware is adding an entry here (and its probe).
 
 Security on/off (seed 004 Table 4, seed 002 §IV-B) is the secured variant of a
-middleware, as a value of the same ``middleware`` axis: ``fastdds-secure``
-(DDS-Security: PKI-DH, Permissions, AES-GCM-GMAC), ``zenoh-peer-tls``,
+middleware, as a value of the same ``middleware`` axis: ``fastdds-secure`` and
+``cyclonedds-secure`` (DDS-Security: PKI-DH, Permissions, AES-GCM-GMAC), ``zenoh-peer-tls``,
 ``zenoh-router-tls`` and ``mqtt-tls`` (mutual TLS); linklab.brokers.bench_adapter makes
 the keystore and passes the enclave's profile.
 """
@@ -72,8 +72,9 @@ class Middleware:
     # zenoh-peer: each subscriber listens on its own host, its publisher connects to it
     listening_subscribers: bool = False
     plain: str | None = None   # a secured variant: the middleware it secures
-    # a secured variant's security: "dds-security" (linklab's default.xml plus
-    # DDS-Security for the enclave) | "tls" (the enclave's <probe>_profile, mutual TLS)
+    # a secured variant's security: "dds-security" (Fast DDS: linklab's default.xml plus
+    # DDS-Security for the enclave; Cyclone: the enclave's Security section alone) |
+    # "tls" (the enclave's <probe>_profile, mutual TLS)
     security: str | None = None
     # a secured variant that takes its profile from security only: why no other
     only_default: str | None = None
@@ -111,13 +112,14 @@ def _secured(plain: Middleware, name: str, security: str, only_default: str) -> 
 _TLS_ONLY = ("{middleware} brings its own TLS configuration; another profile cannot be "
              "combined with it")
 _FASTDDS = Middleware("fastdds", FASTDDS, _FASTDDS_PROFILES)
+_CYCLONEDDS = Middleware("cyclonedds", CYCLONEDDS, _CYCLONEDDS_PROFILES)
 _ZENOH_PEER = Middleware("zenoh-peer", ZENOH, _ZENOH_PROFILES, listening_subscribers=True)
 _ZENOH_ROUTER = Middleware("zenoh-router", ZENOH, _ZENOH_PROFILES, broker="zenoh-router")
 _MQTT = Middleware("mqtt", MQTT, _MQTT_PROFILES, broker="mosquitto")
 
 MIDDLEWARES: Mapping[str, Middleware] = MappingProxyType({m.name: m for m in (
     _FASTDDS,
-    Middleware("cyclonedds", CYCLONEDDS, _CYCLONEDDS_PROFILES),
+    _CYCLONEDDS,
     _MQTT,
     _ZENOH_PEER,
     _ZENOH_ROUTER,
@@ -127,6 +129,9 @@ MIDDLEWARES: Mapping[str, Middleware] = MappingProxyType({m.name: m for m in (
     _secured(_MQTT, "mqtt-tls", "tls", _TLS_ONLY),
     _secured(_ZENOH_PEER, "zenoh-peer-tls", "tls", _TLS_ONLY),
     _secured(_ZENOH_ROUTER, "zenoh-router-tls", "tls", _TLS_ONLY),
+    _secured(_CYCLONEDDS, "cyclonedds-secure", "dds-security",
+             "cyclonedds-secure runs Cyclone's defaults with DDS-Security; another "
+             "profile cannot be combined with it"),
 )})
 # The values of a scenario's ``middleware`` axis, in the order its errors list them.
 NAMES: tuple[str, ...] = tuple(MIDDLEWARES)

@@ -21,8 +21,10 @@ replays the protocol rather than multiplying averages:
 * **the reader** takes fragments in at most at ``receive_bytes_per_s`` and hands a
   complete sample over after ``receive_s`` and its thread's wake-up;
 * **Heartbeats**: Fast DDS's timer fires ``heartbeat_s`` after its last firing while a
-  sample is unacknowledged (its phase to the writes drifts by each wake-up), stops when
-  none is, and the next write starts it again; the reader answers after
+  sample it has sent is unacknowledged (its phase to the writes drifts by each wake-up);
+  samples still in the flow controller (first copy or requested repair) do not count
+  (``heartbeat_needs_sent``), so it stops when only those are outstanding, and the
+  flow controller's next delivery starts it again; the reader answers after
   ``reader_delay_s`` (heartbeatResponseDelay), the writer repairs after
   ``writer_delay_s`` (nackResponseDelay). Cyclone's writer sends a Heartbeat asking for an
   answer after every sample and every repair and a periodic one ``heartbeat_s`` after the
@@ -98,6 +100,10 @@ class LatencyInput:
     # with probability slice_share and waits for up to slice_s (uniform) before it runs
     slice_share: float = 0.0
     slice_s: float = 0.0
+    # Fast DDS: the periodic Heartbeat goes out only while some unacknowledged sample has
+    # nothing left in the flow controller; else its timer stops, and the next delivery
+    # through the flow controller starts it again a period later
+    heartbeat_needs_sent: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.per < 1.0:
@@ -178,6 +184,7 @@ class _Replay:
     oldest_unacked: int = 0
     last_nack: float = -math.inf
     last_nack_sample: int = -1
+    queued: dict = field(default_factory=dict)  # sample -> its entries in the pacer's FIFO
     seq: int = 0
 
     def at(self, t: float, kind: str, *args) -> None:
@@ -200,6 +207,7 @@ class _Replay:
             self.transmit(now, sample, fragments, repair)
             return
         self.queue.append((sample, fragments, repair))
+        self.queued[sample] = self.queued.get(sample, 0) + 1
         if not self.pacer_busy:
             self.pacer_busy = True
             self.at(now, "pace")
@@ -226,6 +234,7 @@ class _Replay:
             self.period_left -= n * x.fragment_wire_bytes
             if n == len(fragments):
                 self.queue.pop(at)
+                self.queued[sample] -= 1
             else:
                 self.queue[at] = (sample, fragments[n:], repair)
         self.pacer_busy = False
@@ -239,6 +248,8 @@ class _Replay:
         self.reader_free = max(arrived, max(self.reader_free, now + self.x.delay_s)
                                + size / self.x.receive_bytes_per_s)
         self.at(self.reader_free, "arrive", sample, fragments, repair)
+        if self.x.heartbeat_needs_sent:  # StatefulWriter::deliver_sample_nts restarts it
+            self.start_heartbeat(now)
         return now + size / self.x.cpu_bytes_per_s
 
     # --- the reader -------------------------------------------------------------------
@@ -266,11 +277,30 @@ class _Replay:
             if epoch == self.hb_epoch:
                 self.send_heartbeat(now, at_once=False)
             return
-        if all(s.acked for s in self.samples[self.oldest_unacked:]):
+        if not self.heartbeat_due():
             self.hb_running = False
             return
         self.send_heartbeat(now, at_once=False)
         self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
+
+    def heartbeat_due(self) -> bool:
+        """Whether the periodic Heartbeat goes out: some sample is unacknowledged -- with
+        ``heartbeat_needs_sent`` (Fast DDS 2.9 StatefulWriter::send_periodic_heartbeat:
+        ReaderProxy::has_unacknowledged counts only changes whose status is
+        UNACKNOWLEDGED, not those UNSENT or REQUESTED in the flow controller) one with
+        nothing left in the pacer's FIFO."""
+        unacked = (i for i in range(self.oldest_unacked, len(self.samples))
+                   if not self.samples[i].acked)
+        if not self.x.heartbeat_needs_sent:
+            return next(unacked, None) is not None
+        return any(not self.queued.get(i) for i in unacked)
+
+    def start_heartbeat(self, now: float) -> None:
+        """The periodic Heartbeat's timer, started a period from ``now`` unless it runs
+        (Fast DDS's TimedEvent::restart_timer acts only on a stopped timer)."""
+        if not self.x.heartbeat_after_data and not self.hb_running:
+            self.hb_running = True
+            self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
 
     def send_heartbeat(self, now: float, at_once: bool) -> None:
         """A Heartbeat leaves behind what the link holds; the reader reads it after the
@@ -322,11 +352,15 @@ class _Replay:
             s.asked.update(window)
             s.rounds += 1
             wanted.append((i, window))
+            # from the NackFrag on, the writer holds the sample as UNSENT (its
+            # nackResponseDelay, then the flow controller) until the repair is delivered
+            self.queued[i] = self.queued.get(i, 0) + 1
         self.at(now + self.x.delay_s + self.x.control_s + self.x.writer_delay_s
                 + self.late(self.x.writer_delay_s), "repair", wanted)
 
     def repair(self, now: float, wanted: list[tuple[int, list[int]]]) -> None:
         for i, fragments in wanted:
+            self.queued[i] -= 1
             self.hand(now, i, fragments, repair=True)
         if self.x.heartbeat_after_data:
             self.send_heartbeat(now, at_once=True)
@@ -340,9 +374,8 @@ class _Replay:
             self.oldest_unacked += 1
 
     def write(self, now: float) -> None:
-        if not self.x.heartbeat_after_data and not self.hb_running:
-            self.hb_running = True
-            self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
+        if not self.x.heartbeat_needs_sent:
+            self.start_heartbeat(now)
         self.samples.append(_Sample(written=now, in_flight=self.x.fragments))
         self.hand(now, len(self.samples) - 1, list(range(self.x.fragments)), repair=False)
         if self.x.heartbeat_after_data:

@@ -7,7 +7,7 @@ eclipse-zenoh 1.10.2, in Python.
 
 Same command line, records, pacing (absolute CLOCK_MONOTONIC deadlines, late ticks
 skipped), warm-up samples (seq bit 63), end-of-stream sample (seq 2**64-1), subscriber
-end conditions and JSON summary as the C++ probes (probes/common/probe.cpp). Extra flags:
+end conditions and JSON summary as the C++ probes (probes/common/). Extra flags:
 
 - ``--mode peer`` (the paper's "Zenoh-TCP", seed 004 Table 2): peer-to-peer over TCP,
   explicit endpoints, multicast scouting and gossip off; usually the subscriber

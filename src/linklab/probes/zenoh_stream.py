@@ -1,6 +1,6 @@
-"""The Zenoh probe's stream as the native probes have it (probes/common/probe.cpp), in
-Python: the sample payload (seq and send time first), the publish pacing and the records
-file (zenoh_probe.py uses them)."""
+"""The Zenoh probe's stream as the native probes have it (probes/common/probe.cpp and
+publish.cpp), in Python: the sample payload (seq and send time first), the publish pacing
+and the records file (zenoh_probe.py uses them)."""
 
 from __future__ import annotations
 

@@ -57,8 +57,9 @@ LINK_INDEX = {"ethernet": 0, "wifi": 1, "4g": 2}
 # seed 004 Table 4 (Array1k; the paper does not say which middleware or link -- its
 # "without security" latency equals Table 2's Zenoh-TCP over 4G, 72.11 ms)
 TABLE4 = {"with": (77.35, 9701, 0.06), "without": (72.11, 9804, 0.06)}
-SECURED_PAIRS = (("fastdds", "fastdds-secure"), ("zenoh-peer", "zenoh-peer-tls"),
-                 ("zenoh-router", "zenoh-router-tls"), ("mqtt", "mqtt-tls"))
+SECURED_PAIRS = (("fastdds", "fastdds-secure"), ("cyclonedds", "cyclonedds-secure"),
+                 ("zenoh-peer", "zenoh-peer-tls"), ("zenoh-router", "zenoh-router-tls"),
+                 ("mqtt", "mqtt-tls"))
 
 
 SECURED = tuple(s for _, s in SECURED_PAIRS)

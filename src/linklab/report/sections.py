@@ -3,10 +3,11 @@
 :func:`build` turns a run into a :class:`Report`: the seed 004 tables when the run is
 one of its studies (they replace the Table II layout, which has nothing to say about
 them), then loss and latency vs distance (paper 002), each cell's latency distribution,
-per subscriber, per topic, fan-out, throughput searches, shares of the maximum, search
-trials, wire bytes per interface, gates, errors and failed cells. Each section says
-which outputs draw it (linklab.report.view.Section.outputs); the terminal, --markdown,
---json and the HTML page all take theirs from here.
+per subscriber, per topic, fan-out, throughput searches, the same searches by QoS (paper
+001 Fig. 9), shares of the maximum, search trials, wire bytes per interface, gates, errors
+and failed cells. Each section says which outputs draw it
+(linklab.report.view.Section.outputs); the terminal, --markdown, --json and the HTML page
+all take theirs from here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from linklab.report import (
     latency,
     outcome,
     paper_004,
+    qos_throughput,
     searches,
     subscribers,
 )
@@ -66,6 +68,7 @@ def build(run: Run, extra_gates: list[str] = (), with_records: bool = True) -> R
              subscribers.per_subscriber(rows, streams),
              subscribers.per_topic(rows, streams),
              subscribers.fanout(rows, streams), searches.searches_section(rows),
+             qos_throughput.qos_section(rows),
              searches.shares_section(rows),
              searches.trials_section(rows, run.cell_dir) if with_records else None,
              interface_counters.interfaces_section(rows), gate_view.section(report.gates),

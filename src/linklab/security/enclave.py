@@ -20,6 +20,10 @@ class Enclave:
         return self.directory / "fastdds_security.xml"
 
     @property
+    def cyclonedds_profile(self) -> Path:
+        return self.directory / "cyclonedds_security.xml"
+
+    @property
     def mqtt_profile(self) -> Path:
         return self.directory / "mqtt_tls.conf"
 

@@ -8,6 +8,7 @@ Zenoh signed by the same CA.
     DIR/enclaves/<enclave>/cert.pem key.pem(0600) identity_ca.cert.pem
         permissions_ca.cert.pem governance.p7s permissions.xml permissions.p7s
         fastdds_security.xml       Fast DDS profile: PKI-DH + Permissions + AES-GCM-GMAC
+        cyclonedds_security.xml    Cyclone DDS configuration: the same three plugins
         tls/cert.pem tls/key.pem(0600) tls/ca.cert.pem
         mqtt_tls.conf              linklab-probe-mqtt --profile (MQTT over TLS)
         zenoh_tls.json5            linklab zenoh probe --profile (Zenoh over TLS)
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linklab.errors import UsageError
-from linklab.security import documents, pki, profiles
+from linklab.security import cyclonedds, documents, pki, profiles
 from linklab.security.enclave import Enclave
 from linklab.security.names import (
     ENCLAVE_NAME,
@@ -151,6 +152,8 @@ def _create_enclave(root: Path, ca: pki.Identity, name: str, start, tls_names, d
     pki.write_public(directory / "tls" / "ca.cert.pem", ca_cert)
     enclave = Enclave(name=name, directory=directory.resolve())
     pki.write_public(enclave.fastdds_profile, profiles.fastdds_security_xml(enclave).encode())
+    pki.write_public(enclave.cyclonedds_profile, cyclonedds.security_xml(
+        enclave, cyclonedds.plugin_directory()).encode())
     pki.write_public(enclave.mqtt_profile, profiles.mqtt_client_profile(enclave).encode())
     pki.write_public(enclave.zenoh_profile, profiles.zenoh_tls_json5(enclave).encode())
     return enclave

@@ -162,7 +162,8 @@ def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
         return LatencyInput(
             **common, heartbeat_s=settings.heartbeat_period_ns / 1e9,
             reader_delay_s=FASTDDS_RESPONSE_S, writer_delay_s=FASTDDS_RESPONSE_S,
-            nack_scope=NACK_ALL, pacer_bytes=settings.pacing_bytes_per_period * wire / rtps,
+            nack_scope=NACK_ALL, heartbeat_needs_sent=True,
+            pacer_bytes=settings.pacing_bytes_per_period * wire / rtps,
             pacer_period_s=settings.pacing_period_ms / 1000)
     # Cyclone answers a Heartbeat asking for it at once (its writer asks after every
     # sample and repair), asks again for the same sample only NackDelay later, and names

@@ -1,0 +1,284 @@
+//! The forwarding loop: frames read from each TAP device go through their direction's
+//! pipeline to the other device. One epoll set wakes the loop for frames, for the
+//! deadline timer and for the stop signals; the counters go to the stats file every
+//! interval and once more when the relay stops.
+
+use std::io::Write as _;
+use std::os::fd::RawFd;
+
+use crate::config::{Config, Spin};
+use crate::lead::Lead;
+use crate::packet::{Packet, Pool};
+use crate::pipeline::Pipeline;
+use crate::stats::StatsWriter;
+use crate::tap::Tap;
+use crate::tapio::{TapIo, BATCH};
+use crate::{build_pipeline, check, die, mono_ns};
+
+/// The relay between its two TAP devices: what the loop keeps from one turn to the next.
+pub struct Relay {
+    cfg: Config,
+    tap_a: Tap,
+    tap_b: Tap,
+    /// the deadline timer, the stop signals, and the epoll set over both and the taps
+    tfd: RawFd,
+    sfd: RawFd,
+    epfd: RawFd,
+    ab: Pipeline,
+    ba: Pipeline,
+    lead: Lead,
+    stats: StatsWriter,
+    started: u64,
+    epoch: u64,
+    awaiting_first: bool,
+    pool: Pool,
+    /// batched reads and writes of both devices (io_uring where the kernel allows)
+    io: TapIo,
+    in_ab: Vec<Packet>,
+    in_ba: Vec<Packet>,
+    out: Vec<Packet>,
+    armed: u64,
+    next_stats: u64,
+    wait_ms: i32,
+}
+
+impl Relay {
+    /// Signals to a signalfd, the TAP devices (each moved to its namespace), the timer
+    /// and the epoll set; then the first stats file and `ready` on stdout.
+    pub fn open(cfg: Config, started: u64, epoch: u64, ab: Pipeline, ba: Pipeline) -> Relay {
+        // signals arrive through a signalfd so shutdown happens in the loop
+        let sfd = signal_fd();
+        let (tap_a, tap_b) = open_taps(&cfg);
+        let tfd: RawFd = unsafe { check(libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC), "timerfd") };
+        let epfd = epoll_over(&[(tap_a.fd, 0u64), (tap_b.fd, 1), (tfd, 2), (sfd, 3)]);
+        // The timer wakes the relay `lead` before a deadline; the last stretch is spent
+        // polling, so frames leave on time although the kernel wakes us late (lead.rs).
+        let lead = match cfg.spin {
+            Spin::Fixed(ns) => Lead::fixed(ns),
+            Spin::Auto(cap) => Lead::adaptive(cap),
+        };
+        let stats = StatsWriter::new(cfg.stats_path.clone());
+        // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
+        let max_frame = cfg.mtu.max(9000) + 64;
+        let relay = Relay {
+            pool: Pool::new(max_frame),
+            io: TapIo::new(&[&tap_a, &tap_b], max_frame),
+            in_ab: Vec::with_capacity(BATCH),
+            in_ba: Vec::with_capacity(BATCH),
+            out: Vec::with_capacity(4 * BATCH),
+            armed: 0,
+            next_stats: started + cfg.stats_interval_ns,
+            wait_ms: -1,
+            awaiting_first: cfg.epoch_first_packet,
+            cfg,
+            tap_a,
+            tap_b,
+            tfd,
+            sfd,
+            epfd,
+            ab,
+            ba,
+            lead,
+            stats,
+            started,
+            epoch,
+        };
+        relay.write_stats_now("running");
+        println!("ready {} {}", relay.tap_a.name, relay.tap_b.name);
+        let _ = std::io::stdout().flush();
+        relay
+    }
+
+    /// Forward until a stop signal (None) or until a TAP device is gone (its error).
+    pub fn forward_until_stopped(&mut self) -> Option<String> {
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
+        let mut running = true;
+        while running {
+            let slept_at = mono_ns();
+            let n = unsafe { libc::epoll_wait(self.epfd, events.as_mut_ptr(), events.len() as i32, self.wait_ms) };
+            if n < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                die(&format!("epoll_wait: {err}"));
+            }
+            let (readable, stop) = self.take_events(&events[..n as usize], slept_at);
+            if stop {
+                running = false;
+            }
+            if let Err(e) = self.read_devices(readable) {
+                return Some(e);
+            }
+            let now = mono_ns();
+            self.start_epoch_at_first_frame(now);
+            self.forward(now);
+            self.write_stats_when_due(now);
+            self.arm_timer();
+        }
+        None
+    }
+
+    /// The last stats file ("failed" or "stopped"), then the devices go (and with them
+    /// the link); a failure ends the process with its error.
+    pub fn stop(mut self, failure: Option<String>) {
+        self.flush_stage_logs();
+        let state = if failure.is_some() { "failed" } else { "stopped" };
+        self.stats.stop_writer();
+        self.write_stats_now(state);
+        drop(self.io); // its ring holds the devices' files too
+        drop(self.tap_a);
+        drop(self.tap_b);
+        if let Some(e) = failure {
+            die(&format!("{e}; stopping (the link is down)"));
+        }
+    }
+
+    /// Which devices have frames and whether a stop signal came. The timer's and the
+    /// signal's events are read here (the timer's lateness teaches the lead).
+    fn take_events(&mut self, events: &[libc::epoll_event], slept_at: u64) -> ([bool; 2], bool) {
+        let mut readable = [false; 2];
+        let mut stop = false;
+        for ev in events {
+            match ev.u64 {
+                0 => readable[0] = true,
+                1 => readable[1] = true,
+                2 => {
+                    let mut buf = [0u8; 8];
+                    unsafe { libc::read(self.tfd, buf.as_mut_ptr() as *mut libc::c_void, 8) };
+                    // lateness counts only when the relay slept through to the deadline
+                    if self.armed != 0 && slept_at < self.armed {
+                        self.lead.observe(self.armed, mono_ns());
+                    }
+                    self.armed = 0;
+                }
+                _ => {
+                    let mut info = [0u8; 128];
+                    unsafe { libc::read(self.sfd, info.as_mut_ptr() as *mut libc::c_void, info.len()) };
+                    stop = true;
+                }
+            }
+        }
+        (readable, stop)
+    }
+
+    fn read_devices(&mut self, readable: [bool; 2]) -> Result<(), String> {
+        if readable[0] {
+            self.io.read_batch(&self.tap_a, 0, &mut self.pool, &mut self.in_ab)?;
+        }
+        if readable[1] {
+            self.io.read_batch(&self.tap_b, 1, &mut self.pool, &mut self.in_ba)?;
+        }
+        Ok(())
+    }
+
+    /// `epoch first-packet`: the pipelines are built again, with their zero, when the
+    /// first frame arrives (nothing has passed them before).
+    fn start_epoch_at_first_frame(&mut self, now: u64) {
+        if self.awaiting_first && !(self.in_ab.is_empty() && self.in_ba.is_empty()) {
+            self.awaiting_first = false;
+            self.epoch = now;
+            self.ab = build_pipeline(&self.cfg.ab, self.cfg.seed, 1, self.epoch);
+            self.ba = build_pipeline(&self.cfg.ba, self.cfg.seed, 2, self.epoch);
+            self.hand_over_stats("running");
+        }
+    }
+
+    /// a -> b and b -> a: what each pipeline lets out by now goes to the other device.
+    fn forward(&mut self, now: u64) {
+        self.ab.run(now, &mut self.in_ab, &mut self.pool, &mut self.out);
+        self.io.write_out(&self.tap_b, 1, &mut self.ab, &mut self.out, &mut self.pool);
+        self.ba.run(now, &mut self.in_ba, &mut self.pool, &mut self.out);
+        self.io.write_out(&self.tap_a, 0, &mut self.ba, &mut self.out, &mut self.pool);
+    }
+
+    fn write_stats_when_due(&mut self, now: u64) {
+        if now >= self.next_stats && self.stats.path.is_some() {
+            self.flush_stage_logs();
+            self.hand_over_stats("running");
+            self.next_stats = now + self.cfg.stats_interval_ns;
+        }
+    }
+
+    /// The next wake-up: the earliest deadline (a stage's or the stats file's) less the
+    /// lead; at once (no sleep) when that is already past.
+    fn arm_timer(&mut self) {
+        let mut deadline = if self.stats.path.is_some() { self.next_stats } else { u64::MAX };
+        for d in [self.ab.next_due(), self.ba.next_due()].into_iter().flatten() {
+            deadline = deadline.min(d);
+        }
+        let now = mono_ns();
+        let lead_ns = self.lead.ns();
+        self.wait_ms = if deadline != u64::MAX && deadline <= now + lead_ns { 0 } else { -1 };
+        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(lead_ns).max(1) };
+        if self.wait_ms < 0 && deadline != self.armed && deadline != u64::MAX {
+            set_timer(self.tfd, deadline);
+            self.armed = deadline;
+        }
+    }
+
+    fn flush_stage_logs(&mut self) {
+        for st in self.ab.stages.iter_mut().chain(self.ba.stages.iter_mut()) {
+            st.flush_logs();
+        }
+    }
+
+    fn write_stats_now(&self, state: &str) {
+        let taps = (self.tap_a.name.as_str(), self.tap_b.name.as_str());
+        self.stats.write_now(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba);
+    }
+
+    fn hand_over_stats(&self, state: &str) {
+        let taps = (self.tap_a.name.as_str(), self.tap_b.name.as_str());
+        self.stats.hand_over(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba);
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP blocked and readable from the returned signalfd.
+fn signal_fd() -> RawFd {
+    unsafe {
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGTERM);
+        libc::sigaddset(&mut mask, libc::SIGINT);
+        libc::sigaddset(&mut mask, libc::SIGHUP);
+        check(libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut()), "sigprocmask");
+        check(libc::signalfd(-1, &mask, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC), "signalfd")
+    }
+}
+
+/// Both TAP devices, each moved into its namespace when the config names one.
+fn open_taps(cfg: &Config) -> (Tap, Tap) {
+    let spec_a = cfg.tap_a.as_ref().unwrap();
+    let spec_b = cfg.tap_b.as_ref().unwrap();
+    let tap_a = Tap::create(&spec_a.name).unwrap_or_else(|e| die(&e));
+    let tap_b = Tap::create(&spec_b.name).unwrap_or_else(|e| die(&e));
+    for (tap, spec) in [(&tap_a, spec_a), (&tap_b, spec_b)] {
+        if let Some(ns) = &spec.netns {
+            tap.move_to(ns).unwrap_or_else(|e| die(&e));
+        }
+    }
+    (tap_a, tap_b)
+}
+
+/// An epoll set watching each fd for input, its events carrying the given token.
+fn epoll_over(fds: &[(RawFd, u64)]) -> RawFd {
+    let epfd: RawFd = unsafe { check(libc::epoll_create1(libc::EPOLL_CLOEXEC), "epoll") };
+    for &(fd, token) in fds {
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        unsafe { check(libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev), "epoll_ctl") };
+    }
+    epfd
+}
+
+/// The timer fires once at `deadline` (CLOCK_MONOTONIC ns).
+fn set_timer(tfd: RawFd, deadline: u64) {
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: libc::timespec {
+            tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+            tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+        },
+    };
+    unsafe { libc::timerfd_settime(tfd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+}

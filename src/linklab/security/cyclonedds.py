@@ -1,0 +1,172 @@
+"""Cyclone DDS with DDS-Security: the ``<Domain><Security>`` section of a Cyclone
+configuration (what CYCLONEDDS_URI or the probe's ``--profile`` names) for one enclave,
+and the check that such a section will really secure the participant.
+
+Cyclone 0.10 (ddsi_cfgelems.h, "CycloneDDS/Domain/Security"): ``Authentication``
+(``Library`` path/initFunction/finalizeFunction, ``IdentityCA``, ``IdentityCertificate``,
+``PrivateKey``), ``AccessControl`` (``Library``, ``PermissionsCA``, ``Governance``,
+``Permissions``), ``Cryptographic`` (``Library``): the builtin PKI-DH, Access-Permissions
+and AES-GCM-GMAC plugins, the three SPIs SROS 2 enables (seed 002 §II-B). Debian ships
+the plugins outside the linker's path (libddsc0debian/), so the section names each
+library by its absolute path rather than relying on LD_LIBRARY_PATH.
+
+Cyclone refuses a participant whose security files are missing, but only when it is
+created, with its reason on stderr; ``check_security_config`` refuses them earlier, in
+one line naming the file, and refuses a section that lacks a plugin or a document (which
+would leave the participant unsecured or failing at run time).
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from linklab.errors import EnvironmentProblem, UsageError
+from linklab.security.enclave import Enclave
+
+# Where Cyclone DDS 0.10's security plugins are installed: Debian's libddsc0debian
+# package directory first, then the usual library directories of a source build.
+PLUGIN_DIRECTORIES = (
+    Path("/usr/lib/x86_64-linux-gnu/libddsc0debian"),
+    Path("/usr/lib/aarch64-linux-gnu/libddsc0debian"),
+    Path("/usr/local/lib"),
+    Path("/usr/lib/x86_64-linux-gnu"),
+    Path("/usr/lib"),
+)
+
+
+@dataclass(frozen=True)
+class Plugin:
+    element: str   # the Security child that configures it
+    library: str   # file name of the shared library
+    init: str      # initFunction
+    finalize: str  # finalizeFunction
+    documents: tuple[str, ...]  # the URIs it needs, as elements of ``element``
+
+
+PLUGINS = (
+    Plugin("Authentication", "libdds_security_auth.so", "init_authentication",
+           "finalize_authentication", ("IdentityCA", "IdentityCertificate", "PrivateKey")),
+    Plugin("AccessControl", "libdds_security_ac.so", "init_access_control",
+           "finalize_access_control", ("PermissionsCA", "Governance", "Permissions")),
+    Plugin("Cryptographic", "libdds_security_crypto.so", "init_crypto", "finalize_crypto", ()),
+)
+
+
+def plugin_directory(candidates: tuple[Path, ...] = PLUGIN_DIRECTORIES) -> Path:
+    """The first of ``candidates`` holding all three plugins; Debian's directory (the
+    first candidate) when none does, so a configuration names where they belong and
+    ``check_security_config`` says they are missing."""
+    for directory in candidates:
+        if all((directory / plugin.library).is_file() for plugin in PLUGINS):
+            return directory
+    return candidates[0]
+
+
+def check_plugins(directory: Path | None = None) -> Path:
+    """The directory of Cyclone's security plugins; EnvironmentProblem (one line) when
+    one of them is missing."""
+    directory = directory or plugin_directory()
+    for plugin in PLUGINS:
+        if not (directory / plugin.library).is_file():
+            raise EnvironmentProblem(f"Cyclone DDS's security plugin {plugin.library} is not "
+                                     f"in {directory}; install libddsc0debian (Debian's "
+                                     "cyclonedds 0.10 with DDS-Security)")
+    return directory
+
+
+def enclave_documents(enclave: Enclave) -> dict[str, Path]:
+    """The files of ``enclave`` each document element names."""
+    d = enclave.directory
+    return {"IdentityCA": d / "identity_ca.cert.pem", "IdentityCertificate": d / "cert.pem",
+            "PrivateKey": d / "key.pem", "PermissionsCA": d / "permissions_ca.cert.pem",
+            "Governance": d / "governance.p7s", "Permissions": d / "permissions.p7s"}
+
+
+def security_xml(enclave: Enclave, plugins: Path) -> str:
+    """A Cyclone configuration enabling DDS-Security for ``enclave`` with the plugins in
+    ``plugins``; nothing else is set (Cyclone's defaults, as the plain ``cyclonedds``)."""
+    files = enclave_documents(enclave)
+    sections = []
+    for plugin in PLUGINS:
+        library = (f"<Library path={quoteattr(str(plugins / plugin.library))} "
+                   f"initFunction=\"{plugin.init}\" finalizeFunction=\"{plugin.finalize}\"/>")
+        lines = [f"        {library}"] + [
+            f"        <{name}>file:{escape(str(files[name]))}</{name}>"
+            for name in plugin.documents]
+        sections.append(f"      <{plugin.element}>\n" + "\n".join(lines)
+                        + f"\n      </{plugin.element}>")
+    body = "\n".join(sections)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- generated by linklab keystore: enclave {escape(enclave.name)} -->
+<CycloneDDS>
+  <Domain id="any">
+    <Security>
+{body}
+    </Security>
+  </Domain>
+</CycloneDDS>
+"""
+
+
+def check_security_config(path: Path, argument: str = "profile") -> None:
+    """Refuse (one-line UsageError naming ``argument``) a Cyclone configuration whose
+    ``<Security>`` section would not secure the participant: a plugin or document
+    missing from it, a library or file it names that is not there or not readable.
+    A configuration without a Security section passes (it is not a secured one)."""
+    try:
+        root = ET.fromstring(Path(path).read_text())
+    except (OSError, ET.ParseError) as error:
+        raise UsageError(f"{path}: not a readable Cyclone configuration "
+                         f"({str(error).splitlines()[0]})", argument=argument) from None
+    # "DDSSecurity" is Cyclone's other name for the section (ddsi_cfgelems.h)
+    for security in root.findall("./Domain/Security") + root.findall("./Domain/DDSSecurity"):
+        _check_section(security, path, argument)
+
+
+def _check_section(security: ET.Element, path: Path, argument: str) -> None:
+    for plugin in PLUGINS:
+        section = security.find(plugin.element)
+        library = section.find("Library") if section is not None else None
+        if library is None or not library.get("path"):
+            # Cyclone would look for the plugin on the linker's path, where Debian does
+            # not install it: the participant would fail only when it is created
+            where = f"<{plugin.element}>" if section is not None else "<Security>"
+            raise UsageError(f"{path}: {where} names no <{plugin.element}><Library path=...> "
+                             f"(e.g. {plugin_directory() / plugin.library})", argument=argument)
+        _check_library(Path(library.get("path", "")), plugin, path, argument)
+        for name in plugin.documents:
+            _check_document(section.find(name), plugin.element, name, path, argument)
+
+
+def _check_library(library: Path, plugin: Plugin, config: Path, argument: str) -> None:
+    if not library.is_absolute():
+        raise UsageError(f"{config}: <{plugin.element}><Library path={str(library)!r}> must "
+                         "be an absolute path to the plugin (the linker's path is not used)",
+                         argument=argument)
+    if not library.is_file():
+        raise EnvironmentProblem(f"Cyclone DDS's security plugin {library} is missing "
+                                 f"(named in {config}); install libddsc0debian "
+                                 "(Debian's cyclonedds 0.10 with DDS-Security)")
+
+
+def _check_document(element: ET.Element | None, section: str, name: str, config: Path,
+                    argument: str) -> None:
+    uri = (element.text or "").strip() if element is not None else ""
+    if not uri:
+        raise UsageError(f"{config}: <{section}> has no <{name}>", argument=argument)
+    if uri.startswith("data:"):
+        return  # inline document: Cyclone reads it from the configuration itself
+    if not uri.startswith("file:"):
+        raise UsageError(f"{config}: <{name}>{uri[:60]}: expected a file: or data: URI",
+                         argument=argument)
+    target = Path(uri.removeprefix("file:").removeprefix("//"))
+    if not target.is_file():
+        raise UsageError(f"{config}: <{name}> names {target}, which does not exist",
+                         argument=argument)
+    if not os.access(target, os.R_OK):
+        raise UsageError(f"{config}: <{name}> names {target}, which is not readable",
+                         argument=argument)
