@@ -25,7 +25,6 @@ from linklab.errors import EnvironmentProblem
 from linklab.probes.binaries import binary_path
 from linklab.probes.records import read_records
 from linklab.sft import netns, usage
-from linklab.sft.worker import port_counters
 
 BYTES_HEADER = 20  # Bytes_: seq (8) + t_send_ns (8) + the sequence's length (4)
 DOMAIN = 7  # not the sft-bench endpoints' domain 0
@@ -41,6 +40,28 @@ def _ports(star: netns.Star) -> list[str]:
     """Every receiver's counted port as ``<namespace>/<interface>`` (read from here)."""
     return [h.port if "/" in h.port else f"{star.publisher.namespace}/{h.port}"
             for h in star.receivers]
+
+
+def _read_ports(star: netns.Star) -> tuple[int, dict[str, int]]:
+    """Every receiver port's tx+rx bytes, one ``cat`` per namespace, and when (the
+    middle of the reads, CLOCK_MONOTONIC ns)."""
+    by_namespace: dict[str, list[str]] = {}
+    for port in _ports(star):
+        by_namespace.setdefault(port.split("/", 1)[0], []).append(port)
+    t_start = time.monotonic_ns()
+    out = {}
+    for namespace, ports in by_namespace.items():
+        files = [f"/sys/class/net/{p.split('/', 1)[1]}/statistics/{d}_bytes"
+                 for p in ports for d in ("tx", "rx")]
+        text = subprocess.run(["ip", "netns", "exec", namespace, "cat", *files],
+                              capture_output=True, text=True, check=True).stdout.split()
+        for index, port in enumerate(ports):
+            out[port] = int(text[2 * index]) + int(text[2 * index + 1])
+    return (t_start + time.monotonic_ns()) // 2, out
+
+
+def _sleep_until(monotonic_s: float) -> None:
+    time.sleep(max(0.0, monotonic_s - time.monotonic()))
 
 
 def _probe(star: netns.Star, host: netns.Host, role: str, common: list[str],
@@ -97,17 +118,16 @@ def trial(star: netns.Star, payload: int, rate_hz: float, warmup: int, count: in
                     **{f"receiver{i + 1}": p.pid for i, p in enumerate(subs)}}
             with usage.RssSampler(list(pids.values())) as sampler:
                 (tmp / "go").touch()
-                go = time.monotonic()
                 go_ns = time.monotonic_ns()
-                # between publication slots: a quarter period after the warm-up's end,
-                # as long as sft-bench's window (count periods and a half)
-                time.sleep(max(0.0, go + warmup_s + period / 4 - time.monotonic()))
+                # from a quarter period after the warm-up's end (between two publication
+                # slots), as long as sft-bench's window: count periods and a half; both
+                # ends on the schedule, however long a read takes
+                start_s = go_ns / 1e9 + warmup_s + period / 4
+                _sleep_until(start_s)
                 before = usage.snapshot(list(pids.values()), reset=True)
-                counters0 = port_counters(_ports(star))
-                t0 = time.monotonic_ns()
-                time.sleep(max(0.0, t0 / 1e9 + (count + 0.5) * period - time.monotonic()))
-                t1 = time.monotonic_ns()
-                counters1 = port_counters(_ports(star))
+                t0, counters0 = _read_ports(star)
+                _sleep_until(start_s + (count + 0.5) * period)
+                t1, counters1 = _read_ports(star)
                 after = usage.snapshot(list(pids.values()))
             for proc in procs:
                 proc.wait(timeout=15)
@@ -125,9 +145,13 @@ def trial(star: netns.Star, payload: int, rate_hz: float, warmup: int, count: in
         lat = _latencies(tmp, len(subs))
     seconds = (t1 - t0) / 1e9
     per_port = [counters1[p] - counters0[p] for p in _ports(star)]
+    # per sft-bench's window: count messages in count + 1/2 periods (a late read that
+    # let one more slot in does not add its bytes to the rate)
+    scale = count / messages / ((count + 0.5) * period) if messages else 0.0
     return {"bytes": per_port, "seconds": seconds, "messages": messages,
             "first_slot_late_ms": late_ms,
-            "kbit_s": [8 * b / seconds / 1000 for b in per_port],
+            "kbit_s": [8 * b * scale / 1000 for b in per_port],
+            "kbit_s_raw": [8 * b / seconds / 1000 for b in per_port],
             "latency_mean_ms": statistics.fmean(lat) if lat else None,
             "latency_median_ms": statistics.median(lat) if lat else None,
             "usage": usage.trial_usage(pids, before, after, sampler.samples, (t0, t1),

@@ -49,7 +49,7 @@ def _reader(paths: list[str]):
     return callback
 
 
-def port_counters(ports: list[str]) -> dict[str, int]:
+def _counters(ports: list[str]) -> dict[str, int]:
     """tx+rx bytes of each port: an interface here, or ``<netns>/<interface>`` elsewhere."""
     out = {}
     for port in ports:
@@ -109,12 +109,12 @@ def serve(role: str, cfg: TransportConfig) -> None:
             next_at = _burst(pub, message, period, command["warmup"], next_at)
             pids = command.get("pids") or []
             usage_before = usage.snapshot(pids, reset=True)
-            before = port_counters(command["ports"])
+            before = _counters(command["ports"])
             t0 = time.monotonic_ns()
             next_at = _burst(pub, message, period, command["count"], next_at)
             time.sleep(period / 2)
             t1 = time.monotonic_ns()
-            after = port_counters(command["ports"])
+            after = _counters(command["ports"])
             usage_after = usage.snapshot(pids)
             reply.update(bytes={p: after[p] - before[p] for p in after}, seconds=(t1 - t0) / 1e9,
                          window_ns=[t0, t1], usage_before=usage_before,
