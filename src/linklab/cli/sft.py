@@ -24,9 +24,9 @@ def register(app: typer.Typer) -> None:
             "fields x 512 B, 1 and 3 receivers, 50 and 100 % field-requirement probability, "
             "3 repeats, no Nav2/PointCloud2 cases, with the Fast DDS reference."),
         fastdds: bool = typer.Option(
-            False, "--fastdds", help="Also run Table I's Fast DDS reference: full messages of "
-            "each parametric shape through the native Fast DDS probe on the same hosts (with "
-            "--middleware both: once, beside the first)."),
+            False, "--fastdds", help="Also run the Fast DDS reference of paper 003's Table I: "
+            "full messages of each parametric shape through the native Fast DDS probe on the "
+            "same hosts (with --middleware both: once, beside the first)."),
         repeats: int = typer.Option(5, "--repeats", min=1, help="Repeats per configuration."),
         link: str | None = typer.Option(
             None, "--link", help="Join the hosts with a linklab link preset (such as "
