@@ -43,12 +43,12 @@ def _ports(star: netns.Star) -> list[str]:
 
 
 def _read_ports(star: netns.Star) -> tuple[int, dict[str, int]]:
-    """Every receiver port's tx+rx bytes, one ``cat`` per namespace, and when (the
-    middle of the reads, CLOCK_MONOTONIC ns)."""
+    """Every receiver port's tx+rx bytes, one ``cat`` per namespace, and when (the end
+    of the reads, CLOCK_MONOTONIC ns: the ``cat`` runs at the end of ``ip netns exec``,
+    whose start-up is most of a read's time)."""
     by_namespace: dict[str, list[str]] = {}
     for port in _ports(star):
         by_namespace.setdefault(port.split("/", 1)[0], []).append(port)
-    t_start = time.monotonic_ns()
     out = {}
     for namespace, ports in by_namespace.items():
         files = [f"/sys/class/net/{p.split('/', 1)[1]}/statistics/{d}_bytes"
@@ -57,7 +57,7 @@ def _read_ports(star: netns.Star) -> tuple[int, dict[str, int]]:
                               capture_output=True, text=True, check=True).stdout.split()
         for index, port in enumerate(ports):
             out[port] = int(text[2 * index]) + int(text[2 * index + 1])
-    return (t_start + time.monotonic_ns()) // 2, out
+    return time.monotonic_ns(), out
 
 
 def _sleep_until(monotonic_s: float) -> None:
