@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from linklab.errors import EnvironmentProblem
-from linklab.sft import netns
+from linklab.sft import fastdds_reference, netns, overhead, usage
+from linklab.sft.overhead import mean_present as _mean
 from linklab.sft.schema import schema, synthetic_type
 
 # Paper 003, Table I (SFT vs EmbeddedRTPS baseline, mean bandwidth change) and §V-D/E.
@@ -46,11 +47,21 @@ class Settings:
     count: int = 30  # 3 s measured
     seed: int = 3
     link: str | None = None  # a linklab.link preset (star topology); None: netns.star
+    cases: bool = True  # the Nav2 and PointCloud2 cases after the parametric study
+    fastdds: bool = False  # Table I's Fast DDS reference: full messages of each shape
 
     @classmethod
     def quick(cls, middleware: str, link: str | None = None) -> Settings:
         return cls(middleware=middleware, fields=(5,), sizes=(256,), repeats=1, warmup=15,
                    count=20, link=link)
+
+    @classmethod
+    def overhead(cls, middleware: str, link: str | None = None,
+                 fastdds: bool = True) -> Settings:
+        """§V-C's CPU and memory overhead in a few minutes: 7 fields x 512 B, 1 and 3
+        receivers, FRP 50 and 100 %, 3 repeats, no Nav2/PointCloud2 cases."""
+        return cls(middleware=middleware, fields=(7,), sizes=(512,), frps=(0.5, 1.0),
+                   repeats=3, link=link, cases=False, fastdds=fastdds)
 
 
 class Worker:
@@ -129,15 +140,25 @@ class Testbed:
         for index, (worker, reader) in enumerate(zip(self.subs, readers, strict=True)):
             worker.call(op="subscribe", id=str(index), topic=topic, workload=workload,
                         mode=mode, **reader)
-        run = self.pub.call(op="run", topic=topic, workload=workload, mode=mode,
-                            rate=settings.rate_hz, warmup=settings.warmup,
-                            count=settings.count, ports=[h.port for h in self.star.receivers])
+        pids = self.pids()
+        with usage.RssSampler(list(pids.values())) as sampler:
+            run = self.pub.call(op="run", topic=topic, workload=workload, mode=mode,
+                                rate=settings.rate_hz, warmup=settings.warmup,
+                                count=settings.count, ports=[h.port for h in self.star.receivers],
+                                pids=list(pids.values()))
         subs = [worker.call(op="collect", id=str(index), skip=settings.warmup)
                 for index, worker in enumerate(self.subs)]
         per_port = [run["bytes"][h.port] for h in self.star.receivers]
         return {"mode": mode, "bytes": per_port, "seconds": run["seconds"],
                 "kbit_s": [8 * b / run["seconds"] / 1000 for b in per_port],
-                "changes": run["changes"], "subs": subs}
+                "changes": run["changes"], "subs": subs,
+                "usage": usage.trial_usage(pids, run["usage_before"], run["usage_after"],
+                                           sampler.samples, run["window_ns"], settings.count)}
+
+    def pids(self) -> dict[str, int]:
+        """Each endpoint process by role: ``publisher``, ``receiver1`` ..."""
+        return {"publisher": self.pub.proc.pid,
+                **{f"receiver{i + 1}": w.proc.pid for i, w in enumerate(self.subs)}}
 
     def close(self) -> None:
         for worker in self.workers:
@@ -174,11 +195,8 @@ class Row:
     baseline_latency_median_ms: float | None = None
     sft_latency_median_ms: float | None = None
     per_receiver: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _mean(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.fmean(present) if present else None
+    # per process (publisher, receiver1 ...), each mode: sft.usage.window_usage
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 def _pair(bed: Testbed, workload: dict[str, Any], readers: list[dict[str, Any]],
@@ -208,7 +226,8 @@ def _pair(bed: Testbed, workload: dict[str, Any], readers: list[dict[str, Any]],
                  "sizes": sub["sizes"], "received": sub["received"],
                  "baseline_received": plain["received"], "misses": sub["misses"]}
                 for b, s, sub, plain in zip(base["kbit_s"], sft["kbit_s"], sft["subs"],
-                                            base["subs"], strict=True)])
+                                            base["subs"], strict=True)],
+               {"baseline": base["usage"], "sft": sft["usage"]})
 
 
 class _Beds:
@@ -238,60 +257,102 @@ class _Beds:
         self.bed.close()
 
 
+def _parametric(beds: _Beds, settings: Settings, receivers: int, rng: random.Random,
+                responses: list[dict[str, float]], progress: Callable[[str], None]) -> list[Row]:
+    """§V-A/C: every shape and field-requirement probability, ``repeats`` times."""
+    rows: list[Row] = []
+    for n_fields in settings.fields:
+        for size in settings.sizes:
+            synthetic_type(n_fields, size)
+            workload = {"kind": "synthetic", "fields": n_fields, "size": size}
+            for frp in settings.frps:
+                for repeat in range(settings.repeats):
+                    readers, plain = [], []
+                    for _ in range(receivers):
+                        reads = [f"f{j}" for j in range(n_fields) if rng.random() < frp]
+                        readers.append({"reads": reads, "record": True})
+                        plain.append({"reads": reads})
+                    params = {"fields": n_fields, "size": size, "receivers": receivers,
+                              "frp": frp, "repeat": repeat}
+                    rows.append(beds.pair(workload, readers, plain, settings,
+                                          "parametric", params, responses))
+                    progress(f"parametric {params}: {rows[-1].change_pct:+.1f} %")
+    return rows
+
+
+def _cases(beds: _Beds, settings: Settings, receivers: int,
+           responses: list[dict[str, float]], progress: Callable[[str], None]) -> list[Row]:
+    """§V-D's Nav2 cases (1 receiver) and §V-E's PointCloud2 (3 receivers)."""
+    rows: list[Row] = []
+    if receivers == 1:
+        nav2 = {
+            "laserscan": [f for f in schema("sensor_msgs/msg/LaserScan").top_level
+                          if f != "intensities"],
+            "battery": ["current"],
+            "grid": list(schema("nav_msgs/msg/OccupancyGrid").top_level),
+        }
+        for kind, fields in nav2.items():
+            for repeat in range(settings.repeats):
+                rows.append(beds.pair({"kind": kind}, [{"fields": fields, "reads": fields}],
+                                      [{"reads": fields}], settings, f"nav2-{kind}",
+                                      {"repeat": repeat, "fields": fields}, responses))
+                progress(f"nav2 {kind}: {rows[-1].change_pct:+.1f} %")
+    if receivers == 3:
+        top = list(schema("sensor_msgs/msg/PointCloud2").top_level)
+        needs = [["height", "width"], ["data"], [f for f in top if f != "height"]]
+        for repeat in range(settings.repeats):
+            rows.append(beds.pair({"kind": "pointcloud"},
+                                  [{"fields": n, "reads": n} for n in needs],
+                                  [{"reads": n} for n in needs], settings, "pointcloud2",
+                                  {"repeat": repeat}, responses))
+            progress(f"pointcloud2: {rows[-1].change_pct:+.1f} %")
+    return rows
+
+
+def _fastdds(beds: _Beds, settings: Settings, receivers: int,
+             progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Table I's Fast DDS reference: full messages of every shape on the same star."""
+    trials = []
+    for n_fields in settings.fields:
+        for size in settings.sizes:
+            for repeat in range(settings.repeats):
+                params = {"fields": n_fields, "size": size, "receivers": receivers,
+                          "repeat": repeat}
+                topic = f"sftref_{n_fields}x{size}_{receivers}_{repeat}"
+                result = fastdds_reference.trial(
+                    beds.bed.star, fastdds_reference.payload_for(n_fields, size),
+                    settings.rate_hz, settings.warmup, settings.count, topic)
+                trials.append({"params": params, **result})
+                progress(f"fastdds {params}: {sum(result['kbit_s']):.1f} kbit/s")
+    return trials
+
+
 def run(settings: Settings, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     rng = random.Random(settings.seed)
     rows: list[Row] = []
+    reference: list[dict[str, Any]] = []
     responses: list[dict[str, float]] = []
     started = time.time()
     restarts = 0
     for receivers in settings.receivers:
         beds = _Beds(settings, receivers, progress)
         try:
-            for n_fields in settings.fields:
-                for size in settings.sizes:
-                    synthetic_type(n_fields, size)
-                    workload = {"kind": "synthetic", "fields": n_fields, "size": size}
-                    for frp in settings.frps:
-                        for repeat in range(settings.repeats):
-                            readers, plain = [], []
-                            for _ in range(receivers):
-                                reads = [f"f{j}" for j in range(n_fields) if rng.random() < frp]
-                                readers.append({"reads": reads, "record": True})
-                                plain.append({"reads": reads})
-                            params = {"fields": n_fields, "size": size, "receivers": receivers,
-                                      "frp": frp, "repeat": repeat}
-                            rows.append(beds.pair(workload, readers, plain, settings,
-                                                  "parametric", params, responses))
-                            progress(f"parametric {params}: {rows[-1].change_pct:+.1f} %")
-            if receivers == 1:
-                nav2 = {
-                    "laserscan": [f for f in schema("sensor_msgs/msg/LaserScan").top_level
-                                  if f != "intensities"],
-                    "battery": ["current"],
-                    "grid": list(schema("nav_msgs/msg/OccupancyGrid").top_level),
-                }
-                for kind, fields in nav2.items():
-                    for repeat in range(settings.repeats):
-                        rows.append(beds.pair({"kind": kind}, [{"fields": fields,
-                                                                "reads": fields}],
-                                              [{"reads": fields}], settings, f"nav2-{kind}",
-                                              {"repeat": repeat, "fields": fields}, responses))
-                        progress(f"nav2 {kind}: {rows[-1].change_pct:+.1f} %")
-            if receivers == 3:
-                top = list(schema("sensor_msgs/msg/PointCloud2").top_level)
-                needs = [["height", "width"], ["data"], [f for f in top if f != "height"]]
-                for repeat in range(settings.repeats):
-                    rows.append(beds.pair({"kind": "pointcloud"},
-                                          [{"fields": n, "reads": n} for n in needs],
-                                          [{"reads": n} for n in needs], settings,
-                                          "pointcloud2", {"repeat": repeat}, responses))
-                    progress(f"pointcloud2: {rows[-1].change_pct:+.1f} %")
+            rows += _parametric(beds, settings, receivers, rng, responses, progress)
+            if settings.cases:
+                rows += _cases(beds, settings, receivers, responses, progress)
+            if settings.fastdds:
+                reference += _fastdds(beds, settings, receivers, progress)
         finally:
             restarts += beds.restarts
             beds.close()
-    return {"settings": asdict(settings), "seconds": time.time() - started,
-            "testbed_restarts": restarts, "rows": [asdict(r) for r in rows],
-            "responses": responses, "summary": summarize(rows, responses)}
+    result = {"settings": asdict(settings), "seconds": time.time() - started,
+              "testbed_restarts": restarts, "rows": [asdict(r) for r in rows],
+              "responses": responses, "summary": summarize(rows, responses)}
+    result["summary"]["overhead"] = overhead.summarize(result["rows"])
+    if reference:
+        result["fastdds_reference"] = reference
+        result["summary"]["fastdds"] = overhead.fastdds_summary(result["rows"], reference)
+    return result
 
 
 def _change(rows: list[Row]) -> dict[str, float | None]:
@@ -354,6 +415,8 @@ def markdown(result: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|"]
 
     def row(name: str, paper: float | None, change: dict[str, Any]) -> None:
+        if change.get("baseline_kbit_s") is None:
+            return  # a case this run left out (--overhead)
         paper_text = "—" if paper is None else f"{paper:+.1f} %"
         ours = change.get("change_pct")
         ours_text = "—" if ours is None else f"{ours:+.1f} %"
@@ -385,4 +448,12 @@ def markdown(result: dict[str, Any]) -> str:
                  f"{PAPER_RESPONSE_MS} ms mean).  Request → first reduced message received: "
                  f"mean {_fmt(first['mean'], '.1f')} ms, median {_fmt(first['median'], '.1f')} "
                  f"ms (n={first['n']}; bounded by the 100 ms publish period).")
+    if s.get("overhead"):
+        lines += ["", "CPU and memory per endpoint process over each trial's measured window "
+                  "(mean SFT − baseline; docs/metrics.md, \"SFT endpoint overhead\"):", "",
+                  overhead.markdown(s["overhead"], mw)]
+    if s.get("fastdds"):
+        lines += ["", "Table I's Fast DDS reference (full messages, `Bytes` of the same "
+                  "serialized size, same star and windows):", "",
+                  overhead.fastdds_markdown(s["fastdds"], mw)]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from linklab.sft import samples
+from linklab.sft import samples, usage
 from linklab.sft.api import Publisher, Subscriber
 from linklab.sft.transport import TransportConfig
 
@@ -107,13 +107,18 @@ def serve(role: str, cfg: TransportConfig) -> None:
             time.sleep(command.get("settle_s", 0.3))
             next_at = time.monotonic()
             next_at = _burst(pub, message, period, command["warmup"], next_at)
+            pids = command.get("pids") or []
+            usage_before = usage.snapshot(pids, reset=True)
             before = _counters(command["ports"])
-            t0 = time.monotonic()
+            t0 = time.monotonic_ns()
             next_at = _burst(pub, message, period, command["count"], next_at)
             time.sleep(period / 2)
-            elapsed = time.monotonic() - t0
+            t1 = time.monotonic_ns()
             after = _counters(command["ports"])
-            reply.update(bytes={p: after[p] - before[p] for p in after}, seconds=elapsed,
+            usage_after = usage.snapshot(pids)
+            reply.update(bytes={p: after[p] - before[p] for p in after}, seconds=(t1 - t0) / 1e9,
+                         window_ns=[t0, t1], usage_before=usage_before,
+                         usage_after=usage_after,
                          published=pub.stats.published,
                          masks={r: m.text() for r, m in pub.masks().items()},
                          changes=[[c.reader_id, c.mask.text(), c.seq, c.sent_ns, c.applied_ns]
