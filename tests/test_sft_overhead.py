@@ -33,6 +33,14 @@ def test_window_usage_cpu_as_share_of_a_core_and_per_message() -> None:
     assert got["rss_peak_kb"] == 40500                      # VmHWM after the reset
 
 
+
+def test_a_sampled_rise_above_a_lagging_vmhwm_is_the_peak() -> None:
+    """VmHWM is raised lazily by the kernel: a sample above it in the window is the peak."""
+    before = {"cpu_s": 1.00, "rss_kb": 40000, "hwm_kb": 40000}
+    after = {"cpu_s": 1.06, "rss_kb": 40200, "hwm_kb": 40200}
+    got = usage.window_usage(before, after, [40000, 46000, 40200], seconds=3.0, messages=30)
+    assert got["rss_peak_kb"] == 46000
+
 def test_window_usage_falls_back_to_the_snapshots_and_a_gone_process_is_none() -> None:
     before = {"cpu_s": 0.0, "rss_kb": 100, "hwm_kb": 100}
     after = {"cpu_s": 0.0, "rss_kb": 300, "hwm_kb": 300}

@@ -19,7 +19,7 @@ def _plausible(use: dict, seconds: float) -> None:
     assert use["cpu_s"] is not None and use["cpu_s"] >= 0
     assert use["cpu_pct"] == pytest.approx(100 * use["cpu_s"] / seconds)
     assert 5_000 < use["rss_mean_kb"] < 2_000_000   # a process's RSS: MB, not bytes or GB
-    assert use["rss_peak_kb"] >= 0.9 * use["rss_mean_kb"]
+    assert use["rss_peak_kb"] >= use["rss_mean_kb"]   # the peak counts every sample
 
 
 @pytest.mark.parametrize("middleware", ["cyclonedds", "zenoh"])

@@ -99,10 +99,14 @@ def window_usage(before: dict[str, Any], after: dict[str, Any], rss_kb: list[int
     cpu = after["cpu_s"] - before["cpu_s"]
     edges = [v for v in (before.get("rss_kb"), after.get("rss_kb")) if v is not None]
     samples = rss_kb or edges
+    # the kernel raises VmHWM lazily (mm->hiwater_rss at unmaps; proc(5) reports the larger
+    # of it and the current RSS), so a rise and fall between two unmaps may pass it by:
+    # the peak is the larger of VmHWM and every RSS the window sampled
+    peaks = [v for v in (after.get("hwm_kb"), *samples) if v is not None]
     return {"cpu_s": cpu, "cpu_pct": 100 * cpu / seconds,
             "cpu_s_per_msg": cpu / messages if messages else None,
             "rss_mean_kb": statistics.fmean(samples) if samples else None,
-            "rss_peak_kb": after.get("hwm_kb")}
+            "rss_peak_kb": max(peaks) if peaks else None}
 
 
 def in_window(samples: list[tuple[int, int, int]], pid: int, t0_ns: int,
