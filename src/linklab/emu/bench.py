@@ -29,7 +29,7 @@ ADDR_A, ADDR_B = "10.214.0.1", "10.214.0.2"
 RELAY_CPU = 1
 
 
-def _run(*args: str) -> str:
+def run_out(*args: str) -> str:
     return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
 
 
@@ -39,14 +39,14 @@ def _iperf(ns_a: str, ns_b: str, addr_b: str, payload: int, seconds: float) -> d
                               stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
-        out = _run("ip", "netns", "exec", ns_a, "taskset", "-c", "0", "iperf3", "-c", addr_b,
-                   "-u", "-b", "0", "-l", str(payload), "-t", str(seconds), "-J")
+        out = run_out("ip", "netns", "exec", ns_a, "taskset", "-c", "0", "iperf3", "-c", addr_b,
+                      "-u", "-b", "0", "-l", str(payload), "-t", str(seconds), "-J")
         return json.loads(out)
     finally:
         server.wait(timeout=30)
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     """utime + stime of a process (includes the kernel work its writes trigger)."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -54,7 +54,7 @@ def _cpu_seconds(pid: int) -> float:
 
 def _rx_packets(netns: str, ifname: str) -> int:
     """Frames the receiving interface took in (before any socket could drop them)."""
-    info = json.loads(_run("ip", "-n", netns, "-s", "-j", "link", "show", "dev", ifname))
+    info = json.loads(run_out("ip", "-n", netns, "-s", "-j", "link", "show", "dev", ifname))
     return int(info[0]["stats64"]["rx"]["packets"])
 
 
@@ -71,13 +71,13 @@ def join(kind: str, names: tuple[str, str, str, str], workdir: Path,
         wires.append(wire)
         wire.up(cpu=RELAY_CPU)
         return wire
-    _run("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
-         "netns", ns_b)
+    run_out("ip", "link", "add", ifa, "netns", ns_a, "type", "veth", "peer", "name", ifb,
+            "netns", ns_b)
     for ns, dev, addr in ((ns_a, ifa, ADDR_A), (ns_b, ifb, ADDR_B)):
-        _run("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-        _run("ip", "-n", ns, "link", "set", dev, "up")
-        _run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso", "off",
-             "gro", "off")
+        run_out("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+        run_out("ip", "-n", ns, "link", "set", dev, "up")
+        run_out("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso", "off",
+                "gro", "off")
     return None
 
 
@@ -96,10 +96,10 @@ def main() -> None:
             scratch_namespaces((ns_a, ns_b), lo_up=True) as wires:
         wire = join(args.wire, (ns_a, ns_b, ifa, ifb), Path(tmp), wires)
         before = _rx_packets(ns_b, ifb)
-        cpu_before = _cpu_seconds(wire.relay.pid) if wire else 0.0
+        cpu_before = cpu_seconds(wire.relay.pid) if wire else 0.0
         result = _iperf(ns_a, ns_b, ADDR_B, payload, args.seconds)
         delivered = _rx_packets(ns_b, ifb) - before
-        relay_cpu = (_cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
+        relay_cpu = (cpu_seconds(wire.relay.pid) - cpu_before) if wire else None
         end = result["end"]["sum"]
         seconds = end["seconds"]
         frames_per_s = delivered / seconds

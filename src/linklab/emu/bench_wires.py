@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from linklab.emu.bench import ADDR_B, ETH_IP_UDP, RELAY_CPU, _cpu_seconds, _run, join
+from linklab.emu.bench import ADDR_B, ETH_IP_UDP, RELAY_CPU, cpu_seconds, join, run_out
 from linklab.emu.relay import relay_binary
 from linklab.emu.tap_wire import scratch_namespaces
 from linklab.errors import LinklabError
@@ -68,8 +68,8 @@ PLACEMENTS = (
 
 def _udp_taken(netns: str) -> int:
     """Datagrams b's UDP layer took for a socket (queued, or dropped at a full buffer)."""
-    lines = [ln.split() for ln in _run("ip", "netns", "exec", netns, "cat",
-                                       "/proc/net/snmp").splitlines() if ln.startswith("Udp:")]
+    lines = [ln.split() for ln in run_out("ip", "netns", "exec", netns, "cat",
+                                          "/proc/net/snmp").splitlines() if ln.startswith("Udp:")]
     return sum(int(lines[1][lines[0].index(key)]) for key in ("InDatagrams", "InErrors"))
 
 
@@ -101,17 +101,17 @@ def _cpu_busy() -> dict[int, tuple[int, int]]:
 
 def _steer_receive(netns: str, ifname: str, cpu: int) -> None:
     """RPS: b's receive stack for frames arriving on ifname runs on `cpu`."""
-    _run("ip", "netns", "exec", netns, "sh", "-c",
-         f"echo {1 << cpu:x} > /sys/class/net/{ifname}/queues/rx-0/rps_cpus")
+    run_out("ip", "netns", "exec", netns, "sh", "-c",
+            f"echo {1 << cpu:x} > /sys/class/net/{ifname}/queues/rx-0/rps_cpus")
 
 
 def _flood(ns_a: str, payload: int, seconds: float) -> tuple[int, float]:
     flood = relay_binary().with_name("linklab-emu-flood")
     # SCHED_FIFO below the relay's priority: other work on the machine cannot starve the
     # sender, and the sender cannot starve the relay
-    out = _run("ip", "netns", "exec", ns_a, "taskset", "-c", str(SENDER_CPU), "chrt", "-f",
-               str(SENDER_PRIORITY), str(flood), ADDR_B, str(SINK_PORT), str(payload),
-               str(seconds)).split()
+    out = run_out("ip", "netns", "exec", ns_a, "taskset", "-c", str(SENDER_CPU), "chrt", "-f",
+                  str(SENDER_PRIORITY), str(flood), ADDR_B, str(SINK_PORT), str(payload),
+                  str(seconds)).split()
     return int(out[1]), float(out[5])
 
 
@@ -129,11 +129,11 @@ def run_cell(place: Placement, frame: int, seconds: float, tag: str) -> dict:
                        capture_output=True, check=False)
         with _sink(ns_b):
             before, busy_before = _udp_taken(ns_b), _cpu_busy()
-            cpu_before = _cpu_seconds(relay.pid) if relay else 0.0
+            cpu_before = cpu_seconds(relay.pid) if relay else 0.0
             sent, took = _flood(ns_a, frame - ETH_IP_UDP, seconds)
             time.sleep(0.05)  # the relay's 1 ms delay stage hands on what it still holds
             delivered = _udp_taken(ns_b) - before
-        relay_cpu = _cpu_seconds(relay.pid) - cpu_before if relay else None
+        relay_cpu = cpu_seconds(relay.pid) - cpu_before if relay else None
         busy = {cpu: 100 * (b - busy_before[cpu][0]) / max(1, t - busy_before[cpu][1])
                 for cpu, (b, t) in _cpu_busy().items() if cpu in busy_before}
     return {
