@@ -51,7 +51,9 @@ def processes(bench_pid: int) -> tuple[list[int], list[int]]:
         if not entry.isdigit():
             continue
         argv = cmdline(int(entry))
-        if competitors.TAG in argv and competitors.CODE in argv:
+        # the competitor itself: ``ip netns exec HOST`` carries the same words in its argv
+        # until it has entered the namespace and exec'd, so match the whole argv
+        if argv[:-1] == competitors.argv() and argv[-1] == "":
             found[0].append(int(entry))
         elif argv and argv[0].endswith("linklab-probe-fastdds") and any(
                 a.startswith(f"linklab_{bench_pid}_") for a in argv):
