@@ -1,7 +1,7 @@
 """The layers of src/linklab, lowest first, enforced on every import -- at a module's top,
 inside functions and under ``if TYPE_CHECKING:`` alike (docs/architecture.md):
 
-    core (units, errors, the package root, output, signals) < rundir, middleware < model
+    core (units, errors, the package root, output, signals, procfs) < rundir, middleware < model
     < tune, emu, probes, security, profiles < link, brokers < bench
     < report, field, k8s, sft, drive < cli (every command, linklab.cli.*)
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 from test_import_cycles import _modules, import_graph
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"linklab", "units", "errors", "output", "held_signals", "stop_signals"}),
+    frozenset({"linklab", "units", "errors", "output", "held_signals", "stop_signals",
+               "procfs"}),
     # the run directory (data, written by bench, read above it); the middleware registry
     frozenset({"rundir", "middleware"}),
     frozenset({"model"}),

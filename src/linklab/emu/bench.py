@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from linklab import procfs
 from linklab.emu.config import RelayConfig
 from linklab.emu.directives import Delay, Loss
 from linklab.emu.tap_wire import RelayWire, TapEnd, scratch_namespaces
@@ -47,9 +48,12 @@ def _iperf(ns_a: str, ns_b: str, addr_b: str, payload: int, seconds: float) -> d
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (includes the kernel work its writes trigger)."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """utime + stime of the relay (includes the kernel work its writes trigger); the
+    relay ending mid-measurement is an error, not a zero."""
+    seconds = procfs.cpu_seconds(pid)
+    if seconds is None:
+        raise RuntimeError(f"the relay (pid {pid}) ended during the measurement")
+    return seconds
 
 
 def _rx_packets(netns: str, ifname: str) -> int:

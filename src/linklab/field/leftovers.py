@@ -16,21 +16,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from linklab import procfs
+
 PREFIXES = ("llssh.", "linklab-field.")
 OWNER = "owner"
-
-
-def _start_time(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
 
 
 def make(prefix: str) -> str:
     """A fresh 0700 directory with this process as its owner."""
     path = tempfile.mkdtemp(prefix=prefix)
-    Path(path, OWNER).write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+    Path(path, OWNER).write_text(f"{os.getpid()} {procfs.start_time(os.getpid())}\n")
     return path
 
 
@@ -47,7 +42,7 @@ def sweep() -> list[str]:
             pid_text, start = Path(path, OWNER).read_text().split()
         except (OSError, ValueError):
             continue
-        if _start_time(int(pid_text)) != start:
+        if procfs.start_time(int(pid_text)) != start:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
     return removed

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from linklab import procfs
+
 CODE = "while True: pass"
 TAG = "linklab-cpu-competitor"
 WHY = ("CPU-bound busy loop: two bytecodes (no-op, jump back), no system call, no "
@@ -75,27 +77,12 @@ class Competitor:
 
     def cpu_now(self) -> float | None:
         """User + system seconds so far (/proc/PID/stat, clock ticks), None if gone."""
-        return cpu_seconds(self.pid)
+        return procfs.cpu_seconds(self.pid)
 
     def to_dict(self) -> dict[str, Any]:
         return {"host": self.host, "pid": self.pid, "cpu_s": self.cpu_s,
                 "wall_s": self.wall_s, "runqueue_s": self.runqueue_s,
                 "ended_early": self.ended_early}
-
-
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (state first), None if gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def cpu_seconds(pid: int) -> float | None:
-    fields = _stat(pid)
-    if fields is None:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def runqueue_seconds(pid: int) -> float | None:
@@ -108,7 +95,7 @@ def runqueue_seconds(pid: int) -> float | None:
 
 
 def running(pid: int) -> bool:
-    fields = _stat(pid)
+    fields = procfs.stat_fields(pid)
     return fields is not None and fields[0] not in ("Z", "X")
 
 

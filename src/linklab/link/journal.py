@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from linklab import procfs
 from linklab.errors import LinklabError, UsageError
 from linklab.held_signals import signals_held
 from linklab.link import cgroups, made
@@ -66,12 +67,8 @@ def process_start_time(pid: int) -> str | None:
     Recorded with every pid so that an undo never signals a recycled pid. A zombie
     (exited, not yet reaped by its parent) counts as gone.
     """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (OSError, ValueError):
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    if fields[0] in ("Z", "X"):
+    fields = procfs.stat_fields(pid)
+    if fields is None or fields[0] in ("Z", "X") or len(fields) < 20:
         return None
     return fields[19]
 
