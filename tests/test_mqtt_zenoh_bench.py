@@ -79,3 +79,26 @@ def test_paper_004_report_marks_missing_links_pending_and_failed_cells():
     assert "_4g: pending — needs the `4g` preset" in text
     # the Python probe's start-up CPU is not counted against the middleware
     assert "| 2.00 / 1.00 / 1.00 (0.05) |" in text
+
+
+def test_paper_004_report_shows_every_trial_of_a_repeated_cell():
+    from linklab.report import paper_004
+
+    def row(middleware, trial, latency, status="ok"):
+        return {"cell_id": f"{middleware}-t{trial}", "link": "ethernet-1g", "type": "Array1k",
+                "middleware": middleware, "trial": trial, "status": status,
+                "latency_mean_ms": latency, "goodput_bit_s": 81920.0, "received": 100,
+                "expected": 100, "delivery_ratio": 1.0}
+
+    # trials out of order in the run's rows: shown in trial order, none dropped
+    rows = [row("mqtt", 2, 0.7), row("mqtt", 1, 0.5), row("cyclonedds", 1, 2.0),
+            row("cyclonedds-secure", 2, 9.0, "failed"), row("cyclonedds-secure", 1, 8.0)]
+    text = paper_004.render(rows[:3])
+    assert "| Array1k | not run / 13.63 | 2.00 / 1.29 | not run / 1.98 | not run / 1.78 | " \
+           "0.50 · 0.70 / 91.01 |" in text
+    assert "one value each, in trial order" in text
+    table4 = [[str(getattr(c, "text", c)) for c in r[:4]]
+              for r in paper_004.table4(rows).rows]
+    assert table4[:3] == [["ethernet", "cyclonedds", "off", "2.00"],
+                          ["ethernet", "cyclonedds", "on (trial 1)", "8.00"],
+                          ["ethernet", "cyclonedds", "on (trial 2)", "—"]]

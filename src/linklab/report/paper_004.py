@@ -138,8 +138,24 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-def _index(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    return {(link_key(r), r["type"], r["middleware"]): r for r in rows}
+Cells = dict[tuple[str, str, str], list[dict[str, Any]]]
+
+
+def _index(rows: list[dict[str, Any]]) -> Cells:
+    """(link, message, middleware) -> its cells, one per trial in trial order: a cell run
+    several times (trials, --repeat) shows every trial, never only the last."""
+    out: Cells = {}
+    for row in sorted(rows, key=lambda r: r.get("trial") or 1):
+        out.setdefault((link_key(row), row["type"], row["middleware"]), []).append(row)
+    return out
+
+
+def _each(cells: Cells, key: tuple[str, str, str]) -> list[dict[str, Any] | None]:
+    """The trials of a cell, or [None] when it did not run."""
+    return cells.get(key) or [None]
+
+
+TRIALS = "several trials of a cell: one value each, in trial order, joined by ' · '"
 
 
 def _links(rows: list[dict[str, Any]]) -> list[str]:
@@ -148,11 +164,11 @@ def _links(rows: list[dict[str, Any]]) -> list[str]:
     return list(LINKS.values()) + [k for k in present if k not in LINKS.values()]
 
 
-def _delivered(cells, link: str, message: str, middlewares) -> str:
+def _delivered(cells: Cells, link: str, message: str, middlewares) -> str:
     out = []
     for middleware in middlewares:
-        row = cells.get((link, message, middleware))
-        out.append("not run" if row is None else delivered_text(row))
+        out.append(",".join("not run" if row is None else delivered_text(row)
+                            for row in _each(cells, (link, message, middleware))))
     return " · ".join(out)
 
 
@@ -166,22 +182,27 @@ DELIVERED = "delivered (" + " · ".join(COLUMNS.values()) + ")"
 
 
 def _link_table(rows: list[dict[str, Any]], link: str, key: str, title: str,
-                columns: list[str], **options: Any) -> tuple[dict, Section, bool]:
+                columns: list[str], **options: Any) -> tuple[Cells, Section, bool]:
     """The cells by (link, message, middleware) and a link's table with these columns;
     the table is pending (the bool: True) when no cell ran on the link."""
     cells = _index(rows)
     if not any(k[0] == link for k in cells):
         return cells, _pending(key, title, link), True
-    return cells, Section(key, title, columns, md_heading="####", **options), False
+    section = Section(key, title, columns, md_heading="####", **options)
+    if any(len(trials) > 1 for k, trials in cells.items() if k[0] == link):
+        section.notes.append(f"_{TRIALS}._")
+    return cells, section, False
 
 
-def _fill(section: Section, cells: dict, link: str,
-          text: Callable[[dict[str, Any] | None, int, str], str]) -> None:
-    """One row per message: ``text(row, i, message)`` of each middleware's cell (row
-    None: not run; i: its column), then the delivered column."""
+def _fill(section: Section, cells: Cells, link: str,
+          text: Callable[[dict[str, Any] | None], str],
+          paper: Callable[[int, str], str] = lambda _i, _message: "") -> None:
+    """One row per message: ``text(row)`` of each middleware's cell (row None: not run),
+    every trial's joined by " · ", then ``paper(i, message)`` (i: the column), then the
+    delivered column."""
     for message in MESSAGES:
-        out = [text(cells.get((link, message, middleware)), i, message)
-               for i, middleware in enumerate(COLUMNS)]
+        out = [" · ".join(text(row) for row in _each(cells, (link, message, middleware)))
+               + paper(i, message) for i, middleware in enumerate(COLUMNS)]
         section.add(message, *out, _delivered(cells, link, message, COLUMNS))
 
 
@@ -196,23 +217,25 @@ def table2(rows: list[dict[str, Any]], link: str) -> Section:
     if pending:
         return section
 
-    def text(row: dict[str, Any] | None, i: int, message: str) -> str:
+    def text(row: dict[str, Any] | None) -> str:
         if row is None:
-            ours = "not run"
-        elif is_error(row):
-            ours = "error"
-        elif _ok(row):
-            ours = _fmt(row.get("latency_mean_ms"))
-        else:  # did not complete: "—", with the mean of what did arrive, if anything
-            arrived = row.get("latency_mean_ms")
-            ours = "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
-        paper = _fmt(paper_table2()[link][message][i]) if link in paper_table2() else "n/a"
-        return f"{ours} / {paper}"
+            return "not run"
+        if is_error(row):
+            return "error"
+        if _ok(row):
+            return _fmt(row.get("latency_mean_ms"))
+        # did not complete: "—", with the mean of what did arrive, if anything
+        arrived = row.get("latency_mean_ms")
+        return "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
 
-    _fill(section, cells, link, text)
+    def paper(i: int, message: str) -> str:
+        return " / " + (_fmt(paper_table2()[link][message][i]) if link in paper_table2()
+                        else "n/a")
+
+    _fill(section, cells, link, text, paper)
     section.records += [{"link": link, "message": message, "ours": {
-        m: (cells.get((link, message, m)) or {}).get("latency_mean_ms") for m in COLUMNS}}
-        for message in MESSAGES]
+        m: [(row or {}).get("latency_mean_ms") for row in _each(cells, (link, message, m))]
+        for m in COLUMNS}} for message in MESSAGES]
     return section
 
 
@@ -223,7 +246,7 @@ def throughput(rows: list[dict[str, Any]], link: str) -> Section:
     if pending:
         return section
 
-    def text(row: dict[str, Any] | None, _i: int, _message: str) -> str:
+    def text(row: dict[str, Any] | None) -> str:
         goodput = row.get("goodput_bit_s") if _ok(row) else None
         return ("not run" if row is None else "error" if is_error(row)
                 else _fmt(goodput / 8 / 1000 if goodput else None, 1))
@@ -257,19 +280,33 @@ def table3(rows: list[dict[str, Any]], link: str) -> Section:
     if pending:
         return section
 
-    def text(row: dict[str, Any] | None, i: int, message: str) -> str:
-        paper = (f"{paper_table3()[message][i][LINK_INDEX[link]]:.2f}" if link in LINK_INDEX
-                 else "n/a")
+    def text(row: dict[str, Any] | None) -> str:
         if row is None:
-            return f"not run ({paper})"
+            return "not run"
         if is_error(row):
-            return f"error ({paper})"
-        if not _ok(row):
-            return f"— ({paper})"
-        return f"{_cpu_text(row)} ({paper})"
+            return "error"
+        return _cpu_text(row) if _ok(row) else "—"
 
-    _fill(section, cells, link, text)
+    def paper(i: int, message: str) -> str:
+        return (f" ({paper_table3()[message][i][LINK_INDEX[link]]:.2f})"
+                if link in LINK_INDEX else " (n/a)")
+
+    _fill(section, cells, link, text, paper)
     return section
+
+
+def _table4_row(section: Section, link: str, plain: str, security: str,
+                row: dict[str, Any], several: bool) -> None:
+    """One cell (one trial) of Table 4; with several trials the security column names
+    the trial."""
+    label = f"{security} (trial {row.get('trial') or 1})" if several else security
+    if not _ok(row):
+        mark = "error" if is_error(row) else "—"
+        section.add(link, plain, label, mark, mark, mark, delivered_text(row))
+        return
+    goodput = row.get("goodput_bit_s") or math.nan
+    section.add(link, plain, label, _fmt(row.get("latency_mean_ms")),
+                _fmt(goodput / 8, 0), _cpu_text(row), delivered_text(row))
 
 
 def table4(rows: list[dict[str, Any]]) -> Section:
@@ -281,17 +318,10 @@ def table4(rows: list[dict[str, Any]]) -> Section:
                       md_heading="####")
     for link in _links(rows):
         for plain, secured in SECURED_PAIRS:
-            for name, label in ((plain, "off"), (secured, "on")):
-                row = cells.get((link, "Array1k", name))
-                if row is None:
-                    continue
-                if not _ok(row):
-                    mark = "error" if is_error(row) else "—"
-                    section.add(link, plain, label, mark, mark, mark, delivered_text(row))
-                    continue
-                goodput = row.get("goodput_bit_s") or math.nan
-                section.add(link, plain, label, _fmt(row.get("latency_mean_ms")),
-                            _fmt(goodput / 8, 0), _cpu_text(row), delivered_text(row))
+            for name, security in ((plain, "off"), (secured, "on")):
+                trials = cells.get((link, "Array1k", name)) or []
+                for row in trials:
+                    _table4_row(section, link, plain, security, row, len(trials) > 1)
     w, wo = TABLE4["with"], TABLE4["without"]
     section.add("paper", "(Table 4)", "on", f"{w[0]:.2f}", str(w[1]), f"{w[2]:.2f}", "")
     section.add("paper", "(Table 4)", "off", f"{wo[0]:.2f}", str(wo[1]), f"{wo[2]:.2f}", "")
