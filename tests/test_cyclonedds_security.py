@@ -256,7 +256,7 @@ def test_the_lossy_security_scenario_pairs_each_dds_with_its_secured_variant(rep
 
 
 @pytest.mark.integration
-def test_bench_runs_cyclonedds_secure_with_the_cells_keystore(tmp_path, capsys):
+def test_bench_runs_each_secured_dds_and_reads_its_security_back(tmp_path, capsys):
     import json
 
     from linklab.cli import main
@@ -265,17 +265,53 @@ def test_bench_runs_cyclonedds_secure_with_the_cells_keystore(tmp_path, capsys):
     scenario = tmp_path / "cs.yaml"
     scenario.write_text("name: cs-check\nfixed:\n  link: wifi-mild\n  type: Array1k\n"
                         "  rate: 20Hz\n  count: 20\n  warmup: 0.5s\n"
-                        "axes:\n  middleware: [cyclonedds-secure]\n")
+                        "axes:\n  middleware: [cyclonedds-secure, fastdds-secure, cyclonedds]\n")
     assert main(["bench", str(scenario), "--out", str(tmp_path / "runs"), "--json"]) == 0
-    row = json.loads(capsys.readouterr().out)["cells"][0]
-    assert row["status"] == "ok" and row["received"] == 20, row["failure_reason"]
+    rows = json.loads(capsys.readouterr().out)["cells"]
+    for row in rows:
+        assert row["status"] == "ok" and row["received"] == 20, row["failure_reason"]
     run = next((tmp_path / "runs").iterdir())
+
+    def summary(cell: str, role: str) -> dict:
+        return json.loads((run / "records" / cell / f"{role}.json").read_text())["summary"]
+
     for role, enclave in (("pub", "robot"), ("sub", "edge")):
-        summary = json.loads((run / "records" / "cyclonedds-secure" / f"{role}.json")
-                             .read_text())["summary"]
-        uri = summary["applied"]["participant"]["config"]["uri"]
+        uri = summary("cyclonedds-secure", role)["applied"]["participant"]["config"]["uri"]
         assert uri.startswith("file://") and \
             f"keystore/enclaves/linklab/{enclave}/cyclonedds_security.xml" in uri
+        # the participant's security, read back by the probe: the three plugins
+        held = summary("cyclonedds-secure", role)["applied"]["participant"]["security"]
+        assert [Path(held[k]).name for k in ("authentication", "access_control",
+                                             "cryptography")] == \
+            ["libdds_security_auth.so", "libdds_security_ac.so",
+             "libdds_security_crypto.so"], held
+        assert summary("fastdds-secure", role)["applied"]["participant"]["security"] == {
+            "authentication": "builtin.PKI-DH", "access_control": "builtin.Access-Permissions",
+            "cryptography": "builtin.AES-GCM-GMAC"}
+        assert summary("cyclonedds", role)["applied"]["participant"]["security"] is False
+
+
+def test_a_secured_cell_whose_probe_holds_no_security_fails_naming_it():
+    from linklab.bench.cell_files import ProbeReport
+    from linklab.bench.security_applied import unapplied_security
+
+    def report(security):
+        return ProbeReport.of({"summary": {"end_reason": "count", "applied": {
+            "participant": {"security": security}}}})
+
+    full = {"authentication": "builtin.PKI-DH", "access_control": "builtin.Access-Permissions",
+            "cryptography": "builtin.AES-GCM-GMAC"}
+    assert unapplied_security("fastdds-secure", {"pub": report(full), "sub": report(full)}) \
+        is None
+    assert unapplied_security("fastdds", {"pub": report(False)}) is None
+    assert unapplied_security("cyclonedds-secure", {"pub": report(full), "sub": report(False)}) \
+        == "cyclonedds-secure asked for DDS-Security but sub reports no DDS-Security"
+    partial = {"authentication": "builtin.PKI-DH"}
+    assert unapplied_security("fastdds-secure", {"pub": report(partial)}) == (
+        "fastdds-secure asked for DDS-Security but pub holds no "
+        "access_control/cryptography plugin")
+    # a probe that left no summary is judged by its own failure, not here
+    assert unapplied_security("fastdds-secure", {"pub": ProbeReport.of({})}) is None
 
 
 def test_table4_puts_cyclone_off_and_on_beside_the_paper():

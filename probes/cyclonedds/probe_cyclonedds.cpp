@@ -23,6 +23,7 @@
 #include <cstring>
 #include <regex>
 #include <string>
+#include <utility>
 
 #include "codecs.hpp"
 #include "probe.hpp"
@@ -111,7 +112,9 @@ Json ros_qos_json(dds_entity_t e) {
 // The leaf settings (<Element>value</Element>) of the configuration handed to the domain:
 // the domain was created from exactly these sources, later ones overriding earlier ones,
 // so this is what is in effect where it differs from the library defaults below.
-Json config_settings(const std::string& profile_path, const std::string& inline_xml) {
+// The configuration text handed to the domain (the profile file, then the inline part),
+// comments dropped.
+std::string config_text(const std::string& profile_path, const std::string& inline_xml) {
   std::string text;
   if (!profile_path.empty()) {
     if (FILE* f = std::fopen(profile_path.c_str(), "r")) {
@@ -122,8 +125,31 @@ Json config_settings(const std::string& profile_path, const std::string& inline_
     }
   }
   text += inline_xml;
-  // drop comments, then pick leaves
-  text = std::regex_replace(text, std::regex("<!--[\\s\\S]*?-->"), "");
+  return std::regex_replace(text, std::regex("<!--[\\s\\S]*?-->"), "");
+}
+
+// DDS-Security of the domain: the plugin library of each of the three sections of
+// <Security> (the domain was created with them, or creation failed), false when none.
+Json security_json(const std::string& text) {
+  static const std::pair<const char*, const char*> sections[] = {
+      {"Authentication", "authentication"},
+      {"AccessControl", "access_control"},
+      {"Cryptographic", "cryptography"}};
+  Json sec = Json::object();
+  bool any = false;
+  for (const auto& [element, key] : sections) {
+    std::regex library(std::string("<") + element +
+                       ">[\\s\\S]*?<Library\\s[^>]*path=\"([^\"]*)\"");
+    std::smatch m;
+    if (std::regex_search(text, m, library)) {
+      sec.set(key, m[1].str());
+      any = true;
+    }
+  }
+  return any ? sec : Json(false);
+}
+
+Json config_settings(const std::string& text) {
   Json j = Json::object();
   std::regex leaf("<([A-Za-z][\\w]*)(?:\\s[^>]*)?>([^<]*)</\\1>");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), leaf); it != std::sregex_iterator(); ++it)
@@ -253,9 +279,12 @@ class Endpoint {
     Json c = Json::object();
     c.set("uri", config_);
     c.set("source", config_.empty() ? "defaults" : from_env_ ? "CYCLONEDDS_URI" : "probe");
-    c.set("settings", config_settings(profile_, inline_xml_));
+    const std::string text = config_text(profile_, inline_xml_);
+    c.set("settings", config_settings(text));
     c.set("library_defaults", config_defaults());
     j.set("config", c);
+    // a configuration from CYCLONEDDS_URI is not read here: its security is not known
+    j.set("security", from_env_ ? Json(nullptr) : security_json(text));
     j.set("multicast_discovery", o.peers.empty());
     Json peers = Json::array();
     for (const auto& p : o.peers) peers.push(p);

@@ -7,6 +7,7 @@
 #include <fastrtps/utils/IPLocator.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace linklab_fastdds {
 
@@ -65,9 +66,28 @@ Json transport_json(const std::shared_ptr<ftr::TransportDescriptorInterface>& t)
 
 }  // namespace
 
+// DDS-Security as the created participant holds it: the plugin of each of the three
+// (the dds.sec.*.plugin properties, e.g. builtin.PKI-DH), false when none is set.
+Json security_json(const fdds::DomainParticipantQos& q) {
+  static const std::pair<const char*, const char*> plugins[] = {
+      {"dds.sec.auth.plugin", "authentication"},
+      {"dds.sec.access.plugin", "access_control"},
+      {"dds.sec.crypto.plugin", "cryptography"}};
+  Json sec = Json::object();
+  bool any = false;
+  for (const auto& property : q.properties().properties())
+    for (const auto& [name, key] : plugins)
+      if (property.name() == name) {
+        sec.set(key, property.value());
+        any = true;
+      }
+  return any ? sec : Json(false);
+}
+
 Json participant_json(const fdds::DomainParticipantQos& q, int domain) {
   Json j = Json::object();
   j.set("domain", domain);
+  j.set("security", security_json(q));
   j.set("name", q.name().to_string());
   Json transports = Json::array();
   uint32_t max_msg = 0;

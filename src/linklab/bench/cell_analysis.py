@@ -13,6 +13,7 @@ from linklab.bench import verdict as V
 from linklab.bench.cell_files import CellFiles, ProbeReport
 from linklab.bench.link_counters import counter_deltas
 from linklab.bench.matrix import Cell
+from linklab.bench.security_applied import unapplied_security
 from linklab.bench.simlag import simulator_lag_ms, simulator_lag_note
 from linklab.bench.streams import (
     StreamInput,
@@ -101,6 +102,9 @@ def analyse_cell(cell: Cell, files: CellFiles, ended_ns: int, outage_s: float, b
         analysis.notes.append(f"no wire / payload: {', '.join(unknown_warmup)} left no "
                               "summary, so its warm-up samples are unknown")
     _judge_streams(cell, files, inputs.streams, per_stream, unmatched, analysis)
+    unsecured = unapplied_security(cell.middleware, files.reports)
+    if unsecured:
+        analysis.reasons.append(unsecured)
     analysis.fanout_step_ms, analysis.model_fanout_step_ms = _fanout(
         cell, files, analysis.streams, model_fanout)
     outage_on = bed.outage_on_ns() if outage_s > 0 else None

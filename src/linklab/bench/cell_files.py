@@ -39,6 +39,9 @@ class ProbeReport:
     matched_readers: int | None  # a publisher's readers matched at the go
     readers_unmatched: int  # a publisher's readers unmatched while it published
     ros_qos: Any  # the QoS the middleware applied, read back (applied.ros_qos)
+    # DDS-Security of the probe's participant, read back: {plugin role: plugin}, False
+    # (none), None (the probe does not say)
+    security: Any = None
 
     @classmethod
     def of(cls, report: dict[str, Any]) -> ProbeReport:
@@ -57,7 +60,8 @@ class ProbeReport:
                    matched_readers=summary.get("matched_readers"),
                    readers_unmatched=int(summary.get("readers_unmatched_while_publishing")
                                          or 0),
-                   ros_qos=applied.get("ros_qos"))
+                   ros_qos=applied.get("ros_qos"),
+                   security=(applied.get("participant") or {}).get("security"))
 
     @property
     def completed(self) -> bool:
