@@ -74,8 +74,9 @@ def test_paper_004_report_marks_missing_links_pending_and_failed_cells():
           "_sub": {"cpu_s": 0.1, "wall_s": 10.0, "summary": {}}}
     failed = dict(ok, cell_id="b", middleware="fastdds", status="failed")
     text = paper_004.render([ok, failed])
+    # the broker on the edge host (the default): the paper's MQTT-nobroker column
     assert "| Array1k | — [0.50] / 13.63 | not run / 1.29 | not run / 1.98 | not run / 1.78 | " \
-           "0.50 / 91.01 |" in text
+           "0.50 / 89.74 | not run / 91.01 |" in text
     assert "_4g: pending — needs the `4g` preset" in text
     # the Python probe's start-up CPU is not counted against the middleware
     assert "| 2.00 / 1.00 / 1.00 (0.05) |" in text
@@ -95,7 +96,7 @@ def test_paper_004_report_shows_every_trial_of_a_repeated_cell():
             row("cyclonedds-secure", 2, 9.0, "failed"), row("cyclonedds-secure", 1, 8.0)]
     text = paper_004.render(rows[:3])
     assert "| Array1k | not run / 13.63 | 2.00 / 1.29 | not run / 1.98 | not run / 1.78 | " \
-           "0.50 · 0.70 / 91.01 |" in text
+           "0.50 · 0.70 / 89.74 | not run / 91.01 |" in text
     assert "one value each, in trial order" in text
     table4 = [[str(getattr(c, "text", c)) for c in r[:4]]
               for r in paper_004.table4(rows).rows]

@@ -22,13 +22,14 @@ from typing import Any
 
 from linklab.bench import discovery_gate as G
 from linklab.bench import endpoints as E
+from linklab.bench.broker_host import broker_host
 from linklab.bench.cell_analysis import Unmatched, analyse_cell
 from linklab.bench.cell_files import read_cell
 from linklab.bench.cell_row import cell_fields, stream_rows
 from linklab.bench.cpu import CellLoad
 from linklab.bench.matrix import Cell, deadline_s
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
-from linklab.brokers.bench_adapter import adapter_for, edge_of
+from linklab.brokers.bench_adapter import adapter_for, host_of
 
 POLL_S = 0.1
 # When the probes of one side have ended on their own, how long the others get to end.
@@ -68,8 +69,8 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     load.start()  # before the broker and the first probe
     broker = None
     if adapter is not None and adapter.brokered:
-        netns, edge_address = edge_of(bed)
-        broker = adapter.start_broker(netns, edge_address, out_dir)
+        netns, at = host_of(bed, broker_host(cell))
+        broker = adapter.start_broker(netns, at, out_dir)
         probes.append(broker)  # stopped with the probes if the cell fails
 
     def args(ep: E.Endpoint) -> ProbeArgs:

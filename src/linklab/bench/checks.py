@@ -21,6 +21,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from linklab.bench import broker_host
 from linklab.bench.cpu import check_cells
 from linklab.bench.fields import Located
 from linklab.bench.gates import Gate, check_scope
@@ -67,6 +68,8 @@ def check_before_run(scenario: Scenario, cells: list[Cell], env: Any, gates: Seq
     try:
         # cpu_load / cpu_quota: what this machine can apply (refused on real hosts)
         check_cells(cells, remote=bool(scenario.hosts), about=about)
+        # where a broker/router runs: a brokered middleware, a host of the topology
+        broker_host.check_cells(cells, remote=bool(scenario.hosts), about=about)
         env.check_ready(cells, connect=connect)
     except UsageError as error:
         raise located(error, scenario) from None

@@ -21,12 +21,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from linklab.bench.broker_host import broker_host
 from linklab.bench.matrix import Cell
 from linklab.bench.topics import Topic
 from linklab.brokers.bench_adapter import ZENOH_PORT, MiddlewareAdapter
 from linklab.middleware import family_of
 
-BROKER_HOST = "edge"
+BROKER_HOST = "edge"  # a Kubernetes cell's broker: in the edge host's pod (k8s.procs)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def plan(cell: Cell, address: Callable[[str], str | None],
          history_of: Callable[[Topic], str]) -> list[Endpoint]:
     """Every endpoint of a cell: subscribers first (they start first), then publishers."""
     single = len(cell.topics) == 1 and len(cell.topics[0].subscribers) == 1
-    broker = address(BROKER_HOST) or ""
+    broker = address(broker_host(cell)) or ""
     subs: list[Endpoint] = []
     pubs: list[Endpoint] = []
     next_port: Counter[str] = Counter()
@@ -117,5 +118,5 @@ def _unique(*addresses: str | None) -> tuple[str, ...]:
 
 def tls_names(cell: Cell, address: Callable[[str], str | None]) -> tuple[str, ...]:
     """Addresses a TLS peer may connect to: the broker's and every subscriber host's."""
-    hosts = [BROKER_HOST] + [h for t in cell.topics for h in t.subscribers]
+    hosts = [broker_host(cell)] + [h for t in cell.topics for h in t.subscribers]
     return _unique(*(address(h) for h in hosts))

@@ -341,6 +341,14 @@ def parse_host_list(value: Any, where: Located) -> str:
     return ",".join(names)
 
 
+def parse_host_name(value: Any, where: Located) -> str:
+    """One host name (``broker_host``); checked against the cell's topology later."""
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z][a-z0-9]*", value):
+        raise where.error(f"{value!r} is not a host name; expected one host of the cell's "
+                          "topology, e.g. edge, robot, or robot2 in a star")
+    return value
+
+
 def host_list(text: str | None) -> tuple[str, ...] | None:
     """``"robot,edge"`` -> ("robot", "edge"); None (every endpoint host) stays None."""
     return None if text is None else tuple(text.split(","))
@@ -373,10 +381,11 @@ SCALAR_PARSERS = {
     "cpu_load_on": parse_host_list,
     "cpu_quota": parse_cpu_quota,
     "cpu_quota_on": parse_host_list,
+    "broker_host": parse_host_name,
 }
 # ``link`` (a preset name or an inline link) and ``link.FIELD`` are parsed by links.py;
 # ``topics`` (a list of endpoints) by topics.py.
 FIELDS = ("middleware", "profile", "link", "topology", "hosts", "flow", "payload", "rate",
           "qos", "history", "depth", "durability", "type", "count", "duration", "warmup",
           "outage_start", "outage_length", "grace", "subscribers", "pairs", "topics",
-          "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
+          "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on", "broker_host")

@@ -24,7 +24,7 @@ from linklab.units import size_label
 
 # Outer to inner (link.FIELD axes come right after link, in the file's order).
 LOOP_ORDER = ("link", "topology", "hosts", "flow", "cpu_load", "cpu_load_on", "cpu_quota",
-              "cpu_quota_on", "middleware", "profile", "history", "depth",
+              "cpu_quota_on", "middleware", "broker_host", "profile", "history", "depth",
               "durability", "type", "rate", "qos", "payload", "subscribers", "pairs",
               "count", "duration", "warmup", "outage_start", "outage_length", "grace")
 
@@ -71,6 +71,8 @@ class Cell:
     cpu_load_on: str | None = None
     cpu_quota: str = "none"
     cpu_quota_on: str | None = None
+    # the host MQTT's broker / Zenoh's router runs on (None: edge; bench/broker_host.py)
+    broker_host: str | None = None
     # (axis, index of this cell's value in the scenario's list): errors about a value
     # name its line (bench.checks.located)
     choices: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
@@ -135,6 +137,7 @@ class Cell:
             "endpoints": "; ".join(t.describe() for t in self.topics),
             "cpu_load": self.cpu_load, "cpu_load_on": self.cpu_load_on,
             "cpu_quota": self.cpu_quota, "cpu_quota_on": self.cpu_quota_on,
+            "broker_host": self.broker_host,
         }
 
 
@@ -161,6 +164,8 @@ def slug(value: Any, key: str) -> str:
         what = key[4:]
         text = f"no{what}" if value == "none" else \
             f"{what}{str(value).replace('/core', '-per-core')}"
+    elif key == "broker_host":
+        text = f"broker-on-{value}"
     elif key in ("cpu_load_on", "cpu_quota_on"):
         text = f"{key[4:-3]}-on-" + ("endpoints" if value is None
                                      else str(value).replace(",", "."))
@@ -236,6 +241,7 @@ def expand(scenario: Scenario) -> list[Cell]:
             cpu_load=values.get("cpu_load", "none"), cpu_load_on=values.get("cpu_load_on"),
             cpu_quota=values.get("cpu_quota", "none"),
             cpu_quota_on=values.get("cpu_quota_on"),
+            broker_host=values.get("broker_host"),
             choices=tuple(zip(keys, picks[:-1], strict=True)),
         ))
     if len({c.cell_id for c in cells}) != len(cells):

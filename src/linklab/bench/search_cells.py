@@ -40,7 +40,8 @@ SEARCH_IGNORES = ("cell_id", "rate_hz", "rate_asked", "count", "duration_s", "tr
 def search_key(cell: Cell) -> str:
     """Cells with equal keys share one maximum rate (every setting but rate and length)."""
     axes = {k: v for k, v in cell.axes().items() if k not in SEARCH_IGNORES
-            and not (k in CPU_KEYS and v in (None, "none"))}  # keys made before cpu_load
+            and not (k in (*CPU_KEYS, "broker_host") and v in (None, "none"))}
+    # (left out when not asked: the keys of runs made before cpu_load and broker_host)
     axes["endpoints"] = [(t.name, t.publisher, t.subscribers, t.type, t.payload_bytes, t.qos,
                           t.history, t.durability) for t in cell.topics]
     return json.dumps(axes, sort_keys=True, default=str)

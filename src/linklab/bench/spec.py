@@ -23,6 +23,7 @@ matrix. Every field may appear in either place (``topics`` only under fixed)::
       cpu_load: 2/core              # none | N/core | N CPU-bound competitors (bench/cpu.py)
       cpu_quota: 1.5cores           # none | the probes' CPU quota per host, in cores
       cpu_quota_on: [robot]         # (and cpu_load_on): hosts; default: the endpoints'
+      broker_host: edge             # where MQTT's broker / Zenoh's router runs (a host)
     axes:                           # lists; the matrix is their product
       link: [wifi-ideal, wifi-mild, {preset: wifi-severe, loss: 10%}]
       link.loss: [0%, 10%, 20%]     # one link field swept (over the link's value)
@@ -101,6 +102,7 @@ DEFAULTS: dict[str, Any] = {
     "cpu_load_on": None,     # their hosts: the cell's endpoint hosts
     "cpu_quota": "none",     # the probes' CPU quota per host
     "cpu_quota_on": None,
+    "broker_host": None,     # where MQTT's broker / Zenoh's router runs (default edge)
 }
 
 

@@ -2,7 +2,8 @@
 
 The DDS probes need only each other's address. MQTT and Zenoh need more: which probe
 to start, where the broker or router runs, and which endpoints each side uses. One
-broker/router per cell, on the edge host, whatever the endpoints:
+broker/router per cell, on the edge host unless the cell's ``broker_host`` names another
+(bench.broker_host: e.g. a third host of its own, as in seed 004's Table 1):
 
 - ``mqtt``: mosquitto on the edge host (seed 004 Fig. 5: "The router or broker is for
   Zenoh and MQTT"), every probe connects to it.
@@ -102,7 +103,7 @@ class MiddlewareAdapter:
 
     @property
     def brokered(self) -> bool:
-        """A broker or router runs on the edge host for this middleware."""
+        """A broker or router runs for this middleware (on the cell's broker host)."""
         return self.entry.brokered
 
     def endpoint_args(self, role: str, *, broker_address: str, listen: str | None = None,
@@ -172,9 +173,10 @@ def adapter_for(name: str) -> MiddlewareAdapter | None:
     return MiddlewareAdapter(name) if entry is not None and entry.adapted else None
 
 
-def edge_of(bed: Any) -> tuple[str, str]:
-    """(netns, address) of the edge host in a runner Bed (LinkBed): brokers run there."""
-    host = bed.host("edge")
+def host_of(bed: Any, name: str) -> tuple[str, str]:
+    """(netns, address) of host ``name`` in a runner Bed (LinkBed): the broker runs there
+    (the cell's broker_host, edge by default)."""
+    host = bed.host(name)
     if not host.address:
-        raise EnvironmentProblem("the edge host has no address for the broker")
+        raise EnvironmentProblem(f"the {name} host has no address for the broker")
     return host.netns, host.address

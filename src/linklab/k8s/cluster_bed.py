@@ -361,6 +361,11 @@ class KubeEnvironment(LinklabEnvironment):
                                          "starts no CPU competitors and makes no cgroups; "
                                          f"remove {key} (or run the scenario with linklab "
                                          "bench)", argument=key)
+            if cell.broker_host not in (None, "edge"):  # bench.broker_host
+                with about(cell):
+                    raise UsageError(f"{cell.broker_host}: linklab k8s runs the broker in "
+                                     "the edge host's pod; remove broker_host (or run the "
+                                     "scenario with linklab bench)", argument="broker_host")
             check_cell(cell, self.links, self.options)
             self.profiles.check(cell)
             for topic in cell.topics:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,9 +37,12 @@ from linklab.report.view import Section, to_markdown
 
 MESSAGES = ("Array1k", "Array4k", "Array16k", "Array64k", "Array256k", "Array1m", "Array2m",
             "PointCloud512k", "PointCloud1m", "PointCloud2m")
-# ours -> the paper's column (seed 004 Table 2); MQTT-nobroker has no counterpart here
+# ours -> the paper's column (seed 004 Table 2). The two MQTT columns are where the broker
+# ran (bench.broker_host, README "Middlewares"): MQTT-nobroker on an endpoint's host (the
+# default, edge), MQTT-broker on a host of its own, the paper's third machine.
 COLUMNS = {"fastdds": "FastDDS", "cyclonedds": "CycloneDDS", "zenoh-peer": "Zenoh-TCP",
-           "zenoh-router": "Zenoh-broker", "mqtt": "MQTT-broker"}
+           "zenoh-router": "Zenoh-broker", "mqtt-nobroker": "MQTT-nobroker",
+           "mqtt": "MQTT-broker"}
 LINKS = {"ethernet-1g": "ethernet", "wifi": "wifi", "4g": "4g"}
 
 
@@ -63,7 +67,7 @@ SECURED_PAIRS = (("fastdds", "fastdds-secure"), ("cyclonedds", "cyclonedds-secur
 
 
 SECURED = tuple(s for _, s in SECURED_PAIRS)
-PAPER_MIDDLEWARES = frozenset(COLUMNS) | frozenset(SECURED)
+PAPER_MIDDLEWARES = frozenset(COLUMNS) - {"mqtt-nobroker"} | frozenset(SECURED)
 PAPER_RATE_HZ = 10.0
 
 
@@ -141,18 +145,54 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 Cells = dict[tuple[str, str, str], list[dict[str, Any]]]
 
 
-def _index(rows: list[dict[str, Any]]) -> Cells:
-    """(link, message, middleware) -> its cells, one per trial in trial order: a cell run
+def endpoint_hosts(row: dict[str, Any]) -> set[str]:
+    """The hosts of a row's endpoints, from its ``endpoints`` text ("t: robot->edge ...;
+    ..."; bench.topics.Topic.describe); a row without it (written before topics) ran on
+    the pair, robot -> edge."""
+    if not row.get("endpoints"):
+        return {"robot", "edge"}
+    hosts: set[str] = set()
+    for topic in str(row.get("endpoints") or "").split("; "):
+        match = re.match(r"[^:]+: (\S+)->(\S+) ", topic)
+        if match:
+            hosts |= {match[1], *match[2].split(",")}
+    return hosts
+
+
+ROUTER_ON_ENDPOINT = "zenoh-router@endpoint"
+
+
+def column_of(row: dict[str, Any]) -> str:
+    """The paper's column a row belongs to (COLUMNS): its middleware, but MQTT with the
+    broker on an endpoint's host is "mqtt-nobroker", and a Zenoh router on an endpoint's
+    host stands in the Zenoh-broker column only where no cell ran it on a host of its
+    own, as the paper did (:func:`_each`)."""
+    middleware = str(row["middleware"])
+    on_endpoint = (row.get("broker_host") or "edge") in endpoint_hosts(row)
+    if middleware == "mqtt" and on_endpoint:
+        return "mqtt-nobroker"
+    if middleware == "zenoh-router" and on_endpoint:
+        return ROUTER_ON_ENDPOINT
+    return middleware
+
+
+def _index(rows: list[dict[str, Any]],
+           key: Callable[[dict[str, Any]], str] = column_of) -> Cells:
+    """(link, message, column) -> its cells, one per trial in trial order: a cell run
     several times (trials, --repeat) shows every trial, never only the last."""
     out: Cells = {}
     for row in sorted(rows, key=lambda r: r.get("trial") or 1):
-        out.setdefault((link_key(row), row["type"], row["middleware"]), []).append(row)
+        out.setdefault((link_key(row), row["type"], key(row)), []).append(row)
     return out
 
 
 def _each(cells: Cells, key: tuple[str, str, str]) -> list[dict[str, Any] | None]:
-    """The trials of a cell, or [None] when it did not run."""
-    return cells.get(key) or [None]
+    """The trials of a cell, or [None] when it did not run (the Zenoh-broker column: the
+    router on a host of its own, else on an endpoint's host)."""
+    found = cells.get(key)
+    if not found and key[2] == "zenoh-router":
+        found = cells.get((key[0], key[1], ROUTER_ON_ENDPOINT))
+    return found or [None]
 
 
 TRIALS = "several trials of a cell: one value each, in trial order, joined by ' · '"
@@ -311,7 +351,7 @@ def _table4_row(section: Section, link: str, plain: str, security: str,
 
 def table4(rows: list[dict[str, Any]]) -> Section:
     """Security on/off per middleware and link: mean latency, throughput, CPU."""
-    cells = _index(rows)
+    cells = _index(rows, key=lambda row: str(row["middleware"]))
     section = Section("paper-004-table4", "Table 4: security on/off, Array1k at 10 Hz",
                       ["link", "middleware", "security", "mean latency (ms)",
                        "throughput (B/s)", "CPU % pub / sub / broker", "delivered"],

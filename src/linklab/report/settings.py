@@ -28,7 +28,7 @@ SETTING_KEYS = ("link", "link_preset", "link_overrides", "middleware", "profile"
                 "hosts", "topics", "subscribers", "endpoints", "history", "durability",
                 "type", "rate_hz", "rate_asked", "qos", "payload_bytes", "count", "duration_s",
                 "warmup_s", "outage_start_s", "outage_length_s", "grace_s",
-                "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
+                "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on", "broker_host")
 # CPU contention as asked (linklab.bench.cpu): "none", "2/core", "1.5cores", "robot,edge"
 CPU_KEYS = ("cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
 # Settings whose value is the outcome of a search, not a choice: left out of the key.
@@ -94,6 +94,8 @@ def format_setting(key: str, value: Any) -> str:
     not numbers where a number is usual (rate "max", "75%") are shown as they are."""
     if value is None and key in ("cpu_load_on", "cpu_quota_on"):
         return f"{key.replace('_', ' ')} endpoints"   # the default: the endpoints' hosts
+    if key == "broker_host":  # where a broker/router ran (bench.broker_host; default edge)
+        return f"broker on {value or 'edge'}"
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     number = num(value)

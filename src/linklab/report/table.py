@@ -50,7 +50,7 @@ METRICS = (
 BLOCK_KEYS = ("link", "middleware", "topology", "flow", "hosts", "subscribers", "topics",
               "rate_hz", "qos", "history", "durability", "type", "outage_start_s",
               "outage_length_s", "count", "duration_s", "warmup_s", "grace_s",
-              "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on")
+              "cpu_load", "cpu_load_on", "cpu_quota", "cpu_quota_on", "broker_host")
 # Settings a report may pool (--pool): their cells share a block and a column averages
 # over them, as seed 000's Table II averages over its message types (§V-C).
 POOLABLE = tuple(k for k in BLOCK_KEYS if k != "link")
@@ -184,6 +184,8 @@ def _fmt_key(key: str, value: Any) -> str:
         return f"{value:g} Hz"
     if key in ("cpu_load_on", "cpu_quota_on") and value is None:
         return "endpoints"  # the default: the hosts of the cell's probes
+    if key == "broker_host":
+        return f"broker on {value or 'edge'}"  # bench.broker_host's default
     return str(value)
 
 
