@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from linklab.emu.measure import udp_run  # noqa: E402
-from linklab.link.competitors import cpu_seconds  # noqa: E402
+from linklab.procfs import cpu_seconds  # noqa: E402
 from test_emu_relay import ADDR_B, PORT, Delay, relay_link, sockets  # noqa: E402
 
 

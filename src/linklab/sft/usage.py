@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from linklab.link.competitors import cpu_seconds
+from linklab.procfs import cpu_seconds
 
 
 def status_kb(text: str, key: str) -> int | None:
