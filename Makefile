@@ -41,8 +41,12 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 # wait for what they time to start) runs one file per worker, a worker per CPU; then the
 # integration tests run one at a time, alone on the machine: they build links, start the
 # middlewares and check that nothing is left behind, which a test beside them would upset.
+# The native Zenoh probe is built here, on the tests' first need (not by setup: cargo
+# builds zenoh in minutes, once per machine, cached in ~/.cache/linklab/probe-zenoh), so
+# no test waits for it inside its own timeout.
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests
+	bash scripts/zenoh-probe-build.sh
 	$(PYTEST) -m "not integration" -n auto --dist loadfile
 	$(PYTEST) -m integration
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How much the probe itself costs, per middleware, on loopback inside one namespace.
 
-The Zenoh probe runs on CPython (eclipse-zenoh); the others are C++. Seed 004's
+The Python Zenoh probe runs on CPython (eclipse-zenoh), the native one (``zenoh-native``,
+probes/zenoh, built on first need) on the zenoh crate; the others are C++. Seed 004's
 comparison must not favour a middleware through its probe, so this measures each probe's
 floor where the network costs nothing (loopback, one host namespace):
 
@@ -11,7 +12,7 @@ floor where the network costs nothing (loopback, one host namespace):
 - throughput floor: Bytes 64 B asked at 20 kHz for 40 000 samples: the rate the pair
   sustains (unique samples / receive span) and the publisher's skipped deadlines.
 
-    sudo .venv/bin/python scripts/probe_overhead.py [--out FILE.json]
+    sudo .venv/bin/python scripts/probe_overhead.py [--out FILE.json] [--probes zenoh ...]
 Prints a markdown table (docs/RESULTS.md "Zenoh probe overhead").
 """
 
@@ -28,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from linklab.probes.zenoh_choice import NATIVE_BINARY, native_zenoh_probe
+
 REPO = Path(__file__).resolve().parents[1]
 BUILD = REPO / "build" / "probes"
 PROBES = {
@@ -35,6 +38,7 @@ PROBES = {
     "cyclonedds": [str(BUILD / "cyclonedds" / "linklab-probe-cyclonedds")],
     "mqtt": [str(BUILD / "mqtt" / "linklab-probe-mqtt")],
     "zenoh": [sys.executable, "-m", "linklab.probes.zenoh_probe"],
+    "zenoh-native": [str(NATIVE_BINARY)],  # built in main() when asked for
 }
 TESTS = {
     "latency": dict(type="Array1k", rate=100, count=1000),
@@ -91,7 +95,7 @@ def measure(ns: str, probe: str, test: str, work: Path) -> dict:
     sub_bin, pub_bin = work / f"{probe}-{test}-sub.bin", work / f"{probe}-{test}-pub.bin"
     sub = run_probe(ns, [*PROBES[probe], "sub", *common, *endpoints(probe, "sub"),
                          "--records", str(sub_bin)], work / "sub.out")
-    time.sleep(1.5 if probe == "zenoh" else 0.5)
+    time.sleep(1.5 if probe.startswith("zenoh") else 0.5)
     pub = run_probe(ns, [*PROBES[probe], "pub", *common, *endpoints(probe, "pub"),
                          "--rate", str(spec["rate"]), "--records", str(pub_bin)],
                     work / "pub.out")
@@ -121,6 +125,8 @@ def main() -> int:
     parser.add_argument("--probes", nargs="*", default=list(PROBES))
     parser.add_argument("--tests", nargs="*", default=list(TESTS))
     args = parser.parse_args()
+    if "zenoh-native" in args.probes:
+        native_zenoh_probe()
     ns = f"linklab-ovh{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     broker = None

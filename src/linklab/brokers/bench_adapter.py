@@ -26,8 +26,6 @@ middleware needs what is the registry's (linklab.middleware).
 
 from __future__ import annotations
 
-import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,23 +39,12 @@ from linklab.brokers.zenoh_router import (
 )
 from linklab.errors import EnvironmentProblem
 from linklab.middleware import MIDDLEWARES, Middleware, middleware
+from linklab.probes.zenoh_choice import zenoh_probe_binary
 
 MQTT_PORT = 1883
 ZENOH_PORT = 7447
 ENCLAVES = {"pub": "/linklab/robot", "sub": "/linklab/edge"}
 MQTT_TLS_PORT = 8883
-
-
-def zenoh_probe_binary() -> Path:
-    """The ``linklab-probe-zenoh`` entry point installed next to this Python."""
-    candidate = Path(sys.executable).parent / "linklab-probe-zenoh"
-    if candidate.exists():
-        return candidate
-    found = shutil.which("linklab-probe-zenoh")
-    if found:
-        return Path(found)
-    raise EnvironmentProblem("linklab-probe-zenoh is not installed (run scripts/setup.sh: "
-                             "pip install -e . provides it)")
 
 
 @dataclass
@@ -79,7 +66,8 @@ class MiddlewareAdapter:
         return self.entry.probe.name
 
     def binary(self, find_built) -> Path:
-        """``find_built(name)`` finds a built C++ probe (the runner's probe_binary)."""
+        """``find_built(name)`` finds a built C++ probe (the runner's probe_binary); the
+        Zenoh probe is the one LINKLAB_ZENOH_PROBE chooses (linklab.probes.zenoh_choice)."""
         return find_built(self.probe) if self.entry.probe.built else zenoh_probe_binary()
 
     def prepare(self, tls_names: tuple[str, ...], workdir: Path) -> None:

@@ -12,7 +12,6 @@ import json
 import signal
 import struct
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from linklab.errors import EnvironmentProblem, LinklabError
 from linklab.middleware import family_of
 from linklab.middleware import middleware as registry_entry
 from linklab.probes.qos import ROS2_PROFILES, probe_qos_args
+from linklab.probes.zenoh_choice import zenoh_probe_argv
 
 REPO = Path(__file__).resolve().parents[3]
 PROBES = REPO / "build" / "probes"
@@ -36,7 +36,7 @@ MQTT_PORT = 1883
 def probe_command(middleware: str) -> list[str]:
     probe = family_of(middleware)
     if not probe.built:
-        return [sys.executable, "-m", "linklab.probes.zenoh_probe"]
+        return zenoh_probe_argv()  # native or Python: LINKLAB_ZENOH_PROBE
     binary = PROBES / probe.name / probe.binary
     if not binary.exists():
         raise EnvironmentProblem(f"{binary} is not built (run scripts/setup.sh; the DDS probes "

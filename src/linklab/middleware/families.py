@@ -1,8 +1,10 @@
 """The probe families: one per probe program, as probes/common/probe.hpp has one
-``Middleware`` per C++ probe (fastdds, cyclonedds, mqtt) and the Zenoh probe is the
-Python twin. What a family is decides what every scenario middleware run on it can take:
-its QoS (which policies it has no such thing as, which values it refuses), the tuner and
-the wire model (DDS over UDP only), the discovery gate, the model's message limit.
+``Middleware`` per C++ probe (fastdds, cyclonedds, mqtt); the Zenoh probe is native
+(probes/zenoh, Rust, built on first need) with a Python twin as its reference
+(linklab.probes.zenoh_choice). What a family is decides what every scenario middleware
+run on it can take: its QoS (which policies it has no such thing as, which values it
+refuses), the tuner and the wire model (DDS over UDP only), the discovery gate, the
+model's message limit.
 
 Pure data: the registry (linklab.middleware.registry) puts a family
 under each middleware a scenario names.
@@ -26,7 +28,8 @@ class ProbeFamily:
     name: str          # the probe's name: fastdds | cyclonedds | mqtt | zenoh
     label: str         # as a person says it: "Fast DDS"
     built: bool        # a C++ probe built into build/probes/<name>/linklab-probe-<name>
-    #                    (False: the Python entry point linklab-probe-<name>)
+    #                    by setup (False: Zenoh's, chosen and built on first need by
+    #                    linklab.probes.zenoh_choice)
     dds: bool          # RTPS over UDP: a DDS writer history cache, the tuner's profiles,
     #                    the wire model, multicast discovery, shared memory
     discovery_gate: bool  # takes --ready-file / --start-file (bench.discovery_gate)
