@@ -32,8 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from k8s_control_plane import ControlPlane, binaries_missing  # noqa: E402
-from k8s_node import PAUSE_BIN, RealNode, build_pause_image  # noqa: E402
+from k8s_node import two_node_cluster  # noqa: E402
 
 SCENARIO = REPO / "scenarios" / "k8s-flows.yaml"
 TAG = f"localhost/linklab-probe:k8s-study-{os.getpid()}"
@@ -54,37 +53,18 @@ def only_run(out: Path) -> Path:
 
 
 def run_on_cluster(root: Path, out: Path, quick: list[str]) -> Path:
-    from linklab.k8s.image import build
-
-    missing = binaries_missing() or (None if PAUSE_BIN.exists() else
-                                     f"{PAUSE_BIN} is not built: run scripts/setup.sh")
-    if missing:
-        raise SystemExit(f"k8s_study: {missing}")
-    (root / "cp").mkdir()
-    cp = ControlPlane(root / "cp")
-    nodes: list[RealNode] = []
+    print("k8s_study: starting the cluster, building the probe image", file=sys.stderr)
     try:
-        cp.start()
-        print("k8s_study: building the probe image", file=sys.stderr)
-        build(TAG, root / "probe.tar")
-        build_pause_image(root / "pause.tar")
-        for i, role in enumerate(("edge", "robot")):
-            (root / f"node{i}").mkdir()
-            node = RealNode(root / f"node{i}", cp, f"study-{role}",
-                            {"linklab.io/role": role, "linklab-study/real": "true"}, index=i)
-            nodes.append(node)
-            node.start([root / "pause.tar", root / "probe.tar"])
-        cp.kubectl("create", "namespace", "k8s-study")
-        env = dict(os.environ, KUBECONFIG=str(cp.kubeconfig))
-        target = out / "kubernetes"
-        linklab("k8s", "run", str(SCENARIO), *quick, "-n", "k8s-study", "--out", str(target),
-                "--image", TAG, "--pull-policy", "Never", "--node-selector", REAL, env=env)
-        return only_run(target)
-    finally:
-        for node in nodes:
-            node.stop()
-        cp.stop()
-        subprocess.run(["podman", "rmi", "-f", TAG], capture_output=True)
+        with two_node_cluster(root, TAG, "study", "linklab-study/real") as cp:
+            cp.kubectl("create", "namespace", "k8s-study")
+            env = dict(os.environ, KUBECONFIG=str(cp.kubeconfig))
+            target = out / "kubernetes"
+            linklab("k8s", "run", str(SCENARIO), *quick, "-n", "k8s-study", "--out",
+                    str(target), "--image", TAG, "--pull-policy", "Never",
+                    "--node-selector", REAL, env=env)
+            return only_run(target)
+    except RuntimeError as error:  # a binary not built, a node that did not come up
+        raise SystemExit(f"k8s_study: {error}") from None
 
 
 def run_emulated(root: Path, out: Path, quick: list[str]) -> Path:

@@ -11,14 +11,24 @@ it mounted -- only what it made.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from k8s_control_plane import BIN, CACHE, K8S_VERSION, ControlPlane, _openssl, free_port
+from k8s_control_plane import (
+    BIN,
+    CACHE,
+    K8S_VERSION,
+    ControlPlane,
+    _openssl,
+    binaries_missing,
+    free_port,
+)
 
 PAUSE_BIN = CACHE / f"v{K8S_VERSION}" / "bin" / "linklab-pause"
 PAUSE_IMAGE = "localhost/linklab-pause:1"
@@ -274,3 +284,35 @@ makeIPTablesUtilChains: false
         for mountpoint in sorted((m for m in mounts if m.startswith(prefix)), key=len,
                                  reverse=True):
             _run("umount", "-l", mountpoint, check=False)
+
+
+@contextlib.contextmanager
+def two_node_cluster(root: Path, tag: str, name: str, label: str) -> Iterator[ControlPlane]:
+    """The control plane and two real nodes (``{name}-edge``, ``{name}-robot``, roles
+    edge and robot, each labelled ``label``=true), the probe image ``tag`` built and
+    imported into both; everything stopped and the image removed on the way out."""
+    from linklab.k8s.image import build
+
+    missing = binaries_missing() or (None if PAUSE_BIN.exists() else
+                                     f"{PAUSE_BIN} is not built: run scripts/setup.sh")
+    if missing:
+        raise RuntimeError(missing)
+    (root / "cp").mkdir()
+    cp = ControlPlane(root / "cp")
+    nodes: list[RealNode] = []
+    try:
+        cp.start()
+        build(tag, root / "probe.tar")
+        build_pause_image(root / "pause.tar")
+        for i, role in enumerate(("edge", "robot")):
+            (root / f"node{i}").mkdir()
+            node = RealNode(root / f"node{i}", cp, f"{name}-{role}",
+                            {"linklab.io/role": role, label: "true"}, index=i)
+            nodes.append(node)
+            node.start([root / "pause.tar", root / "probe.tar"])
+        yield cp
+    finally:
+        for node in nodes:
+            node.stop()
+        cp.stop()
+        subprocess.run(["podman", "rmi", "-f", tag], capture_output=True)

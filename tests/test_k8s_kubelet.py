@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from linklab.k8s.image import build
 from linklab.rundir import RunStore
 
 sys.path.insert(0, str(Path(__file__).parent))
-from k8s_control_plane import ControlPlane, binaries_missing  # noqa: E402
-from k8s_node import PAUSE_BIN, RealNode, build_pause_image  # noqa: E402
+from k8s_control_plane import binaries_missing  # noqa: E402
+from k8s_node import PAUSE_BIN, two_node_cluster  # noqa: E402
 from test_k8s_cluster import (  # noqa: E402
     FLOWS,
     assert_untouched,
@@ -43,27 +42,9 @@ def cluster(tmp_path_factory):
                                      f"{PAUSE_BIN} is not built: run scripts/setup.sh")
     if missing:
         pytest.fail(missing)
-    root = tmp_path_factory.mktemp("k8s-real")
-    (root / "cp").mkdir()
-    cp = ControlPlane(root / "cp").start()
-    nodes: list[RealNode] = []
-    try:
-        build(TAG, root / "probe.tar")
-        build_pause_image(root / "pause.tar")
-        for i, role in enumerate(("edge", "robot")):
-            (root / f"node{i}").mkdir()
-            node = RealNode(root / f"node{i}", cp, f"real-{role}",
-                            {"linklab.io/role": role, "linklab-test/real": "true"}, index=i)
-            nodes.append(node)
-            node.start([root / "pause.tar", root / "probe.tar"])
+    with two_node_cluster(tmp_path_factory.mktemp("k8s-real"), TAG, "real",
+                          "linklab-test/real") as cp:
         yield cp
-    finally:
-        for node in nodes:
-            node.stop()
-        cp.stop()
-        import subprocess
-
-        subprocess.run(["podman", "rmi", "-f", TAG], capture_output=True)
 
 
 def test_a_scenario_runs_on_real_nodes_and_reports_like_an_emulated_run(cluster, ns, tmp_path):
