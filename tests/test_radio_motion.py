@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from linklab.bench.fields import Located
@@ -105,3 +106,29 @@ def test_bench_link_motion_validates_with_file_and_line():
     assert check_field("motion", "27m over 20s", where) == "27m over 20s"
     with pytest.raises(UsageError, match=r"^s\.yaml:9: .*DISTANCE over DURATION"):
         check_field("motion", "27m", where)
+
+
+def _record_file(path: Path, role: int, seqs) -> None:
+    from linklab.probes.records import HEADER, MAGIC, RECORD_DTYPE
+
+    records = np.zeros(len(seqs), dtype=RECORD_DTYPE)
+    records["seq"] = seqs
+    path.write_bytes(HEADER.pack(MAGIC, RECORD_DTYPE.itemsize, role) + records.tobytes())
+
+
+def test_the_report_shows_a_moving_cells_loss_per_stretch(tmp_path):
+    from linklab.report.motion import loss_per_window, motion_section
+
+    assert loss_per_window(np.arange(10), np.array([0, 1, 2, 3, 5, 7]), 5) == [
+        0.0, 0.0, 0.5, 0.5, 1.0]
+    cell = tmp_path / "c1"
+    cell.mkdir()
+    _record_file(cell / "pub-t.bin", 1, range(100))
+    _record_file(cell / "sub-t-robot1.bin", 0, [s for s in range(100) if s < 50 or s % 4 == 0])
+    rows = [{"cell_id": "c1", "link_overrides": '{"distance": "24m", "motion": "27m over 9s"}'},
+            {"cell_id": "c2", "link_overrides": '{"distance": "24m"}'}]
+    section = motion_section(rows, lambda cell_id: tmp_path / cell_id)
+    (row,) = section.rows
+    assert [c.text for c in row] == ["c1", "sub-t-robot1", "24m", "27m over 9s",
+                                     "0%", "0%", "40%", "75%", "75%"]
+    assert motion_section(rows[1:], lambda cell_id: tmp_path / cell_id) is None
