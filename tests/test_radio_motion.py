@@ -17,14 +17,7 @@ from linklab.link.radio import Motion, station_positions
 from linklab.link.radio_plan import moves_of, radio_design
 from linklab.link.spec import build_spec
 from linklab.link.topology import plan_topology
-
-
-def one_line(call) -> str:
-    with pytest.raises(UsageError) as info:
-        call()
-    text = str(info.value)
-    assert "\n" not in text
-    return text
+from test_radio_spec import one_line
 
 
 def spec_of(preset: str, **overrides):
