@@ -125,3 +125,12 @@ def test_the_report_shows_a_moving_cells_loss_per_stretch(tmp_path):
     assert [c.text for c in row] == ["c1", "sub-t-robot1", "24m", "27m over 9s",
                                      "0%", "0%", "40%", "75%", "75%"]
     assert motion_section(rows[1:], lambda cell_id: tmp_path / cell_id) is None
+
+
+@pytest.mark.parametrize("robots", ["0", "33"])
+def test_the_ceiling_benchmark_refuses_a_star_it_cannot_make_in_one_line(robots, capsys):
+    from linklab.link.ns3.ceiling import main
+
+    assert main(["--robots", robots]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("linklab: error: --robots:") and "1..32" in line
