@@ -72,6 +72,11 @@ def _cell_text(row: dict[str, Any]) -> Cell:
     reason = str(row.get("failure_reason") or "")
     unmatched = _unmatched_count(row)
     subscribers = max(int(num(row.get("subscribers")) or 1), unmatched)
+    if row.get("status") == "error":
+        # not measured (e.g. the ns-3 simulation fell behind real time): not a loss
+        behind = "behind real time" in reason
+        return Cell("error: simulation behind real time" if behind else "error", "failed",
+                    reason)
     if not received:
         # no match across the medium is not a data-plane loss: say which it was
         if not unmatched:
