@@ -2,6 +2,8 @@
 
 #include "tap_bridge.h"
 
+#include "ns3/mobility-module.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -25,8 +27,10 @@ void WriteStations(std::ostream& out, const std::vector<Station*>& stations)
     for (size_t i = 0; i < stations.size(); i++)
     {
         const Station* s = stations[i];
+        // where it is now (a moving station's position changes: --move)
+        Vector at = s->node->GetObject<MobilityModel>()->GetPosition();
         out << (i ? ", " : "") << "{\"name\": \"" << s->name << "\", \"tap\": \"" << s->tap
-            << "\", \"x\": " << s->position.x << ", \"y\": " << s->position.y
+            << "\", \"x\": " << at.x << ", \"y\": " << at.y
             << ", \"from_host\": " << s->fromHost << ", \"from_host_bytes\": "
             << s->fromHostBytes << ", \"to_host\": " << s->toHost
             << ", \"to_host_bytes\": " << s->toHostBytes << ", \"group_sent\": " << s->groupSent

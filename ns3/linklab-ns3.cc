@@ -4,6 +4,7 @@
 // Two modes:
 //
 //   linklab-ns3 air --station NAME,TAP,X,Y ... --tx-power DBM --stats FILE
+//                   [--move NAME,X,Y,SECONDS ...]
 //                   [--lag-limit-ms MS] [--lag-hold-ms MS] [--priority P] [--seed N]
 //     A realtime simulation (RealtimeSimulatorImpl, checksums on) of one shared 802.11a
 //     channel. Each station is an ns-3 node with an ad-hoc Wi-Fi device at (X, Y) metres,
@@ -29,6 +30,10 @@
 //     largest lag after simulated time T is the first peak whose period ends after T
 //     (suffix maxima: a few dozen entries even after hours, as noise has few records;
 //     capped at LAG_PEAKS_CAP, lag_peaks_from_s says from when the kept ones are complete).
+//     --move: station NAME moves in a straight line from its X,Y to the given X,Y over
+//     SECONDS from the start of the simulation (ConstantVelocityMobilityModel; every node
+//     gets that model when any moves, the others at rest), then stays there; the stats
+//     file's stations carry their positions now.
 //     SIGTERM/SIGINT: state "stopped", exit status 0.
 //
 //   linklab-ns3 curve --distances D1,D2,... --packets N --size BYTES --tx-power DBM
@@ -38,8 +43,9 @@
 //     (no realtime, no TAP). Prints one JSON line per distance: sent, received, loss.
 //
 // Wi-Fi settings, both modes (002 §III-A): IEEE 802.11a, ad hoc, ConstantRateWifiManager
-// with OfdmRate54Mbps, constant positions, YansWifiChannelHelper::Default() (log-distance
-// propagation loss, exponent 3, reference loss 46.6777 dB at 1 m; constant-speed delay),
+// with OfdmRate54Mbps, constant positions (constant velocity: --move),
+// YansWifiChannelHelper::Default() (log-distance propagation loss, exponent 3, reference
+// loss 46.6777 dB at 1 m; constant-speed delay),
 // NistErrorRateModel (the error model of YansWifiPhyHelper::Default() in ns-3.29, the
 // version the paper used; 3.37's helper defaults to the table-based model). Everything
 // else is ns-3 3.37's default; the transmit power is linklab's calibration (see

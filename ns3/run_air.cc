@@ -5,6 +5,7 @@
 #include "tap_bridge.h"
 #include "wifi.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -26,6 +27,7 @@ namespace
 struct AirOptions
 {
     std::vector<std::string> stationArgs;
+    std::vector<std::string> moveArgs;
     double txPower = 16.0206;
     int seed = 1;
     int priority = 0;
@@ -38,6 +40,8 @@ AirOptions ParseAirOptions(const std::vector<std::string>& args, Air& air)
     ForEachOption(args, [&](const std::string& a, const std::string& v) {
         if (a == "--station")
             o.stationArgs.push_back(v);
+        else if (a == "--move")
+            o.moveArgs.push_back(v);
         else if (a == "--tx-power")
             o.txPower = Number(v, a);
         else if (a == "--stats")
@@ -111,19 +115,53 @@ std::vector<std::unique_ptr<Station>> MakeStations(const std::vector<std::string
     return owned;
 }
 
-// The nodes and their Wi-Fi devices on the channel, each bridged to its TAP device.
+// Each --move NAME,X,Y,SECONDS: station NAME goes in a straight line from its position to
+// (X, Y) over SECONDS from the simulation's start (linklab's link.motion), then stays.
+void ReadMoves(const std::vector<std::string>& moveArgs,
+               const std::vector<std::unique_ptr<Station>>& owned)
+{
+    for (const std::string& text : moveArgs)
+    {
+        std::vector<std::string> f = Split(text, ',');
+        if (f.size() != 4)
+        {
+            Die("--move " + text + ": expected NAME,X,Y,SECONDS");
+        }
+        auto found = std::find_if(owned.begin(), owned.end(), [&](const auto& s) {
+            return s->name == f[0];
+        });
+        if (found == owned.end())
+        {
+            Die("--move " + text + ": no --station named " + f[0]);
+        }
+        double seconds = Number(f[3], "SECONDS");
+        if (!(seconds > 0))
+        {
+            Die("--move " + text + ": SECONDS must be above 0");
+        }
+        Station& s = **found;
+        s.moves = true;
+        s.target = Vector(Number(f[1], "X"), Number(f[2], "Y"), 0.0);
+        s.moveSeconds = seconds;
+    }
+}
+
+// The nodes and their Wi-Fi devices on the channel, each bridged to its TAP device; the
+// moving ones set off.
 void InstallStations(const std::vector<std::unique_ptr<Station>>& owned, Air& air,
                      double txPower)
 {
     std::vector<Vector> positions;
+    bool movable = false;
     for (const auto& s : owned)
     {
         positions.push_back(s->position);
+        movable = movable || s->moves;
     }
     NodeContainer nodes;
     nodes.Create(static_cast<uint32_t>(owned.size()));
     NetDeviceContainer devices = InstallWifi(nodes, txPower);
-    Place(nodes, positions);
+    Place(nodes, positions, movable);
     for (size_t i = 0; i < owned.size(); i++)
     {
         owned[i]->node = nodes.Get(static_cast<uint32_t>(i));
@@ -131,6 +169,10 @@ void InstallStations(const std::vector<std::unique_ptr<Station>>& owned, Air& ai
         owned[i]->mac = Mac48Address::ConvertFrom(owned[i]->dev->GetAddress());
         air.index[owned[i]->mac] = i;
         owned[i]->OpenTap();
+        if (owned[i]->moves)
+        {
+            Move(owned[i]->node, owned[i]->target, owned[i]->moveSeconds);
+        }
     }
 }
 
@@ -168,6 +210,7 @@ int RunAir(const std::vector<std::string>& args)
     RngSeedManager::SetSeed(static_cast<uint32_t>(options.seed));
 
     std::vector<std::unique_ptr<Station>> owned = MakeStations(options.stationArgs, air);
+    ReadMoves(options.moveArgs, owned);
     InstallStations(owned, air, options.txPower);
     air.impl = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
     if (!air.impl)

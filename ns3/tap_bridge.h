@@ -30,7 +30,10 @@ struct Station
     std::string name;
     std::string tap;
     ns3::Mac48Address mac;
-    ns3::Vector position;
+    ns3::Vector position;       // where it starts (metres)
+    bool moves = false;         // --move: from position to target over moveSeconds
+    ns3::Vector target;
+    double moveSeconds = 0.0;
     int fd = -1;
     ns3::Ptr<ns3::Node> node;
     ns3::Ptr<ns3::WifiNetDevice> dev;

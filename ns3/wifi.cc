@@ -28,7 +28,7 @@ NetDeviceContainer InstallWifi(NodeContainer nodes, double txPowerDbm)
     return wifi.Install(phy, mac, nodes);
 }
 
-void Place(NodeContainer nodes, const std::vector<Vector>& positions)
+void Place(NodeContainer nodes, const std::vector<Vector>& positions, bool movable)
 {
     MobilityHelper mobility;
     Ptr<ListPositionAllocator> alloc = CreateObject<ListPositionAllocator>();
@@ -37,8 +37,31 @@ void Place(NodeContainer nodes, const std::vector<Vector>& positions)
         alloc->Add(p);
     }
     mobility.SetPositionAllocator(alloc);
-    mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
+    mobility.SetMobilityModel(movable ? "ns3::ConstantVelocityMobilityModel"
+                                      : "ns3::ConstantPositionMobilityModel");
     mobility.Install(nodes);
+}
+
+namespace
+{
+
+void Arrive(Ptr<ConstantVelocityMobilityModel> model, Vector target)
+{
+    model->SetVelocity(Vector(0, 0, 0));
+    model->SetPosition(target);
+}
+
+} // namespace
+
+void Move(Ptr<Node> node, const Vector& target, double seconds)
+{
+    Ptr<ConstantVelocityMobilityModel> model = node->GetObject<ConstantVelocityMobilityModel>();
+    NS_ABORT_MSG_IF(!model, "Move: the node was not placed movable");
+    Vector from = model->GetPosition();
+    model->SetVelocity(Vector((target.x - from.x) / seconds,
+                              (target.y - from.y) / seconds,
+                              (target.z - from.z) / seconds));
+    Simulator::Schedule(Seconds(seconds), &Arrive, model, target);
 }
 
 } // namespace linklab_ns3

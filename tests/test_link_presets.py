@@ -201,7 +201,7 @@ def test_a_relative_trace_is_relative_to_the_file_not_the_working_directory(tmp_
     ("a:\n  up:\n    mtu: 1400\n", 3, "preset a: up.mtu: ",
      "unknown field; known fields here: loss, rate, outage, delay, jitter, "
      "jitter_distribution, burst_loss, trace, queue, queue_limit, radio, distance, positions, "
-     "tx_power "
+     "tx_power, motion "
      "(mtu, tcp_congestion, trace_start are for both directions)"),
     ("a:\n  down:\n    tcp_congestion: reno\n", 3, "preset a: down.tcp_congestion: ", None),
     ("a:\n  tcp_congestion: {up: reno}\n", 2, "preset a: tcp_congestion: ",

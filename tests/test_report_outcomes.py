@@ -298,6 +298,11 @@ def test_a_distance_sweep_says_how_many_of_several_subscribers_never_matched():
     nothing = dict(cell(27, set()), failure_reason="topic t subscriber sub-t-robot1: "
                    + unwritten)
     assert distance_section([cell(26, {1}), nothing]).rows[1][1].text == "nothing arrived"
+    # a cell not measured (the simulation fell behind real time) is an error, not a loss
+    behind = dict(cell(27, set()), status="error", failure_reason="could not run: link "
+                  "robot1-edge: the ns-3 simulation stayed more than 10 ms behind real time")
+    text = distance_section([cell(26, {1}), behind]).rows[1][1]
+    assert (text.text, text.klass) == ("error: simulation behind real time", "failed")
     # now: the matched subscribers were measured, the column says how many did not match
     measured = dict(cell(25.6, {2}), received=597, message_loss_rate=0.005,
                     latency_mean_ms=2.25, unmatched_subscribers=1)

@@ -9,7 +9,8 @@ In a scenario::
 
 Fields are those of ``linklab link`` presets (linklab.link.spec: rate, loss, outage, mtu,
 tcp_congestion, delay, jitter, jitter_distribution, burst_loss, trace, and up:/down:
-mappings; the radio medium's radio, distance, positions, tx_power: linklab.link.radio).
+mappings; the radio medium's radio, distance, positions, tx_power, motion:
+linklab.link.radio).
 Each is validated where it is written, with the file and line. A :class:`LinkChoice` is
 what a cell carries: a preset name and the overrides on top of it, plus the label tables show.
 """
@@ -31,7 +32,7 @@ from linklab.errors import UsageError
 LINK_FIELDS = ("rate", "loss", "outage", "mtu", "tcp_congestion", "delay", "jitter",
                "jitter_distribution", "burst_loss", "trace", "up", "down",
                # the radio medium of paper 002 (linklab.link.radio): link.distance sweeps
-               "radio", "distance", "positions", "tx_power")
+               "radio", "distance", "positions", "tx_power", "motion")
 # The cluster topology's own fields (linklab.link.cluster_plan): overlay vxlan|none,
 # encryption none|wireguard, datapath iptables|ebpf, nodes 2..8, pods 1..8 per node.
 CLUSTER_FIELDS = ("overlay", "encryption", "datapath", "nodes", "pods")

@@ -11,6 +11,14 @@ OFDM 54 Mbit/s. linklab makes that a link: the fields below, on any preset or in
 ``positions`` a mapping host -> [x, y] in metres (``{robot2: [0m, 30m]}``) for hosts that
               are not on the circle (the edge may move too; default (0, 0)).
 ``tx_power``  transmit power of every station, e.g. ``16.0206dBm`` (ns-3's default).
+``motion``    a moving node, e.g. ``30m over 60s``: every robot ``distance`` puts on the
+              circle moves straight away from the edge, at constant speed, from
+              ``distance`` to 30 m over 60 s counted from when the medium comes up (a
+              bench cell brings its link up just before its endpoints start, so they
+              discover each other near ``distance``), then stays at 30 m. ns-3 moves it
+              (ConstantVelocityMobilityModel: linklab-ns3 --move). Robots placed by
+              ``positions`` stay put. ns3 mode only (the fast mode's loss is one fixed
+              value per link: refused there).
 ``radio``     ``ns3`` (the default): the ns-3 simulation itself (wires/ns3.py), realtime;
               ``curve``: the fast mode -- no simulator; each robot's link gets the loss
               the ns-3 medium measured at that distance for 60-byte packets
@@ -30,9 +38,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from linklab.errors import UsageError
+from linklab.units import parse_duration
 
 RADIO_MODES = ("ns3", "curve")
-RADIO_FIELDS = ("radio", "distance", "positions", "tx_power")
+RADIO_FIELDS = ("radio", "distance", "positions", "tx_power", "motion")
 # Fields of a LinkSpec that a radio link cannot take: its loss, rate and delay come from
 # the medium (ns3) or from the measured curve (curve); nothing would be applied otherwise.
 EXCLUSIVE_OF_RADIO = ("loss", "rate", "outage", "delay", "jitter", "jitter_distribution",
@@ -66,6 +75,25 @@ CALIBRATION = {
 _METRES = re.compile(r"^\s*(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<unit>m|cm|km)\s*$")
 _DBM = re.compile(r"^\s*(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*dBm\s*$")
 DISTANCE_FORMS = "a distance with a unit, e.g. 25m, 25.5m, 2500cm"
+MOTION_FORMS = "DISTANCE over DURATION, e.g. 30m over 60s (the robots' distance at the end)"
+_MOTION = re.compile(r"^\s*(?P<to>\S+)\s+over\s+(?P<over>\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Motion:
+    """The robots on the distance circle move from ``distance`` to ``to_m`` over
+    ``over_s`` seconds from the medium's start, then stay (module docstring: motion)."""
+
+    to_m: float
+    over_s: float
+
+    def text(self) -> str:
+        return f"{format_metres(self.to_m)} over {self.over_s:g}s"
+
+    def distance_at(self, from_m: float, t_s: float) -> float:
+        """A moving robot's distance from the edge ``t_s`` seconds after the start."""
+        share = min(max(t_s / self.over_s, 0.0), 1.0)
+        return from_m + (self.to_m - from_m) * share
 
 
 @dataclass(frozen=True)
@@ -76,6 +104,7 @@ class RadioSpec:
     distance_m: float | None = None
     positions: tuple[tuple[str, float, float], ...] = ()     # (host, x, y) in metres
     tx_power_dbm: float = DEFAULT_TX_POWER_DBM
+    motion: Motion | None = None
     fields: tuple[str, ...] = field(default=(), compare=False)  # as written, for messages
 
     def describe(self) -> dict[str, Any]:
@@ -85,6 +114,8 @@ class RadioSpec:
         if self.positions:
             out["positions"] = {h: [format_metres(x), format_metres(y)]
                                 for h, x, y in self.positions}
+        if self.motion is not None:
+            out["motion"] = self.motion.text()
         return out
 
     def position(self, host: str) -> tuple[float, float] | None:
@@ -144,6 +175,15 @@ def parse_mode(value: Any, argument: str | None) -> str:
     return str(value)
 
 
+def parse_motion(value: Any, argument: str | None) -> Motion:
+    """``30m over 60s`` -> Motion(30.0, 60.0)."""
+    match = _MOTION.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise UsageError(f"expected {MOTION_FORMS}, got {value!r}", argument=argument)
+    return Motion(parse_distance(match["to"], argument),
+                  parse_duration(match["over"], argument))
+
+
 HOST = re.compile(r"^(robot\d*|edge)$")
 
 
@@ -168,7 +208,8 @@ def parse_positions(value: Any, argument: str | None) -> tuple[tuple[str, float,
 
 _PARSERS = {"radio": ("mode", parse_mode), "distance": ("distance_m", parse_distance),
             "positions": ("positions", parse_positions),
-            "tx_power": ("tx_power_dbm", parse_tx_power)}
+            "tx_power": ("tx_power_dbm", parse_tx_power),
+            "motion": ("motion", parse_motion)}
 
 
 def apply_field(radio: RadioSpec | None, key: str, value: Any,
@@ -202,6 +243,25 @@ def station_positions(radio: RadioSpec, robots: list[str]) -> dict[str, tuple[fl
     return out
 
 
+def motion_targets(radio: RadioSpec, robots: list[str],
+                   positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """Where each moving robot ends (metres): the robots on the distance circle (not
+    placed by ``positions``), on the same ray from the edge at ``motion``'s distance.
+    Empty without motion; refused when no robot is on the circle (nothing would move)."""
+    if radio.motion is None:
+        return {}
+    edge = positions["edge"]
+    free = [r for r in robots if radio.position(r) is None]
+    if not free or radio.distance_m is None:
+        raise UsageError("motion moves the robots that distance puts on its circle; "
+                         + ("give distance too (e.g. 24m)" if radio.distance_m is None else
+                            "every robot here is placed by positions, so none would move"),
+                         argument="motion")
+    scale = radio.motion.to_m / radio.distance_m
+    return {r: (round(edge[0] + (positions[r][0] - edge[0]) * scale, 6),
+                round(edge[1] + (positions[r][1] - edge[1]) * scale, 6)) for r in free}
+
+
 def separation_m(a: tuple[float, float], b: tuple[float, float]) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
 
@@ -216,6 +276,9 @@ def conflicts(radio: RadioSpec | None, stage_fields: set[str], mtu: int) -> list
             out.append((name, f"a radio link ({radio.mode}) makes its own loss, rate and "
                               f"delay from the distance; {name} cannot be applied on top of "
                               "it: leave it out, or use a link without distance"))
+    if radio.motion is not None and radio.mode != "ns3":
+        out.append(("motion", "the fast mode (radio: curve) applies one fixed loss per link; "
+                              "a moving node needs the ns-3 medium (radio: ns3)"))
     if radio.mode == "ns3" and mtu > MAX_RADIO_MTU:
         out.append(("mtu", f"{mtu} B is above 802.11's largest frame body ({MAX_RADIO_MTU} B)"))
     return out

@@ -30,7 +30,13 @@ from linklab.errors import UsageError
 from linklab.link.impairments import Impairment, StageCounters
 from linklab.link.names import netns_name
 from linklab.link.netops import Snapshot
-from linklab.link.radio import RadioSpec, format_metres, separation_m, station_positions
+from linklab.link.radio import (
+    RadioSpec,
+    format_metres,
+    motion_targets,
+    separation_m,
+    station_positions,
+)
 from linklab.link.spec import DIRECTIONS, LinkSpec
 from linklab.link.topology import HostPlan, LinkPlan, PathView, Port, TopologyPlan
 
@@ -53,14 +59,21 @@ class AirStage(Impairment):
     receiver: str
     distance_m: float
     tx_power_dbm: float
+    # a moving robot (radio.Motion): its distance at the end and how long it takes
+    moves_to_m: float | None = None
+    moves_over_s: float | None = None
     kind: ClassVar[str] = "air"
     runs_in: ClassVar[str] = "relay"
 
     def params(self) -> dict[str, Any]:
-        return {"model": "ns-3 802.11a ad hoc, 54 Mbit/s, log-distance (exponent 3)",
-                "sender": self.sender, "receiver": self.receiver,
-                "distance_m": self.distance_m, "tx_power_dbm": self.tx_power_dbm,
-                "text": f"{format_metres(self.distance_m)} {self.tx_power_dbm:g}dBm"}
+        where = format_metres(self.distance_m)
+        out = {"model": "ns-3 802.11a ad hoc, 54 Mbit/s, log-distance (exponent 3)",
+               "sender": self.sender, "receiver": self.receiver,
+               "distance_m": self.distance_m, "tx_power_dbm": self.tx_power_dbm}
+        if self.moves_to_m is not None:
+            out |= {"moves_to_m": self.moves_to_m, "moves_over_s": self.moves_over_s}
+            where += f"->{format_metres(self.moves_to_m)} over {self.moves_over_s:g}s"
+        return out | {"text": f"{where} {self.tx_power_dbm:g}dBm"}
 
     def counters(self, snapshot: Snapshot, path: PathView) -> AirCounters | None:
         found = snapshot.relay.get((path.link, path.direction, self.kind))
@@ -69,6 +82,13 @@ class AirStage(Impairment):
 
 def robots_of(plan: TopologyPlan) -> list[str]:
     return [h.name for h in plan.hosts if h.name.startswith("robot")]
+
+
+def moves_of(plan: TopologyPlan, radio: RadioSpec) -> list[tuple[str, float, float, float]]:
+    """(robot, x, y, seconds) per moving robot: where it goes, over how long (radio.motion)."""
+    targets = motion_targets(radio, robots_of(plan), positions_of(plan, radio))
+    assert radio.motion is not None or not targets
+    return [(robot, x, y, radio.motion.over_s) for robot, (x, y) in targets.items()]
 
 
 def positions_of(plan: TopologyPlan, radio: RadioSpec) -> dict[str, tuple[float, float]]:
@@ -118,13 +138,16 @@ def radio_design(plan: TopologyPlan, spec: LinkSpec
     positions = positions_of(plan, radio) if plan.kind in ("pair", "star") else {}
     if radio.mode == "ns3":
         plan = medium_plan(plan)
+        targets = motion_targets(radio, robots_of(plan), positions)
         stages: dict[str, dict[str, list[Impairment]]] = {}
         for link in plan.links:
             robot = link.a.host
             d = round(separation_m(positions[robot], positions["edge"]), 6)
+            moves = ((radio.motion.to_m, radio.motion.over_s)
+                     if radio.motion is not None and robot in targets else (None, None))
             stages[link.name] = {
-                "up": [AirStage(robot, "edge", d, radio.tx_power_dbm)],
-                "down": [AirStage("edge", robot, d, radio.tx_power_dbm)]}
+                "up": [AirStage(robot, "edge", d, radio.tx_power_dbm, *moves)],
+                "down": [AirStage("edge", robot, d, radio.tx_power_dbm, *moves)]}
         return plan, stages
     if plan.kind not in ("pair", "star"):
         raise UsageError(f"a radio link places robots around the edge: topology pair or "

@@ -31,7 +31,7 @@ PAPER_READINGS = (
     "shorter distance for every profile (Figs. 8-10).")
 
 
-def _overrides(row: dict[str, Any]) -> dict[str, Any]:
+def link_overrides(row: dict[str, Any]) -> dict[str, Any]:
     try:
         found = json.loads(row.get("link_overrides") or "{}")
     except (TypeError, ValueError):
@@ -40,7 +40,7 @@ def _overrides(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _distance_m(row: dict[str, Any]) -> float | None:
-    value = _overrides(row).get("distance")
+    value = link_overrides(row).get("distance")
     try:
         return None if value is None else parse_metres(value, "link.distance")
     except UsageError:
@@ -49,7 +49,7 @@ def _distance_m(row: dict[str, Any]) -> float | None:
 
 def _curve_link(row: dict[str, Any]) -> str:
     """The cell's link label without its distance (as linklab.bench.links labels it)."""
-    rest = tuple((k, v) for k, v in _overrides(row).items() if k != "distance")
+    rest = tuple((k, v) for k, v in link_overrides(row).items() if k != "distance")
     return LinkChoice(row.get("link_preset"), rest).label
 
 
@@ -72,6 +72,11 @@ def _cell_text(row: dict[str, Any]) -> Cell:
     reason = str(row.get("failure_reason") or "")
     unmatched = _unmatched_count(row)
     subscribers = max(int(num(row.get("subscribers")) or 1), unmatched)
+    if row.get("status") == "error":
+        # not measured (e.g. the ns-3 simulation fell behind real time): not a loss
+        behind = "behind real time" in reason
+        return Cell("error: simulation behind real time" if behind else "error", "failed",
+                    reason)
     if not received:
         # no match across the medium is not a data-plane loss: say which it was
         if not unmatched:

@@ -2,7 +2,8 @@
 
 :func:`build` turns a run into a :class:`Report`: the seed 004 tables when the run is
 one of its studies (they replace the Table II layout, which has nothing to say about
-them), then loss and latency vs distance (paper 002), each cell's latency distribution,
+them), then loss and latency vs distance (paper 002), loss per stretch of a cell whose
+robots move (link.motion), each cell's latency distribution,
 per subscriber, per topic, fan-out, throughput searches, the same searches by QoS (paper
 001 Fig. 9), shares of the maximum, search trials, wire bytes per interface, gates, errors
 and failed cells. Each section says which outputs draw it
@@ -20,6 +21,7 @@ from linklab.report import (
     gate_view,
     interface_counters,
     latency,
+    motion,
     outcome,
     paper_004,
     qos_throughput,
@@ -64,7 +66,9 @@ def build(run: Run, extra_gates: list[str] = (), with_records: bool = True) -> R
         if not with_records:
             tables = [t for t in tables if not t.key.startswith("paper-004-table3")]
         report.paper_004 = tables
-    found = [distance.distance_section(rows), latency.latency_section(rows),
+    found = [distance.distance_section(rows),
+             motion.motion_section(rows, run.cell_dir) if with_records else None,
+             latency.latency_section(rows),
              subscribers.per_subscriber(rows, streams),
              subscribers.per_topic(rows, streams),
              subscribers.fanout(rows, streams), searches.searches_section(rows),

@@ -1,9 +1,13 @@
 """How much traffic the realtime ns-3 medium carries on this machine before it falls behind.
 
-    python -m linklab.link.ns3.ceiling [--sizes 32B,1400B] [--duration 5s] [--json]
+    python -m linklab.link.ns3.ceiling [--sizes 32B,1400B] [--duration 5s] [--robots N]
+                                       [--json]
 
 A benchmark (run it alone on the machine): for each UDP payload size, a pair of hosts
-2 m apart on the ns-3 medium (wifi-80211a, no loss from distance), and iperf3 offering
+2 m apart on the ns-3 medium (wifi-80211a, no loss from distance) -- or with --robots N
+a star of N robots around the edge (robot1 sends; every other station hears each frame,
+and the simulation computes every reception: its work per frame grows with the
+stations) -- and iperf3 offering
 UDP packets at rising rates (doubling from 500 packets/s, then bisecting between the last
 rate it kept up with and the first it did not, to 10 %). Each step runs on a fresh link;
 it "kept up" when the simulation never stayed behind real time long enough to be taken
@@ -25,8 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from linklab.errors import LinklabError
+from linklab.errors import LinklabError, UsageError
 from linklab.link.ns3 import read_stats
+from linklab.link.topology import MAX_STAR_HOSTS
 from linklab.units import parse_duration, parse_size
 
 IP_UDP_HEADERS = 28
@@ -51,18 +56,21 @@ class Step:
         return self.offered_pps * (self.size_bytes + IP_UDP_HEADERS) * 8 / 1e6
 
 
-def one_step(size: int, pps: float, duration_s: float, name: str) -> Step:
-    """A fresh pair on the medium, iperf3 at ``pps`` packets/s of ``size`` bytes."""
+def one_step(size: int, pps: float, duration_s: float, name: str, robots: int = 1) -> Step:
+    """A fresh pair (or star of ``robots``) on the medium, iperf3 from the (first) robot
+    at ``pps`` packets/s of ``size`` bytes."""
     from linklab.link import testbed
 
     bits = pps * size * 8
-    with testbed("wifi-80211a", topology="pair", name=name, distance="2m") as bed:
+    shape = {"topology": "pair"} if robots == 1 else {"topology": "star", "hosts": robots}
+    sender = "robot" if robots == 1 else "robot1"
+    with testbed("wifi-80211a", name=name, distance="2m", **shape) as bed:
         info = bed.journal.state["ns3"]
         server = bed.popen("edge", ["iperf3", "-s", "-1", "-p", "5201"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             time.sleep(0.5)
-            run = bed.run("robot", ["iperf3", "-c", bed.hosts["edge"].address, "-p", "5201",
+            run = bed.run(sender, ["iperf3", "-c", bed.hosts["edge"].address, "-p", "5201",
                                     "-u", "-l", str(size), "-b", f"{bits:.0f}",
                                     "-t", f"{duration_s:g}", "-J"],
                           timeout=duration_s + 30)
@@ -83,11 +91,12 @@ def one_step(size: int, pps: float, duration_s: float, name: str) -> Step:
                 reason)
 
 
-def ceiling(size: int, duration_s: float, name: str, log=print) -> list[Step]:
+def ceiling(size: int, duration_s: float, name: str, log=print,
+            robots: int = 1) -> list[Step]:
     steps: list[Step] = []
 
     def run(pps: float) -> Step:
-        step = one_step(size, pps, duration_s, name)
+        step = one_step(size, pps, duration_s, name, robots)
         steps.append(step)
         log(f"  {size} B at {pps:,.0f} packets/s ({step.offered_mbit_s:.1f} Mbit/s): "
             f"{'kept up' if step.kept_up else 'FELL BEHIND'}, lag max "
@@ -118,17 +127,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="32B,1400B",
                         help="UDP payload sizes, comma-separated (default 32B,1400B)")
     parser.add_argument("--duration", default="5s", help="length of each step (default 5s)")
+    parser.add_argument("--robots", type=int, default=1,
+                        help="1: a pair (default); N: a star of N robots around the edge, "
+                             f"2..{MAX_STAR_HOSTS}")
     parser.add_argument("--json", action="store_true", help="print the steps as JSON")
     parser.add_argument("--name", default="ns3ceiling", help="link run name")
     args = parser.parse_args(argv)
     try:
         sizes = [parse_size(s, "--sizes") for s in args.sizes.split(",")]
         duration = parse_duration(args.duration, "--duration")
+        if not 1 <= args.robots <= MAX_STAR_HOSTS:
+            raise UsageError(f"{args.robots} is outside 1..{MAX_STAR_HOSTS}",
+                             argument="--robots")
         results: dict[str, Any] = {}
         for size in sizes:
-            print(f"payload {size} B:", file=sys.stderr if args.json else sys.stdout)
+            print(f"payload {size} B, {args.robots} robot(s) and the edge:",
+                  file=sys.stderr if args.json else sys.stdout)
             steps = ceiling(size, duration, args.name,
-                            log=lambda t: print(t, file=sys.stderr if args.json else sys.stdout))
+                            log=lambda t: print(t, file=sys.stderr if args.json else sys.stdout),
+                            robots=args.robots)
             kept = [s for s in steps if s.kept_up]
             best = max(kept, key=lambda s: s.offered_pps) if kept else None
             results[str(size)] = {

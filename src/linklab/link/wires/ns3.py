@@ -34,7 +34,7 @@ from linklab.link.ns3 import (
     ns3_binary,
     read_stats,
 )
-from linklab.link.radio_plan import AIR_HOST, positions_of
+from linklab.link.radio_plan import AIR_HOST, moves_of, positions_of
 from linklab.link.system import Shell
 from linklab.link.topology import LinkPlan
 from linklab.link.wires import TUN_DEVICE, Wire, binary_problem, tun_usable
@@ -83,6 +83,8 @@ class Ns3Wire(Wire):
         for host in stations:
             x, y = positions[host.name]
             argv += ["--station", f"{host.name},{host.interface},{x:.6f},{y:.6f}"]
+        for name, x, y, seconds in moves_of(plan, radio):     # link.motion (radio.py)
+            argv += ["--move", f"{name},{x:.6f},{y:.6f},{seconds:.6f}"]
         pid = journal.spawn("ns-3 medium", argv, netns=air.netns, log=files["log"])
         journal.update(ns3={"pid": pid, "stats": str(files["stats"]), "log": str(files["log"]),
                             "links": [link.name for link in plan.links]})
