@@ -55,7 +55,7 @@ done
 if [ -d "$CACHE/target/release" ]; then
   printf '[zenoh-probe] building linklab-probe-zenoh (probes/zenoh changed; cargo build --release)\n' >&2
 else
-  printf '[zenoh-probe] building linklab-probe-zenoh (first use: cargo build --release of zenoh 1.10.2, about 10 min on 2 cores, once per machine)\n' >&2
+  printf '[zenoh-probe] building linklab-probe-zenoh (first use: cargo build --release of zenoh 1.10.2, about 15 min on 2 cores, once per machine)\n' >&2
 fi
 if ! nice -n 10 "$CARGO" build --release --locked --manifest-path probes/zenoh/Cargo.toml \
      --target-dir "$CACHE/target" >"$CACHE/build.log" 2>&1; then

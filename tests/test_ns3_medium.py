@@ -315,21 +315,14 @@ def test_down_removes_the_medium_and_status_shows_it():
     assert not list(Path(os.environ["LINKLAB_STATE_DIR"]).glob(f"{name}.*"))
 
 
-def _received_share(records_dir: Path, part: slice) -> float:
-    """The share of the publisher's samples in ``part`` (of its sequence) that arrived."""
-    from linklab.probes.records import read_records
-
-    (pub,) = records_dir.glob("pub*.bin")
-    (sub,) = records_dir.glob("sub*.bin")
-    sent = sorted(int(s) for s in read_records(pub).records["seq"])[part]
-    got = {int(s) for s in read_records(sub).records["seq"]}
-    return sum(s in got for s in sent) / len(sent)
-
-
 def test_a_moving_robot_loses_more_as_it_moves_away_during_the_cell(tmp_path):
-    """link.motion: the robot moves from 23 m (no loss of 1000-byte samples) to 26.5 m
-    (nearly all lost) during one cell, ns-3 moving it (ConstantVelocityMobilityModel): the
-    first third of the samples arrives, the last third mostly does not."""
+    """link.motion: the robot moves from 23 m (no loss of 1000-byte samples) towards
+    26.5 m over 20 s, ns-3 moving it (ConstantVelocityMobilityModel), while 300 samples
+    go out at 20 Hz (15 s). The first third leaves at 23-24 m and arrives; the last
+    third leaves 10-15 s after the first sample, a little more after the medium came up,
+    so at about 24.8-26 m: across the loss edge (25 m for 60-byte packets, earlier for
+    1000-byte ones), where most of it is lost -- hence a bound (at most half arrives),
+    not a value."""
     require_root()
     rows, result = bench_rows(tmp_path, """\
 name: itest-ns3-motion
@@ -340,7 +333,12 @@ fixed: {link: {preset: wifi-80211a, distance: 23m, motion: 26.5m over 20s},
     assert result.returncode == 0, result.stderr[-2000:]
     (row,) = rows.values()
     assert row["status"] == "ok" and row["published"] == 300, row
+    from linklab.probes.records import read_records
+    from linklab.report.motion import loss_per_window
+
     records = next((tmp_path / "runs").iterdir()) / "records" / row["cell_id"]
-    first, last = (_received_share(records, slice(0, 100)),
-                   _received_share(records, slice(200, 300)))
+    (pub,), (sub,) = records.glob("pub*.bin"), records.glob("sub*.bin")
+    lost = loss_per_window(read_records(pub).records["seq"],
+                           read_records(sub).records["seq"], windows=3)
+    first, last = 1 - lost[0], 1 - lost[-1]
     assert first >= 0.9 and last <= 0.5, (first, last)

@@ -35,11 +35,6 @@ def test_motion_parses_distance_over_duration_and_refuses_the_rest():
     assert "--motion" in one_line(lambda: build_spec(None, None, {"motion": "x"}))
 
 
-def test_a_moving_robots_distance_is_linear_then_held():
-    motion = Motion(to_m=30.0, over_s=10.0)
-    assert [motion.distance_at(20.0, t) for t in (-1, 0, 5, 10, 60)] == [20, 20, 25, 30, 30]
-
-
 def test_the_fast_mode_refuses_motion():
     assert "ns-3 medium" in one_line(lambda: spec_of("wifi-80211a-curve",
                                                      motion="27m over 20s"))

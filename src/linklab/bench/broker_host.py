@@ -30,15 +30,6 @@ def broker_host(cell: Cell) -> str:
     return cell.broker_host or DEFAULT
 
 
-def endpoint_hosts(cell: Cell) -> set[str]:
-    return {h for t in cell.topics for h in (t.publisher, *t.subscribers)}
-
-
-def separate(cell: Cell) -> bool:
-    """The broker has a host of its own (no endpoint runs there)."""
-    return broker_host(cell) not in endpoint_hosts(cell)
-
-
 def check_cell(cell: Cell, *, remote: bool) -> None:
     if cell.broker_host is None:
         return

@@ -90,11 +90,6 @@ class Motion:
     def text(self) -> str:
         return f"{format_metres(self.to_m)} over {self.over_s:g}s"
 
-    def distance_at(self, from_m: float, t_s: float) -> float:
-        """A moving robot's distance from the edge ``t_s`` seconds after the start."""
-        share = min(max(t_s / self.over_s, 0.0), 1.0)
-        return from_m + (self.to_m - from_m) * share
-
 
 @dataclass(frozen=True)
 class RadioSpec:

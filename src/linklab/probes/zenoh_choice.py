@@ -44,9 +44,15 @@ def zenoh_probe_choice() -> str:
     return value
 
 
+_checked: list[Path] = []  # the binary this process built or found current, once
+
+
 def native_zenoh_probe() -> Path:
     """build/probe-zenoh/linklab-probe-zenoh, built now when it is missing or stale
-    (the build script's progress line goes to stderr as it comes)."""
+    (the build script's progress line goes to stderr as it comes). The script runs once
+    per process: every later probe of a run takes the binary it left."""
+    if _checked and os.access(_checked[0], os.X_OK):
+        return _checked[0]
     process = subprocess.Popen(["bash", str(BUILD_SCRIPT)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     problem = ""
@@ -60,6 +66,7 @@ def native_zenoh_probe() -> Path:
     if process.wait() != 0 or not os.access(NATIVE_BINARY, os.X_OK):
         raise EnvironmentProblem(f"the native Zenoh probe could not be built: "
                                  f"{problem or f'{BUILD_SCRIPT.name} failed'}")
+    _checked[:] = [NATIVE_BINARY]
     return NATIVE_BINARY
 
 
