@@ -37,10 +37,14 @@ demo: $(DEMO_STAMP)
 # each start would compile every module again (make test-unit: 82 s -> 72 s here).
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
-# Two passes. Every test not marked integration (no root, no namespaces; the few timed ones
-# wait for what they time to start) runs one file per worker, a worker per CPU; then the
-# integration tests run one at a time, alone on the machine: they build links, start the
-# middlewares and check that nothing is left behind, which a test beside them would upset.
+# Three passes. Every test not marked integration (no root, no namespaces; the few timed
+# ones wait for what they time to start) runs one file per worker, a worker per CPU. Then
+# the integration tests on two workers, a file's tests on one (tests/conftest.py): they
+# mostly wait on links, discovery and cells, each checking only what its own run made.
+# Last, one at a time, the integration tests marked alone: the ones that time something
+# (the relay, a delay, ns-3 in real time), load the CPU, or check that nothing changed
+# machine-wide (the root namespace, /tmp, every process), which a test beside them would
+# upset.
 # The native Zenoh probe is built here, on the tests' first need (not by setup: cargo
 # builds zenoh in minutes, once per machine, cached in ~/.cache/linklab/probe-zenoh), so
 # no test waits for it inside its own timeout.
@@ -48,7 +52,8 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check src tests
 	bash scripts/zenoh-probe-build.sh
 	$(PYTEST) -m "not integration" -n auto --dist loadfile
-	$(PYTEST) -m integration
+	$(PYTEST) -m "integration and not alone" -n 2 --dist loadgroup
+	$(PYTEST) -m "integration and alone"
 
 # the unit tier (tests/conftest.py): no test marked integration, native or slow, property
 # tests at a few examples, one worker per CPU (pytest-xdist); about a minute. make test

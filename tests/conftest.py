@@ -6,7 +6,9 @@ no more than UNIT_EXAMPLES generated examples; about a minute. ``make test`` (``
 ``--tier=full`` by default): every test, each property test at its own count.
 
 Markers take a test out of the unit tier (never a skip at run time):
-``integration`` (root, network namespaces, the real middlewares), ``native`` (what
+``integration`` (root, network namespaces, the real middlewares; with ``alone`` too when
+it times something, loads the CPU or checks machine-wide state, so make test runs it
+after the others, one at a time), ``native`` (what
 scripts/setup.sh builds or installs besides the venv: the probes, the emulator, ns-3,
 cargo, apt tools such as chromium, llvm-mc, openssl) and ``slow`` (over ~2 s alone: most
 run the linklab command line several times). The unit tier checks itself: a test in it
@@ -78,7 +80,24 @@ def _in_unit_tier(item) -> bool:
     return not any(item.get_closest_marker(name) for name in OUT_OF_UNIT)
 
 
+# make test's integration pass runs in two parts (Makefile): the tests marked ``alone``
+# one at a time, after the others, which run on two workers (pytest-xdist --dist
+# loadgroup), a file's tests on one worker (its module fixtures run once) and the files
+# that check /tmp for what a field session leaves all on the same worker.
+SHARED_WORKER = {"test_field_integration.py": "field", "test_field_measure_args.py": "field",
+                 "test_field_agent.py": "field"}
+
+
+def _group_by_file(items) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            name = item.path.name
+            item.add_marker(pytest.mark.xdist_group(SHARED_WORKER.get(name, name)))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
+    _group_by_file(items)
     if _tier != "unit":
         return
     keep = [item for item in items if _in_unit_tier(item)]

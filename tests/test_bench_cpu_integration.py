@@ -23,7 +23,9 @@ import pytest
 from conftest import require_root
 from linklab.link import cgroups, competitors
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it loads the CPU and finds its competitors among all processes
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 REPO = Path(__file__).resolve().parents[1]
 CELL = ("name: busy\nfixed: {link: wifi-ideal, rate: 30Hz, count: COUNT, payload: 16KiB, "
         "warmup: 0.5s, grace: 5s, EXTRA}\n")

@@ -25,7 +25,8 @@ def write(tmp_path: Path, text: str) -> str:
 @pytest.mark.parametrize(("fixed", "says"), [
     ("middleware: fastdds, broker_host: edge",
      "fixed.broker_host: edge: fastdds runs no broker or router, so there is nothing to "
-     "place; broker_host applies to mqtt, zenoh-router, mqtt-tls, zenoh-router-tls"),
+     "place; broker_host applies to mqtt, zenoh-router, mqtt-tls, zenoh-router-tls, "
+     "mqtt-bridge, zenoh-router-bridge"),
     ("middleware: mqtt, broker_host: robot2",
      "fixed.broker_host: host 'robot2' is not in the cell's pair topology; accepted: robot, "
      "edge (a third host: topology: star with hosts: one more than the robots the "

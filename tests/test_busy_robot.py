@@ -22,7 +22,8 @@ import pytest
 from conftest import require_root
 from linklab.link import competitors
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time): it loads the CPU with competitors
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 from cli_fuzz_support import FUZZ, LINKLAB, argv, check, odd, run_all, scratch, tree, value
 from conftest import examples, require_root, require_tool
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it checks the root namespace is unchanged
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 def root_snapshot() -> dict[str, str]:

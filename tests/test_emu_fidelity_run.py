@@ -18,7 +18,8 @@ from linklab.emu.fidelity_metrics import per_second
 from linklab.emu.mahimahi import REPO, mm_link_built
 from linklab.emu.models import read_trace, trace_capacity_per_second
 
-pytestmark = [pytest.mark.integration, pytest.mark.native]
+# alone (make test runs it after the others, one at a time): it follows a trace second by second
+pytestmark = [pytest.mark.integration, pytest.mark.native, pytest.mark.alone]
 
 TRACE = "Verizon-LTE-short"
 WORK = Workload("udp", "up", 3.0, 12_000_000, 500)   # trace seconds 0-3, 1.3x the peak

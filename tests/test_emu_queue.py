@@ -16,7 +16,8 @@ from linklab.emu.directives import Delay, Rate
 from linklab.emu.measure import udp_run
 from test_emu_relay import ADDR_B, PORT, _iperf, relay_link, sockets
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time): it times CoDel's standing queue
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 def _peak_rss_bytes(pid: int) -> int:

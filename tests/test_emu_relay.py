@@ -43,7 +43,9 @@ from linklab.emu.models import (
 from linklab.emu.relay import relay_status
 from linklab.emu.tap_wire import RelayWire, TapEnd
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it times the relay's frames (latency, a busy disk)
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 _counter = itertools.count()
 ADDR_A, ADDR_B = "10.213.0.1", "10.213.0.2"

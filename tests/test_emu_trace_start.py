@@ -11,7 +11,8 @@ from linklab.emu.directives import Trace
 from linklab.emu.measure import udp_run
 from test_emu_relay import ADDR_B, PORT, relay_link, sockets
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time): it times the trace's start
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 
 def _trace(path):

@@ -28,7 +28,9 @@ from conftest import require_root, require_tool
 from field_sshd import SshHosts
 from linklab.link import testbed as make_testbed
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it checks /tmp and every process for what a field run leaves
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 REPO = Path(__file__).resolve().parents[1]
 LINKLAB = [sys.executable, "-m", "linklab.cli"]

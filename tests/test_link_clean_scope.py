@@ -21,7 +21,9 @@ import pytest
 from conftest import require_root, require_tool
 from linklab.link.lifecycle import residue
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it cleans and checks every run left behind
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 PY = sys.executable
 LINKLAB = [PY, "-m", "linklab.cli"]

@@ -24,7 +24,9 @@ import pytest
 from conftest import require_root, require_tool
 from linklab.link.lifecycle import residue
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it checks the root namespace is unchanged
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 PY = sys.executable
 LINKLAB = [PY, "-m", "linklab.cli"]

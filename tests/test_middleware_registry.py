@@ -44,7 +44,8 @@ def test_every_middleware_a_scenario_accepts_has_one_entry():
     # then the ones added since
     assert SCENARIO_MIDDLEWARES == (
         "fastdds", "cyclonedds", "mqtt", "zenoh-peer", "zenoh-router", "fastdds-secure",
-        "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls", "cyclonedds-secure")
+        "mqtt-tls", "zenoh-peer-tls", "zenoh-router-tls", "cyclonedds-secure", "mqtt-bridge",
+        "zenoh-bridge", "zenoh-router-bridge")
     assert _scenario_middlewares() <= set(MIDDLEWARES)
 
 
@@ -102,9 +103,16 @@ def test_the_families_carry_what_the_bench_decides_by():
     assert {n: f.max_message_bytes for n, f in FAMILIES.items() if f.dds} == {
         "fastdds": 65500, "cyclonedds": 14720}
     assert [n for n, m in MIDDLEWARES.items() if m.brokered] == [
-        "mqtt", "zenoh-router", "mqtt-tls", "zenoh-router-tls"]
+        "mqtt", "zenoh-router", "mqtt-tls", "zenoh-router-tls", "mqtt-bridge",
+        "zenoh-router-bridge"]
+    # seed 004's bridged MQTT: Cyclone DDS endpoints, mosquitto, a bridge per host
+    bridged = MIDDLEWARES["mqtt-bridge"]
+    assert bridged.probe is FAMILIES["cyclonedds"] and bridged.bridge == "mqtt"
+    assert {n: m.bridge for n, m in MIDDLEWARES.items() if m.bridged} == {
+        "mqtt-bridge": "mqtt", "zenoh-bridge": "zenoh", "zenoh-router-bridge": "zenoh"}
     # the broker adapter runs every middleware that is not plain DDS
     assert [n for n in MIDDLEWARES if adapter_for(n) is not None] == [
         "mqtt", "zenoh-peer", "zenoh-router", "fastdds-secure", "mqtt-tls", "zenoh-peer-tls",
-        "zenoh-router-tls", "cyclonedds-secure"]
+        "zenoh-router-tls", "cyclonedds-secure", "mqtt-bridge", "zenoh-bridge",
+        "zenoh-router-bridge"]
     assert list(unsupported_policies("zenoh", "sub")) == ["reliability", "history", "depth"]

@@ -28,7 +28,9 @@ from linklab.link.ns3 import ns3_binary
 from linklab.link.ns3.calibrate import measure
 from linklab.link.radio_curve import measured_curve
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time):
+# it runs ns-3 in real time at its ceiling
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 REPO = Path(__file__).resolve().parents[1]
 
 

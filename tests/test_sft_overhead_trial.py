@@ -8,7 +8,8 @@ import pytest
 from linklab.sft import fastdds_reference, netns
 from linklab.sft.bench import Settings, Testbed
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time): it measures CPU overhead
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 # 1 s of warm-up, 3 s measured at 10 Hz: a Python endpoint spends ~0.6 ms of CPU per
 # message, so over 1 s (~6 ms) utime + stime, counted in 10 ms ticks, is often still 0
 SHORT = Settings(warmup=10, count=30)

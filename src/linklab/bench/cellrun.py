@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from linklab.bench import bridges as B
 from linklab.bench import discovery_gate as G
 from linklab.bench import endpoints as E
 from linklab.bench.broker_host import broker_host
@@ -30,6 +31,7 @@ from linklab.bench.cpu import CellLoad
 from linklab.bench.matrix import Cell, deadline_s
 from linklab.bench.probe_driver import ProbeArgs, ProbeProcess, probe_binary, start_probe
 from linklab.brokers.bench_adapter import adapter_for, host_of
+from linklab.middleware import middleware
 
 POLL_S = 0.1
 # When the probes of one side have ended on their own, how long the others get to end.
@@ -72,11 +74,13 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
         netns, at = host_of(bed, broker_host(cell))
         broker = adapter.start_broker(netns, at, out_dir)
         probes.append(broker)  # stopped with the probes if the cell fails
+    bridges = _start_bridges(cell, plan, bed, tag, out_dir, probes)
 
     def args(ep: E.Endpoint) -> ProbeArgs:
         return probe_args(cell, ep, ProbeSetting(
             tag=tag, profile_path=profile_path, out_dir=out_dir,
-            interface=bed.interface(ep.host), gated=gated, grace_s=grace, outage_s=outage_s))
+            interface=adapter.interface(bed.interface(ep.host)) if adapter
+            else bed.interface(ep.host), gated=gated, grace_s=grace, outage_s=outage_s))
 
     hosts = tuple(dict.fromkeys(ep.host for ep in plan))
     started: dict[str, ProbeProcess] = {}
@@ -91,8 +95,8 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     time.sleep(0.3)  # the subscribers' participants exist before the publishers look
     before = bed.snapshot(hosts)
     start("pub")
-    if broker is not None:
-        broker.mark_cpu()
+    for process in ([broker] if broker is not None else []) + bridges:
+        process.mark_cpu()
     pubs = [started[ep.name] for ep in plan if ep.role == "pub"]
     subs = [started[ep.name] for ep in plan if ep.role == "sub"]
     unmatched: list[str] = []
@@ -110,13 +114,30 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     for probe in pubs + subs:
         probe.stop()
     broker_cpu_s = broker.stop().cpu_seconds if broker is not None else math.nan
+    bridge_cpu_s = sum(b.stop().cpu_seconds for b in bridges) if bridges else math.nan
     load.stop()  # after the last probe
     after = bed.snapshot(hosts)
     G.clear(out_dir)
     fields, streams = collect_cell(cell, plan, started, before, after, out_dir, ended_ns,
                                broker_cpu_s, outage_s, bed, profile, model_fanout, unmatched)
     fields.update(load.fields())
+    fields["bridge_cpu_s"] = bridge_cpu_s
     return fields, streams
+
+
+def _start_bridges(cell: Cell, plan: list[E.Endpoint], bed: Any, tag: str, out_dir: Path,
+                   probes: list) -> list:
+    """A bridged middleware's bridges (bench.bridges), each in ``probes`` once started."""
+    bridge = middleware(cell.middleware).bridge
+    if bridge is None:
+        return []
+    qos = {ep.topic.name: ep.qos for ep in plan}
+    specs = B.specs(cell, qos_of=lambda t: qos[t.name], topic_of=lambda t: f"{tag}_{t.name}",
+                    netns_of=lambda host: host_of(bed, host)[0],
+                    address_of=lambda host: host_of(bed, host)[1],
+                    broker_address=host_of(bed, broker_host(cell))[1])
+    return B.start(bridge, specs, out_dir, probes)
+
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from linklab.bench import broker_host
+from linklab.bench import bridges, broker_host
 from linklab.bench.cpu import check_cells
 from linklab.bench.fields import Located
 from linklab.bench.gates import Gate, check_scope
@@ -70,6 +70,8 @@ def check_before_run(scenario: Scenario, cells: list[Cell], env: Any, gates: Seq
         check_cells(cells, remote=bool(scenario.hosts), about=about)
         # where a broker/router runs: a brokered middleware, a host of the topology
         broker_host.check_cells(cells, remote=bool(scenario.hosts), about=about)
+        # a bridged middleware: bridges on this machine's hosts, between two hosts
+        bridges.check_cells(cells, remote=bool(scenario.hosts), about=about)
         env.check_ready(cells, connect=connect)
     except UsageError as error:
         raise located(error, scenario) from None

@@ -11,6 +11,9 @@ broker/router per cell, on the edge host unless the cell's ``broker_host`` names
   address, the publisher connects to each of its subscribers; scouting off.
 - ``zenoh-router`` (Table 2 "Zenoh-broker"): a zenoh router on the edge host, every
   probe is a client of it.
+- ``mqtt-bridge`` (§3.1 as the paper ran it): Cyclone DDS probes whose domain stays on
+  their own host (interface and only peer 127.0.0.1), mosquitto as for ``mqtt``, and a
+  DDS <-> MQTT bridge (linklab.brokers.bridge) on each endpoint host (bench.bridges).
 
 The broker/router's CPU time is measured over the cell (seed 004 Table 3 counts it).
 
@@ -45,6 +48,7 @@ MQTT_PORT = 1883
 ZENOH_PORT = 7447
 ENCLAVES = {"pub": "/linklab/robot", "sub": "/linklab/edge"}
 MQTT_TLS_PORT = 8883
+LOCALHOST = "127.0.0.1"  # a bridged middleware's DDS: interface and only peer
 
 
 @dataclass
@@ -86,6 +90,15 @@ class MiddlewareAdapter:
                     check_security_config(enclave.cyclonedds_profile, argument="middleware")
 
     @property
+    def bridged(self) -> bool:
+        return self.entry.bridged
+
+    def interface(self, link_interface: str | None) -> str | None:
+        """The interface an endpoint's probe uses: its host's link interface, or the
+        loopback when DDS stays on the host (a bridged middleware)."""
+        return LOCALHOST if self.bridged else link_interface
+
+    @property
     def scheme(self) -> str:
         return "tls" if self.secured else "tcp"
 
@@ -103,6 +116,8 @@ class MiddlewareAdapter:
         host), a publisher connects to each of its subscribers (``connect``).
         """
         broker = self.entry.broker
+        if self.bridged:  # DDS on this host only; the bridges cross the link
+            return (LOCALHOST,), ()
         if broker == "mosquitto":
             port = MQTT_TLS_PORT if self.secured else MQTT_PORT
             peers: tuple[str, ...] = (f"{broker_address}:{port}",)

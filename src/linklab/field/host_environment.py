@@ -39,7 +39,7 @@ from linklab.field.hosts import HostSet
 from linklab.middleware import MIDDLEWARES, family_of
 
 FIELD_MIDDLEWARES = tuple(name for name, m in MIDDLEWARES.items()  # plain DDS: native probes
-                          if m.probe.dds and not m.secured)
+                          if m.probe.dds and not m.secured and not m.bridged)
 TUNED = ("optimized", "optimized-paced")
 
 

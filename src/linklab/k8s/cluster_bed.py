@@ -40,7 +40,7 @@ from linklab.k8s.cluster import Cluster, ClusterError
 from linklab.k8s.podrun import BundleError, read_bundle
 from linklab.middleware import MIDDLEWARES
 
-SUPPORTED = tuple(name for name, m in MIDDLEWARES.items() if not m.secured)
+SUPPORTED = tuple(name for name, m in MIDDLEWARES.items() if not m.secured and not m.bridged)
 EMULATED_FIELDS = ("loss", "outage", "delay_s", "jitter_s", "burst_loss", "trace")
 POLL_S = 0.5
 
@@ -60,7 +60,8 @@ class K8sOptions:
 def check_cell(cell: Cell, links: Links, options: K8sOptions) -> PL.Placement:
     """Refuse, before anything runs, what a cluster cannot do for this cell."""
     if cell.middleware not in SUPPORTED:
-        raise UsageError(f"cell {cell.cell_id}: {cell.middleware} needs its keystore in "
+        needs = "its bridges" if MIDDLEWARES[cell.middleware].bridged else "its keystore"
+        raise UsageError(f"cell {cell.cell_id}: {cell.middleware} needs {needs} in "
                          f"the pods; linklab k8s runs {', '.join(SUPPORTED)}",
                          argument="middleware")
     if cell.search or cell.rate_fraction is not None:

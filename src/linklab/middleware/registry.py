@@ -78,6 +78,12 @@ class Middleware:
     security: str | None = None
     # a secured variant that takes its profile from security only: why no other
     only_default: str | None = None
+    # seed 004's bridged architecture (§3.1): the endpoints are DDS probes whose domain
+    # stays on their own host (127.0.0.1: "Localhost Only"), and a bridge on each
+    # endpoint host carries the serialized samples between hosts over the broker
+    # ("mqtt": linklab-bridge-mqtt and mosquitto; "zenoh": linklab-bridge-zenoh, peer to
+    # peer or through the router); None: the endpoints speak on the link
+    bridge: str | None = None
 
     @property
     def base(self) -> str:
@@ -93,10 +99,16 @@ class Middleware:
         return self.broker is not None
 
     @property
+    def bridged(self) -> bool:
+        """DDS endpoints on their own host, bridged between hosts (``bridge``)."""
+        return self.bridge is not None
+
+    @property
     def adapted(self) -> bool:
         """Needs more than each other's address (a probe that is not DDS: a broker or
-        listening subscribers; a keystore): linklab.brokers.bench_adapter runs it."""
-        return self.secured or not self.probe.dds
+        listening subscribers; a keystore; bridges): linklab.brokers.bench_adapter runs
+        it."""
+        return self.secured or self.bridged or not self.probe.dds
 
     def refusal(self, kind: str, **values: str) -> str:
         """The one-line refusal ``kind`` (not_named | not_own | only_default) filled in."""
@@ -116,6 +128,15 @@ _CYCLONEDDS = Middleware("cyclonedds", CYCLONEDDS, _CYCLONEDDS_PROFILES)
 _ZENOH_PEER = Middleware("zenoh-peer", ZENOH, _ZENOH_PROFILES, listening_subscribers=True)
 _ZENOH_ROUTER = Middleware("zenoh-router", ZENOH, _ZENOH_PROFILES, broker="zenoh-router")
 _MQTT = Middleware("mqtt", MQTT, _MQTT_PROFILES, broker="mosquitto")
+# seed 004's "MQTT" as its §3.1 ran it: Cyclone DDS endpoints localhost only, a DDS <-> MQTT
+# bridge on each endpoint host, mosquitto where broker_host says (edge by default)
+_MQTT_BRIDGE = Middleware("mqtt-bridge", CYCLONEDDS, _CYCLONEDDS_PROFILES, broker="mosquitto",
+                          bridge="mqtt")
+# and its Zenoh: the subscribers' bridges listen, the publisher's connects to them
+# ("Zenoh-TCP"), or every bridge is a client of the router ("Zenoh-broker")
+_ZENOH_BRIDGE = Middleware("zenoh-bridge", CYCLONEDDS, _CYCLONEDDS_PROFILES, bridge="zenoh")
+_ZENOH_ROUTER_BRIDGE = Middleware("zenoh-router-bridge", CYCLONEDDS, _CYCLONEDDS_PROFILES,
+                                  broker="zenoh-router", bridge="zenoh")
 
 MIDDLEWARES: Mapping[str, Middleware] = MappingProxyType({m.name: m for m in (
     _FASTDDS,
@@ -132,6 +153,9 @@ MIDDLEWARES: Mapping[str, Middleware] = MappingProxyType({m.name: m for m in (
     _secured(_CYCLONEDDS, "cyclonedds-secure", "dds-security",
              "cyclonedds-secure runs Cyclone's defaults with DDS-Security; another "
              "profile cannot be combined with it"),
+    _MQTT_BRIDGE,
+    _ZENOH_BRIDGE,
+    _ZENOH_ROUTER_BRIDGE,
 )})
 # The values of a scenario's ``middleware`` axis, in the order its errors list them.
 NAMES: tuple[str, ...] = tuple(MIDDLEWARES)

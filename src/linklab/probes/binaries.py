@@ -24,3 +24,14 @@ def binary_path(middleware: str, build_dir: Path | None = None) -> Path:
         raise EnvironmentProblem(f"linklab-probe-{middleware} is not built ({path} missing): "
                                  "run scripts/setup.sh")
     return path
+
+
+def bridge_path(bridge: str, build_dir: Path | None = None) -> Path:
+    """``build/probes/cyclonedds/linklab-bridge-<bridge>`` (a bridged middleware's bridge,
+    built beside the Cyclone DDS probe whose types it carries); raises if not built."""
+    base = build_dir or Path(os.environ.get("LINKLAB_PROBES_DIR", BUILD_DIR))
+    path = base / "cyclonedds" / f"linklab-bridge-{bridge}"
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise EnvironmentProblem(f"linklab-bridge-{bridge} is not built ({path} missing): "
+                                 "run scripts/setup.sh")
+    return path

@@ -5,7 +5,8 @@ machine's hosts (``linklab bench``, ``linklab drive``; the Kubernetes image carr
 Python probe, linklab.k8s.image):
 
 - ``native`` (the default): ``linklab-probe-zenoh`` built from probes/zenoh (Rust, the
-  zenoh 1.10.2 crate) into ``build/probe-zenoh/``; ``scripts/zenoh-probe-build.sh``
+  zenoh 1.10.2 crate) into ``build/probe-zenoh/``, with ``linklab-bridge-zenoh`` (the
+  DDS <-> Zenoh bridge, whichever probe is chosen); ``scripts/zenoh-probe-build.sh``
   builds it the first time it is needed (one progress line; minutes, once per machine:
   the build is cached in ``~/.cache/linklab/probe-zenoh``) and is a no-op after.
 - ``python``: the Python probe (``linklab.probes.zenoh_probe``, the ``linklab-probe-zenoh``
@@ -32,6 +33,9 @@ ENV = "LINKLAB_ZENOH_PROBE"
 CHOICES = ("native", "python")
 REPO = Path(__file__).resolve().parents[3]
 NATIVE_BINARY = REPO / "build" / "probe-zenoh" / "linklab-probe-zenoh"
+# the DDS <-> Zenoh bridge (seed 004 §3.1; middlewares zenoh-bridge, zenoh-router-bridge),
+# built with the native probe, whichever probe LINKLAB_ZENOH_PROBE chooses
+NATIVE_BRIDGE = REPO / "build" / "probe-zenoh" / "linklab-bridge-zenoh"
 BUILD_SCRIPT = REPO / "scripts" / "zenoh-probe-build.sh"
 ERROR_PREFIX = "[zenoh-probe] error: "
 
@@ -63,11 +67,18 @@ def native_zenoh_probe() -> Path:
         else:
             sys.stderr.write(line)
             sys.stderr.flush()
-    if process.wait() != 0 or not os.access(NATIVE_BINARY, os.X_OK):
+    if process.wait() != 0 or not all(os.access(p, os.X_OK)
+                                       for p in (NATIVE_BINARY, NATIVE_BRIDGE)):
         raise EnvironmentProblem(f"the native Zenoh probe could not be built: "
                                  f"{problem or f'{BUILD_SCRIPT.name} failed'}")
     _checked[:] = [NATIVE_BINARY]
     return NATIVE_BINARY
+
+
+def native_zenoh_bridge() -> Path:
+    """build/probe-zenoh/linklab-bridge-zenoh, built with the native probe."""
+    native_zenoh_probe()
+    return NATIVE_BRIDGE
 
 
 def python_zenoh_probe() -> Path:

@@ -43,6 +43,14 @@ MESSAGES = ("Array1k", "Array4k", "Array16k", "Array64k", "Array256k", "Array1m"
 COLUMNS = {"fastdds": "FastDDS", "cyclonedds": "CycloneDDS", "zenoh-peer": "Zenoh-TCP",
            "zenoh-router": "Zenoh-broker", "mqtt-nobroker": "MQTT-nobroker",
            "mqtt": "MQTT-broker"}
+# seed 004's Zenoh and MQTT as its §3.1 ran them: DDS on each host only, bridged between
+# hosts (middlewares zenoh-bridge, zenoh-router-bridge, mqtt-bridge). Shown after the
+# native columns when a run has bridged cells, with the paper's values of the same
+# column beside them: column -> (label, the paper's column)
+BRIDGED = {"zenoh-bridge": ("Zenoh-TCP (bridged)", "zenoh-peer"),
+           "zenoh-router-bridge": ("Zenoh-broker (bridged)", "zenoh-router"),
+           "mqtt-bridge-nobroker": ("MQTT-nobroker (bridged)", "mqtt-nobroker"),
+           "mqtt-bridge": ("MQTT-broker (bridged)", "mqtt")}
 LINKS = {"ethernet-1g": "ethernet", "wifi": "wifi", "4g": "4g"}
 
 
@@ -67,7 +75,8 @@ SECURED_PAIRS = (("fastdds", "fastdds-secure"), ("cyclonedds", "cyclonedds-secur
 
 
 SECURED = tuple(s for _, s in SECURED_PAIRS)
-PAPER_MIDDLEWARES = frozenset(COLUMNS) - {"mqtt-nobroker"} | frozenset(SECURED)
+PAPER_MIDDLEWARES = (frozenset(COLUMNS) - {"mqtt-nobroker"} | frozenset(SECURED)
+                     | {"mqtt-bridge", "zenoh-bridge", "zenoh-router-bridge"})
 PAPER_RATE_HZ = 10.0
 
 
@@ -169,8 +178,8 @@ def column_of(row: dict[str, Any]) -> str:
     own, as the paper did (:func:`_each`)."""
     middleware = str(row["middleware"])
     on_endpoint = (row.get("broker_host") or "edge") in endpoint_hosts(row)
-    if middleware == "mqtt" and on_endpoint:
-        return "mqtt-nobroker"
+    if middleware in ("mqtt", "mqtt-bridge") and on_endpoint:
+        return "mqtt-nobroker" if middleware == "mqtt" else "mqtt-bridge-nobroker"
     if middleware == "zenoh-router" and on_endpoint:
         return ROUTER_ON_ENDPOINT
     return middleware
@@ -184,6 +193,18 @@ def _index(rows: list[dict[str, Any]],
     for row in sorted(rows, key=lambda r: r.get("trial") or 1):
         out.setdefault((link_key(row), row["type"], key(row)), []).append(row)
     return out
+
+
+def columns_of(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """The tables' columns (key -> label): the paper's (COLUMNS), then the bridged MQTT
+    ones the rows have (BRIDGED)."""
+    present = {column_of(r) for r in rows}
+    return {**COLUMNS, **{k: label for k, (label, _) in BRIDGED.items() if k in present}}
+
+
+def paper_index(column: str) -> int:
+    """The paper's column (its tables' index) a column is compared with."""
+    return list(COLUMNS).index(BRIDGED[column][1] if column in BRIDGED else column)
 
 
 def _each(cells: Cells, key: tuple[str, str, str]) -> list[dict[str, Any] | None]:
@@ -218,7 +239,9 @@ def _pending(key: str, title: str, link: str) -> Section:
                           "not run._"])
 
 
-DELIVERED = "delivered (" + " · ".join(COLUMNS.values()) + ")"
+def delivered_label(columns: dict[str, str]) -> str:
+    return "delivered (" + " · ".join(columns.values()) + ")"
+
 
 
 def _link_table(rows: list[dict[str, Any]], link: str, key: str, title: str,
@@ -234,23 +257,25 @@ def _link_table(rows: list[dict[str, Any]], link: str, key: str, title: str,
     return cells, section, False
 
 
-def _fill(section: Section, cells: Cells, link: str,
+def _fill(section: Section, cells: Cells, link: str, columns: dict[str, str],
           text: Callable[[dict[str, Any] | None], str],
           paper: Callable[[int, str], str] = lambda _i, _message: "") -> None:
-    """One row per message: ``text(row)`` of each middleware's cell (row None: not run),
-    every trial's joined by " · ", then ``paper(i, message)`` (i: the column), then the
-    delivered column."""
+    """One row per message: ``text(row)`` of each column's cell (row None: not run),
+    every trial's joined by " · ", then ``paper(i, message)`` (i: the paper's column,
+    paper_index), then the delivered column."""
     for message in MESSAGES:
-        out = [" · ".join(text(row) for row in _each(cells, (link, message, middleware)))
-               + paper(i, message) for i, middleware in enumerate(COLUMNS)]
-        section.add(message, *out, _delivered(cells, link, message, COLUMNS))
+        out = [" · ".join(text(row) for row in _each(cells, (link, message, column)))
+               + paper(paper_index(column), message) for column in columns]
+        section.add(message, *out, _delivered(cells, link, message, columns))
 
 
 def table2(rows: list[dict[str, Any]], link: str) -> Section:
+    columns = columns_of(rows)
     cells, section, pending = _link_table(
         rows, link, f"paper-004-table2-{link}",
         f"Table 2 ({link}): mean latency, ms — ours / paper",
-        ["message"] + [f"{c} ours / paper" for c in COLUMNS.values()] + [DELIVERED],
+        ["message"] + [f"{c} ours / paper" for c in columns.values()]
+        + [delivered_label(columns)],
         legend="— = the cell did not complete (not every sample published and delivered in "
                "time); [x] = mean latency of the samples that did arrive; error = linklab "
                "could not measure the cell; delivered = received/expected per middleware.")
@@ -272,17 +297,18 @@ def table2(rows: list[dict[str, Any]], link: str) -> Section:
         return " / " + (_fmt(paper_table2()[link][message][i]) if link in paper_table2()
                         else "n/a")
 
-    _fill(section, cells, link, text, paper)
+    _fill(section, cells, link, columns, text, paper)
     section.records += [{"link": link, "message": message, "ours": {
         m: [(row or {}).get("latency_mean_ms") for row in _each(cells, (link, message, m))]
-        for m in COLUMNS}} for message in MESSAGES]
+        for m in columns}} for message in MESSAGES]
     return section
 
 
 def throughput(rows: list[dict[str, Any]], link: str) -> Section:
+    columns = columns_of(rows)
     cells, section, pending = _link_table(
         rows, link, f"paper-004-fig6-{link}", f"Fig. 6 ({link}): throughput, KB/s (ours)",
-        ["message"] + list(COLUMNS.values()) + [DELIVERED])
+        ["message"] + list(columns.values()) + [delivered_label(columns)])
     if pending:
         return section
 
@@ -291,32 +317,38 @@ def throughput(rows: list[dict[str, Any]], link: str) -> Section:
         return ("not run" if row is None else "error" if is_error(row)
                 else _fmt(goodput / 8 / 1000 if goodput else None, 1))
 
-    _fill(section, cells, link, text)
+    _fill(section, cells, link, columns, text)
     return section
 
 
-def _broker_pct(row: dict[str, Any]) -> float | None:
-    broker = row.get("broker_cpu_s")
+def _process_pct(row: dict[str, Any], column: str) -> float | None:
+    """``column`` (broker_cpu_s, bridge_cpu_s) as % of one core over the subscriber's
+    wall time; None when the cell ran no such process."""
+    seconds = row.get(column)
     wall = (row.get("_sub") or {}).get("wall_s")
-    if broker is None or not wall or (isinstance(broker, float) and math.isnan(broker)):
+    if seconds is None or not wall or (isinstance(seconds, float) and math.isnan(seconds)):
         return None
-    return 100 * broker / wall
+    return 100 * seconds / wall
 
 
 def _cpu_text(row: dict[str, Any]) -> str:
-    """CPU % of one core of the publisher / subscriber / broker (n/a: no broker)."""
-    broker = _broker_pct(row)
+    """CPU % of one core of the publisher / subscriber / broker (n/a: no broker), and
+    "+ bridges N" for a bridged cell (its bridges on both hosts, summed)."""
+    broker = _process_pct(row, "broker_cpu_s")
+    bridges = _process_pct(row, "bridge_cpu_s")
     return (f"{_fmt(cpu_percent(row.get('_pub') or {}))} / "
             f"{_fmt(cpu_percent(row.get('_sub') or {}))} / "
-            f"{_fmt(broker) if broker is not None else 'n/a'}")
+            f"{_fmt(broker) if broker is not None else 'n/a'}"
+            + (f" + bridges {_fmt(bridges)}" if bridges is not None else ""))
 
 
 def table3(rows: list[dict[str, Any]], link: str) -> Section:
+    columns = columns_of(rows)
     cells, section, pending = _link_table(
         rows, link, f"paper-004-table3-{link}",
         f"Table 3 ({link}): CPU % of one core — ours pub / sub / broker (paper, Host 1)",
-        ["message"] + [f"{c} pub / sub / broker (paper)" for c in COLUMNS.values()]
-        + [DELIVERED])
+        ["message"] + [f"{c} pub / sub / broker (paper)" for c in columns.values()]
+        + [delivered_label(columns)])
     if pending:
         return section
 
@@ -331,7 +363,7 @@ def table3(rows: list[dict[str, Any]], link: str) -> Section:
         return (f" ({paper_table3()[message][i][LINK_INDEX[link]]:.2f})"
                 if link in LINK_INDEX else " (n/a)")
 
-    _fill(section, cells, link, text, paper)
+    _fill(section, cells, link, columns, text, paper)
     return section
 
 

@@ -41,7 +41,7 @@ ROW_DEFAULTS: dict[str, Any] = dict(
     outage_at_s=math.nan,
     **dict.fromkeys(COUNTER_COLUMNS),
     profile_file=None, pub_cpu_s=math.nan, sub_cpu_s=math.nan, cpu_fraction_max=math.nan,
-    broker_cpu_s=math.nan, pub_rss_peak_bytes=None, sub_rss_peak_bytes=None,
+    broker_cpu_s=math.nan, bridge_cpu_s=math.nan, pub_rss_peak_bytes=None, sub_rss_peak_bytes=None,
     fanout_step_ms=math.nan, model_fanout_step_ms=math.nan, interfaces=None,
     simulator_lag_max_ms=math.nan, tuner_verdict=None,
     search_max_rate_hz=math.nan, search_max_throughput_bit_s=math.nan,
@@ -54,6 +54,7 @@ ROW_DEFAULTS: dict[str, Any] = dict(
     **CPU_COLUMNS,
 )
 FLOAT_COLUMNS = ("pub_cpu_s", "sub_cpu_s", "duration_s", "grace_s", "broker_cpu_s",
+                 "bridge_cpu_s",
                  "cpu_fraction_max", "fanout_step_ms", "model_fanout_step_ms")
 
 # Columns that hold numbers (NaN = not measured): by name, and by suffix.
