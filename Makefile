@@ -39,7 +39,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
 # Three passes. Every test not marked integration (no root, no namespaces; the few timed
 # ones wait for what they time to start) runs one file per worker, a worker per CPU. Then
-# the integration tests on two workers, a file's tests on one (tests/conftest.py): they
+# the integration tests on two workers, a file's tests on one (its module fixtures once): they
 # mostly wait on links, discovery and cells, each checking only what its own run made.
 # Last, one at a time, the integration tests marked alone: the ones that time something
 # (the relay, a delay, ns-3 in real time), load the CPU, or check that nothing changed
@@ -52,7 +52,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check src tests
 	bash scripts/zenoh-probe-build.sh
 	$(PYTEST) -m "not integration" -n auto --dist loadfile
-	$(PYTEST) -m "integration and not alone" -n 2 --dist loadgroup
+	$(PYTEST) -m "integration and not alone" -n 2 --dist loadfile
 	$(PYTEST) -m "integration and alone"
 
 # the unit tier (tests/conftest.py): no test marked integration, native or slow, property

@@ -80,24 +80,7 @@ def _in_unit_tier(item) -> bool:
     return not any(item.get_closest_marker(name) for name in OUT_OF_UNIT)
 
 
-# make test's integration pass runs in two parts (Makefile): the tests marked ``alone``
-# one at a time, after the others, which run on two workers (pytest-xdist --dist
-# loadgroup), a file's tests on one worker (its module fixtures run once) and the files
-# that check /tmp for what a field session leaves all on the same worker.
-SHARED_WORKER = {"test_field_integration.py": "field", "test_field_measure_args.py": "field",
-                 "test_field_agent.py": "field"}
-
-
-def _group_by_file(items) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            name = item.path.name
-            item.add_marker(pytest.mark.xdist_group(SHARED_WORKER.get(name, name)))
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
-    _group_by_file(items)
     if _tier != "unit":
         return
     keep = [item for item in items if _in_unit_tier(item)]

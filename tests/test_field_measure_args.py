@@ -21,7 +21,9 @@ import pytest
 from conftest import require_root
 from linklab.link import testbed as make_testbed
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time): it checks /tmp for what a
+# field session leaves, as test_field_integration (on the other worker) does
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 REPO = Path(__file__).resolve().parents[1]
 LINKLAB = [sys.executable, "-m", "linklab.cli"]

@@ -18,7 +18,9 @@ from linklab.link import open_run
 from linklab.link.journal import process_start_time
 from linklab.link.lifecycle import residue
 
-pytestmark = pytest.mark.integration
+# alone (make test runs it after the others, one at a time): it checks the root
+# namespace is unchanged
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 PY = sys.executable
 LINKLAB = [PY, "-m", "linklab.cli"]
