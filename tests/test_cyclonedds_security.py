@@ -262,8 +262,13 @@ def test_bench_runs_each_secured_dds_and_reads_its_security_back(tmp_path, capsy
     from linklab.cli import main
 
     require_root()
+    # a link without loss: at 1 % loss Cyclone 0.10's DDS-Security handshake sometimes
+    # never completes (docs/RESULTS.md, "A secured Cyclone pair that never matches": 2 of
+    # 55 trials alone; one side resends a handshake message every second for the whole
+    # 35 s and the other never answers it). What this test checks is the read-back; the
+    # lossy links are paper-004-security-lossy.yaml's benchmark.
     scenario = tmp_path / "cs.yaml"
-    scenario.write_text("name: cs-check\nfixed:\n  link: wifi-mild\n  type: Array1k\n"
+    scenario.write_text("name: cs-check\nfixed:\n  link: wifi-ideal\n  type: Array1k\n"
                         "  rate: 20Hz\n  count: 20\n  warmup: 0.5s\n"
                         "axes:\n  middleware: [cyclonedds-secure, fastdds-secure, cyclonedds]\n")
     assert main(["bench", str(scenario), "--out", str(tmp_path / "runs"), "--json"]) == 0

@@ -8,6 +8,7 @@ mod cdr;
 mod options;
 mod publish;
 mod session;
+mod settings;
 mod stream;
 mod subscribe;
 mod types;

@@ -5,28 +5,14 @@ use serde_json::{json, Map, Value};
 use zenoh::{Config, Session, Wait};
 
 use crate::options::Options;
+use crate::settings;
 
 pub fn build_config(o: &Options) -> Result<Config, String> {
     let mut config = match &o.profile {
         Some(path) => Config::from_file(path).map_err(|e| format!("--profile {path}: {e}"))?,
         None => Config::default(),
     };
-    let settings = [
-        ("mode", json!(o.mode)),
-        ("connect/endpoints", json!(o.peers)),
-        ("listen/endpoints", json!(o.listen)),
-        // explicit endpoints only: no multicast scouting, no gossip
-        ("scouting/multicast/enabled", json!(false)),
-        ("scouting/gossip/enabled", json!(false)),
-        // zenoh puts payloads >= 3 KiB into shared memory when both ends are on one
-        // machine -- as host namespaces are -- and sends only a reference: the samples
-        // would never cross the emulated link (this build has no shared memory at all;
-        // the key is set as the Python probe sets it, and read back)
-        ("transport/shared_memory/enabled", json!(false)),
-    ];
-    for (key, value) in settings {
-        config.insert_json5(key, &value.to_string()).map_err(|e| format!("config {key}: {e}"))?;
-    }
+    settings::apply(&mut config, &o.mode, &o.peers, &o.listen)?;
     Ok(config)
 }
 

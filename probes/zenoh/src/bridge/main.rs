@@ -24,6 +24,8 @@ mod stream;
 #[allow(dead_code)]
 #[path = "../types.rs"]
 mod types;
+#[path = "../settings.rs"]
+mod settings;
 
 mod dds;
 mod options;
@@ -60,17 +62,7 @@ impl Counts {
 
 fn config(o: &BridgeOptions) -> Result<Config, String> {
     let mut config = Config::default();
-    let settings = [
-        ("mode", json!(o.mode)),
-        ("connect/endpoints", json!(o.connect)),
-        ("listen/endpoints", json!(o.listen)),
-        ("scouting/multicast/enabled", json!(false)),
-        ("scouting/gossip/enabled", json!(false)),
-        ("transport/shared_memory/enabled", json!(false)),
-    ];
-    for (key, value) in settings {
-        config.insert_json5(key, &value.to_string()).map_err(|e| format!("config {key}: {e}"))?;
-    }
+    settings::apply(&mut config, &o.mode, &o.connect, &o.listen)?;
     Ok(config)
 }
 
