@@ -263,9 +263,9 @@ def test_bench_runs_each_secured_dds_and_reads_its_security_back(tmp_path, capsy
 
     require_root()
     # a link without loss: at 1 % loss Cyclone 0.10's DDS-Security handshake sometimes
-    # never completes (docs/RESULTS.md, "A secured Cyclone pair that never matches": 2 of
-    # 55 trials alone; one side resends a handshake message every second for the whole
-    # 35 s and the other never answers it). What this test checks is the read-back; the
+    # never completes (docs/RESULTS.md, "Security on lossy Wi-Fi", "At 1 % loss too": 3 of
+    # 85 trials alone; the replier resends its reply every second for the whole 35 s and
+    # the initiator, done, never answers it). What this test checks is the read-back; the
     # lossy links are paper-004-security-lossy.yaml's benchmark.
     scenario = tmp_path / "cs.yaml"
     scenario.write_text("name: cs-check\nfixed:\n  link: wifi-ideal\n  type: Array1k\n"
