@@ -26,12 +26,6 @@ from linklab.cli import main
 COUNT = 40
 
 
-def write(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "s.yaml"
-    path.write_text(text)
-    return str(path)
-
-
 @pytest.mark.parametrize(("fixed", "says"), [
     ("middleware: mqtt-bridge, topics: [{name: t, from: robot, to: [robot, edge]}]",
      "mqtt-bridge: topic 't' has a subscriber on its publisher's host robot; a bridged "
@@ -43,11 +37,30 @@ def write(tmp_path: Path, text: str) -> str:
      "fixed.broker_host: edge: zenoh-bridge runs no broker or router"),
 ])
 def test_a_bridge_that_cannot_apply_is_refused_before_the_run(tmp_path, capsys, fixed, says):
-    path = write(tmp_path, "name: bad\nfixed: {link: ethernet-1g, type: Array1k, rate: 10Hz, "
-                 f"count: 10, {fixed}}}\n")
-    assert main(["bench", path, "--dry-run"]) == 2
+    path = tmp_path / "s.yaml"
+    path.write_text("name: bad\nfixed: {link: ethernet-1g, type: Array1k, rate: 10Hz, "
+                    f"count: 10, {fixed}}}\n")
+    assert main(["bench", str(path), "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and says in err, err
+
+
+@pytest.mark.native
+def test_a_missing_bridge_program_is_found_by_the_dry_run(tmp_path, capsys, monkeypatch):
+    """--dry-run checks what the run needs: the probes, and a bridged middleware's bridge
+    (here a probes directory with the Cyclone DDS probe but without linklab-bridge-mqtt)."""
+    from linklab.probes.binaries import binary_path
+
+    probes = tmp_path / "probes" / "cyclonedds"
+    probes.mkdir(parents=True)
+    (probes / "linklab-probe-cyclonedds").symlink_to(binary_path("cyclonedds"))
+    monkeypatch.setenv("LINKLAB_PROBES_DIR", str(tmp_path / "probes"))
+    path = tmp_path / "s.yaml"
+    path.write_text("name: nobridge\nfixed: {link: ethernet-1g, type: Array1k, rate: 10Hz, "
+                    "count: 10}\naxes: {middleware: [cyclonedds, mqtt-bridge]}\n")
+    assert main(["bench", str(path), "--dry-run"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "linklab-bridge-mqtt is not built" in err, err
 
 
 def test_the_bridge_takes_the_topics_reliability_and_history():
@@ -113,9 +126,10 @@ def test_a_bridged_cell_carries_dds_between_hosts_and_no_rtps_crosses_the_link(t
     from linklab.bench.spec import load_scenario
     from linklab.rundir import RunStore
 
-    scenario = load_scenario(Path(write(
-        tmp_path, f"name: bridged\nfixed: {{link: ethernet-1g, middleware: {bridged}, "
-        f"type: Array64k, rate: 20Hz, count: {COUNT}, warmup: 0.5s}}\n")))
+    (path := tmp_path / "s.yaml").write_text(
+        f"name: bridged\nfixed: {{link: ethernet-1g, middleware: {bridged}, "
+        f"type: Array64k, rate: 20Hz, count: {COUNT}, warmup: 0.5s}}\n")
+    scenario = load_scenario(path)
     cells = expand(scenario)
     store = RunStore.create(tmp_path / "run", scenario=dict(scenario.to_dict(),
                                                             text=scenario.text),

@@ -34,7 +34,8 @@ def _cell_fields(**over) -> CellFields:
                   unmatched_subscribers=0, outage_at_s=math.nan, warmup_samples=0,
                   write_failures=None, polled_samples=None,
                   counters={c: 0 for c in COUNTER_COLUMNS}, pub_cpu_s=0.1, sub_cpu_s=0.2,
-                  cpu_fraction_max=0.5, broker_cpu_s=math.nan, pub_rss_peak_bytes=1,
+                  cpu_fraction_max=0.5, broker_cpu_s=math.nan, bridge_cpu_s=math.nan,
+                  pub_rss_peak_bytes=1,
                   sub_rss_peak_bytes=2, fanout_step_ms=math.nan,
                   model_fanout_step_ms=math.nan, interfaces=[], simulator_lag_max_ms=math.nan)
     fields.update(over)

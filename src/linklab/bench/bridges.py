@@ -23,7 +23,8 @@ from typing import Any
 from linklab.bench.matrix import Cell
 from linklab.bench.topics import Topic
 from linklab.brokers.bench_adapter import LOCALHOST, MQTT_PORT, ZENOH_PORT
-from linklab.brokers.bridge import Bridge, BridgeSpec, start_bridge
+from linklab.brokers.bridge import BridgeSpec, start_bridge
+from linklab.brokers.process import BrokerProcess
 from linklab.errors import UsageError
 from linklab.middleware import middleware
 from linklab.probes.binaries import bridge_path
@@ -117,11 +118,11 @@ def binary(far: str) -> Path:
 
 
 def start(bridge: str, bridge_specs: Sequence[BridgeSpec], out_dir: Path,
-          started: list) -> list[Bridge]:
+          started: list) -> list[BrokerProcess]:
     """Start every bridge (receiving ends first: they subscribe before anything is
     published); each joins ``started`` at once, so the caller stops it if a later one
     fails."""
-    bridges: list[Bridge] = []
+    bridges: list[BrokerProcess] = []
     program = binary(bridge)
     for spec in sorted(bridge_specs, key=lambda s: s.outgoing):
         process = start_bridge(spec, program, out_dir)

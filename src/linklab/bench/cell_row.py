@@ -34,7 +34,8 @@ def stream_rows(cell: Cell, analysis: CellAnalysis) -> list[StreamRow]:
 
 
 def cell_fields(files: CellFiles, analysis: CellAnalysis, broker_cpu_s: float,
-                outage_s: float, unmatched: Iterable[str]) -> CellFields:
+                outage_s: float, unmatched: Iterable[str],
+                bridge_cpu_s: float = math.nan) -> CellFields:
     """What the measurement adds to the cell's row (``unmatched``: the subscribers whose
     reader matched no publisher before the go; their stream rows say so)."""
     pubs = [files.reports[ep.name] for ep in files.endpoints("pub")]
@@ -57,7 +58,7 @@ def cell_fields(files: CellFiles, analysis: CellAnalysis, broker_cpu_s: float,
         counters=analysis.counters,
         pub_cpu_s=_sum(r.cpu_s for r in pubs), sub_cpu_s=_sum(r.cpu_s for r in subs),
         cpu_fraction_max=max((r.cpu_fraction for r in pubs + subs), default=math.nan),
-        broker_cpu_s=broker_cpu_s,
+        broker_cpu_s=broker_cpu_s, bridge_cpu_s=bridge_cpu_s,
         pub_rss_peak_bytes=_max(r.rss_peak_bytes for r in pubs),
         sub_rss_peak_bytes=_max(r.rss_peak_bytes for r in subs),
         fanout_step_ms=analysis.fanout_step_ms,

@@ -119,9 +119,9 @@ def run_cell(cell: Cell, bed: Any, profile: Any, profile_path: Path | None, out_
     after = bed.snapshot(hosts)
     G.clear(out_dir)
     fields, streams = collect_cell(cell, plan, started, before, after, out_dir, ended_ns,
-                               broker_cpu_s, outage_s, bed, profile, model_fanout, unmatched)
+                                   broker_cpu_s, outage_s, bed, profile, model_fanout,
+                                   unmatched, bridge_cpu_s=bridge_cpu_s)
     fields.update(load.fields())
-    fields["bridge_cpu_s"] = bridge_cpu_s
     return fields, streams
 
 
@@ -137,7 +137,6 @@ def _start_bridges(cell: Cell, plan: list[E.Endpoint], bed: Any, tag: str, out_d
                     address_of=lambda host: host_of(bed, host)[1],
                     broker_address=host_of(bed, broker_host(cell))[1])
     return B.start(bridge, specs, out_dir, probes)
-
 
 
 @dataclass(frozen=True)
@@ -224,11 +223,13 @@ def _wait(pubs: list[ProbeProcess], subs: list[ProbeProcess], deadline: float,
 def collect_cell(cell: Cell, plan: list[E.Endpoint], started: dict[str, ProbeProcess],
                  before: dict, after: dict, out_dir: Path, ended_ns: int, broker_cpu_s: float,
                  outage_s: float, bed: Any, profile: Any, model_fanout,
-                 unmatched: tuple[str, ...] | list[str] = ()) -> tuple[dict, list]:
+                 unmatched: tuple[str, ...] | list[str] = (),
+                 bridge_cpu_s: float = math.nan) -> tuple[dict, list]:
     """(the row's fields, the stream rows) of a cell whose probes have ended: read what
     they left, analyse it, and make the run directory's records of it."""
     files = read_cell(plan, started, before, after, out_dir)
     analysis = analyse_cell(cell, files, ended_ns, outage_s, bed, model_fanout,
                             Unmatched(unmatched, G.unmatched_reason(MATCH_TIMEOUT_S)))
     streams = [row.to_dict() for row in stream_rows(cell, analysis)]
-    return cell_fields(files, analysis, broker_cpu_s, outage_s, unmatched).to_dict(), streams
+    return cell_fields(files, analysis, broker_cpu_s, outage_s, unmatched,
+                       bridge_cpu_s).to_dict(), streams

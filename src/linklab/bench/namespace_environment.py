@@ -23,7 +23,7 @@ from linklab.bench.matrix import Cell
 from linklab.bench.profiles import Profiles
 from linklab.bench.protocols import ResolvedProfile
 from linklab.errors import UsageError
-from linklab.middleware import family_of
+from linklab.middleware import family_of, middleware
 from linklab.model.overhead import WirePath
 
 # --- links ----------------------------------------------------------------------------
@@ -312,17 +312,22 @@ class LinklabEnvironment:
         return next((p for p in paths if p.bounded), paths[0])
 
     def check_ready(self, cells: list[Cell], *, connect: bool = True) -> None:  # noqa: ARG002
-        """Fail before any link is touched: missing probes, profiles a middleware cannot
-        take, QoS a middleware has no policy for, links that cannot be built here. Nothing
-        here changes the system or connects anywhere, so ``--dry-run`` runs it all
-        (``connect`` is for environments that reach remote hosts). A refusal is tagged
-        with its cell and topic (bench.checks.about: the CLI names the scenario's line)."""
+        """Fail before any link is touched: missing probes (and bridges), profiles a
+        middleware cannot take, QoS a middleware has no policy for, links that cannot be
+        built here. Nothing here changes the system or connects anywhere, so
+        ``--dry-run`` runs it all (``connect`` is for environments that reach remote
+        hosts). A refusal is tagged with its cell and topic (bench.checks.about: the CLI
+        names the scenario's line)."""
+        from linklab.bench import bridges
         from linklab.bench.checks import about
         from linklab.bench.probe_driver import probe_binary
         from linklab.link import blueprint
 
-        for middleware in sorted({c.middleware for c in cells}):
-            probe_binary(middleware)
+        for name in sorted({c.middleware for c in cells}):
+            probe_binary(name)
+            bridge = middleware(name).bridge
+            if bridge:  # a bridged middleware's bridge program too
+                bridges.binary(bridge)
         seen: set[str] = set()
         for cell in cells:
             self.check_settings(cell)

@@ -1,5 +1,5 @@
-"""A bridge process in a host namespace: start it, wait until it is ready, its CPU, stop
-it and read what it forwarded.
+"""A bridge process in a host namespace: start it and wait until it is ready (its CPU and
+its stop are a broker's: linklab.brokers.process).
 
 Seed 004 §3.1: "the communication within one host used DDS, and communication between two
 hosts used Zenoh or MQTT". Two bridges, one DDS side (probes/cyclonedds/bridge_dds.c):
@@ -13,14 +13,11 @@ subscribers of a host (each message written as a serialized DDS sample).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from linklab.brokers.process import BrokerProcess, in_namespace
+from linklab.brokers.process import BrokerProcess, launch
 from linklab.errors import EnvironmentProblem
 
 READY_TIMEOUT_S = 20.0  # beyond the zenoh bridge's 15 s wait for a matching subscriber
@@ -52,46 +49,24 @@ class BridgeSpec:
                 "--peer", self.interface, *self.far_args, "--ready-file", str(ready)]
 
 
-class Bridge(BrokerProcess):
-    """A running bridge: a broker-like process (CPU, stop) with a summary at its end."""
-
-    summary_path: Path
-
-    def forwarded(self) -> dict:
-        """Its summary line after ``stop()`` (forwarded, forwarded_bytes, dropped); {} when
-        it printed none."""
-        try:
-            return json.loads(self.summary_path.read_text().strip().splitlines()[-1])
-        except (OSError, ValueError, IndexError):
-            return {}
-
-
-def start_bridge(spec: BridgeSpec, binary: Path, workdir: Path) -> Bridge:
+def start_bridge(spec: BridgeSpec, binary: Path, workdir: Path) -> BrokerProcess:
     """Start ``spec``'s bridge and wait until it has its DDS endpoint and the broker's
-    acknowledgement; a bridge that ends or stays unready is an EnvironmentProblem."""
-    workdir.mkdir(parents=True, exist_ok=True)
+    acknowledgement; a bridge that ends or stays unready is an EnvironmentProblem. Its
+    summary line (forwarded, forwarded_bytes, dropped) goes to bridge-<name>.json at its
+    end, its messages to bridge-<name>.log."""
     ready = workdir / f"bridge-{spec.name}.ready"
     ready.unlink(missing_ok=True)
-    log_path = workdir / f"bridge-{spec.name}.log"
-    summary = workdir / f"bridge-{spec.name}.json"
-    with open(log_path, "wb") as log, open(summary, "wb") as out:
-        try:
-            popen = subprocess.Popen(in_namespace(spec.netns, spec.argv(binary, ready)),
-                                     stdout=out, stderr=log, stdin=subprocess.DEVNULL,
-                                     env=dict(os.environ))
-        except FileNotFoundError as error:
-            raise EnvironmentProblem(f"bridge {spec.name}: {error.filename} not found "
-                                     "(run scripts/setup.sh)") from None
-    bridge = Bridge(name=f"bridge {spec.name}", popen=popen, port=0, log_path=log_path)
-    bridge.summary_path = summary
+    bridge = launch(f"bridge {spec.name}", spec.argv(binary, ready), spec.netns,
+                    workdir / f"bridge-{spec.name}.log",
+                    stdout=workdir / f"bridge-{spec.name}.json")
     deadline = time.monotonic() + READY_TIMEOUT_S
     while not ready.exists():
-        if popen.poll() is not None:
-            raise EnvironmentProblem(f"bridge {spec.name} exited with status "
-                                     f"{popen.returncode}: {bridge.log_tail()}")
+        if bridge.popen.poll() is not None:
+            raise EnvironmentProblem(f"{bridge.name} exited with status "
+                                     f"{bridge.popen.returncode}: {bridge.log_tail()}")
         if time.monotonic() > deadline:
             bridge.stop()
-            raise EnvironmentProblem(f"bridge {spec.name} was not ready within "
+            raise EnvironmentProblem(f"{bridge.name} was not ready within "
                                      f"{READY_TIMEOUT_S:.0f} s: {bridge.log_tail()}")
         time.sleep(0.02)
     ready.unlink()

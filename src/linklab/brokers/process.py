@@ -147,18 +147,27 @@ def _schedstat_seconds(pid: int) -> float:
     return total / 1e9
 
 
-def spawn(name: str, argv: list[str], netns: str | None, port: int, log_path: Path,
-          env: dict[str, str] | None = None) -> BrokerProcess:
-    """Start ``argv`` in ``netns`` with output to ``log_path``; wait until it listens."""
+def launch(name: str, argv: list[str], netns: str | None, log_path: Path, *, port: int = 0,
+           env: dict[str, str] | None = None, stdout: Path | None = None) -> BrokerProcess:
+    """Start ``argv`` in ``netns``: stderr (and stdout, unless ``stdout`` names a file of
+    its own) to ``log_path``; a missing program is an EnvironmentProblem."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "wb") as log:
+    with open(log_path, "wb") as log, open(stdout or os.devnull, "wb") as out:
         try:
-            popen = subprocess.Popen(in_namespace(netns, argv), stdout=log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            popen = subprocess.Popen(in_namespace(netns, argv),
+                                     stdout=out if stdout else log,
+                                     stderr=log if stdout else subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL,
                                      env={**os.environ, **(env or {})})
         except FileNotFoundError as error:
             raise EnvironmentProblem(f"{name}: {error.filename} not found "
                                      "(run scripts/setup.sh)") from None
-    broker = BrokerProcess(name=name, popen=popen, port=port, log_path=log_path)
+    return BrokerProcess(name=name, popen=popen, port=port, log_path=log_path)
+
+
+def spawn(name: str, argv: list[str], netns: str | None, port: int, log_path: Path,
+          env: dict[str, str] | None = None) -> BrokerProcess:
+    """Start ``argv`` in ``netns`` with output to ``log_path``; wait until it listens."""
+    broker = launch(name, argv, netns, log_path, port=port, env=env)
     broker.wait_listening()
     return broker

@@ -196,8 +196,8 @@ def _index(rows: list[dict[str, Any]],
 
 
 def columns_of(rows: list[dict[str, Any]]) -> dict[str, str]:
-    """The tables' columns (key -> label): the paper's (COLUMNS), then the bridged MQTT
-    ones the rows have (BRIDGED)."""
+    """The tables' columns (key -> label): the paper's (COLUMNS), then the bridged ones
+    the rows have (BRIDGED)."""
     present = {column_of(r) for r in rows}
     return {**COLUMNS, **{k: label for k, (label, _) in BRIDGED.items() if k in present}}
 
@@ -241,7 +241,6 @@ def _pending(key: str, title: str, link: str) -> Section:
 
 def delivered_label(columns: dict[str, str]) -> str:
     return "delivered (" + " · ".join(columns.values()) + ")"
-
 
 
 def _link_table(rows: list[dict[str, Any]], link: str, key: str, title: str,

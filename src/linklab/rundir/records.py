@@ -118,6 +118,7 @@ class CellFields:
     sub_cpu_s: float | None
     cpu_fraction_max: float
     broker_cpu_s: float
+    bridge_cpu_s: float  # a bridged middleware's bridges, summed (NaN: no bridge)
     pub_rss_peak_bytes: int | None
     sub_rss_peak_bytes: int | None
     fanout_step_ms: float
