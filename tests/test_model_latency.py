@@ -146,7 +146,9 @@ def test_the_tuned_inputs_follow_the_profile():
     cyclone = tuned("cyclonedds", 512 * 1024, link)
     assert fast.heartbeat_s == pytest.approx(1 / 60, rel=1e-6)  # n = 2r
     assert fast.pacer_bytes is not None and fast.nack_scope == NACK_ALL
-    assert cyclone.pacer_bytes is None and cyclone.nack_scope == NACK_ONE
+    assert cyclone.nack_scope == NACK_ONE and cyclone.nackfrag_window == cyclone.fragments
+    # Cyclone's writer blocks on its socket's send buffer: ~92 datagrams wait at most
+    assert cyclone.socket_paced and cyclone.pacer_bytes == 92 * cyclone.fragment_wire_bytes
     assert cyclone.heartbeat_s < 1 / 60  # sized for one sample per AckNack (model.repair R3)
     assert fast.fragments == math.ceil((512 * 1024 + 24) / 1296)  # 1472 - 176 B reserve
     with pytest.raises(ValueError):
@@ -178,3 +180,59 @@ def test_bad_inputs_are_refused():
         plain(per=1.0)
     with pytest.raises(ValueError, match="nack_scope"):
         plain(nack_scope="some")
+
+
+def cyclone(**changes) -> LatencyInput:
+    """Cyclone's rules (model/latency.py): one sample per AckNack, a Heartbeat asking for
+    an answer after each sample and a directed one after each repair, NackDelay 20 ms."""
+    rules = dict(nack_scope=NACK_ONE, heartbeat_after_data=True, heartbeat_s=0.020,
+                 nack_gap_s=0.020, ack_delay_s=0.010)
+    return plain(**{**rules, **changes})
+
+
+def reader_after_a_nack(x: LatencyInput, lost: set[int], **state):
+    """A replay whose reader asked for fragments [3, 10) of sample 0 at t = 0 (its last
+    AckNack) and still lacks ``lost``; the writer's Heartbeats reach up to t = 0."""
+    import random
+
+    from linklab.model.latency import _Link, _Replay, _Sample
+    replay = _Replay(x, random.Random(1), _Link(x.link_bytes_per_s, 0, 1e12))
+    replay.samples.append(_Sample(written=0.0, in_flight=0, lost=set(lost)))
+    replay.last_nack, replay.last_nack_sample, replay.last_nack_end = 0.0, 0, 10
+    replay.last_ack, replay.last_base, replay.hb_reach = 0.0, 0, 0.0
+    for key, value in state.items():
+        setattr(replay, key, value)
+    return replay
+
+
+@pytest.mark.parametrize("lost,directed,on_delay,now,goes,comes_back", [
+    ({5}, True, False, 0.001, True, None),      # directed, after a NACK sent at once: goes
+    ({5}, False, False, 0.001, False, None),    # periodic within NackDelay and AckDelay:
+    #                                             held until the next Heartbeat
+    ({5}, False, False, 0.012, False, 0.020),   # AckDelay passed: back at t_last + NackDelay
+    ({5}, True, True, 0.001, False, None),      # the last went on NackDelay: directed waits
+    ({5}, False, False, 0.021, True, None),     # NackDelay passed: goes
+    ({12}, False, False, 0.001, True, None),    # past the last NACK's end: new, goes at once
+])
+def test_cyclone_decides_on_its_acknack_as_its_source_does(lost, directed, on_delay, now,
+                                                           goes, comes_back):
+    """Cyclone DDS 0.10.2 ddsi_acknack.c get_AckNack_info / sched_acknack_if_needed, the
+    rules model/latency.py replays (NackDelay 20 ms, AckDelay 10 ms)."""
+    x = dataclasses.replace(cyclone(), per=0.0)
+    replay = reader_after_a_nack(x, lost, directed=directed, nack_on_delay=on_delay)
+    replay.nack_at, replay.nack_token = now, 1
+    replay.cyclone_nack(now, 1)
+    assert (replay.last_nack == now) is goes
+    assert replay.nack_at == comes_back
+
+
+def test_a_socket_paced_writer_lets_heartbeats_and_repairs_pass_its_sample():
+    """Cyclone's periodic Heartbeat reaches the reader while a long sample is still being
+    sent (its writer blocks on the socket, the link's queue stays short), so repairs start
+    before the first copy ends: a 391-fragment sample at PER 20 % completes sooner than
+    with the whole sample queued ahead of every Heartbeat."""
+    queued = predict(cyclone(per=0.2, fragments=391, nackfrag_window=256, heartbeat_s=0.003,
+                             nack_gap_s=0.003))
+    paced = predict(cyclone(per=0.2, fragments=391, nackfrag_window=256, heartbeat_s=0.003,
+                            nack_gap_s=0.003, socket_paced=True, pacer_bytes=92 * 1500))
+    assert paced.kept_up and paced.mean_s < 0.8 * queued.mean_s

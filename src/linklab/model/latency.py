@@ -28,11 +28,23 @@ replays the protocol rather than multiplying averages:
   ``reader_delay_s`` (heartbeatResponseDelay), the writer repairs after
   ``writer_delay_s`` (nackResponseDelay). Cyclone's writer sends a Heartbeat asking for an
   answer after every sample and every repair and a periodic one ``heartbeat_s`` after the
-  last; its reader answers at once, but asks again for the same sample only
-  ``nack_gap_s`` (NackDelay) after it last did;
+  last (the one after a repair addressed to the reader); its reader answers at once,
+  within NackDelay's rules below;
 * **what one AckNack asks for**: Fast DDS a NackFrag for every incomplete sample, Cyclone
   DDS 0.10 for one (model/repair.py); a NackFrag's bitmap starts at the lowest fragment
   the reader lacks and spans ``nackfrag_window`` fragments (RTPS: 256);
+* **Cyclone's NackDelay** (``nack_gap_s``; Cyclone DDS 0.10.2 ddsi_acknack.c
+  get_AckNack_info): an AckNack whose NackFrag starts at or beyond the end of the last
+  one's (a later sample, or fragments past the last bitmap) goes at once; one that
+  overlaps the last goes at once only in answer to a *directed* Heartbeat -- the one its
+  writer sends after a repair (q_receive.c handle_NackFrag: defer_heartbeat_to_peer) --
+  unless the last was itself sent on NackDelay and NackDelay has not passed; else it is
+  held back: until NackDelay after the last AckNack, when it goes on its own (the
+  reader's acknack event, rescheduled to t_last_nack + NackDelay), if the first
+  incomplete sample moved on or AckDelay (``ack_delay_s``) has passed since the last
+  AckNack, else until the next Heartbeat (the suppressed NACK became a suppressed ACK:
+  seen in a capture of 32 KiB at PER 20 %, the re-ask following the second periodic
+  Heartbeat, not NackDelay after the lost AckNack);
 * every timer fires late by an exponential wake-up of mean ``lateness_s`` (model/cpu.py);
   a Heartbeat or AckNack is lost with PER like any packet, a repair per fragment.
 
@@ -52,83 +64,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-NACK_ALL = "all"  # Fast DDS: one AckNack NackFrags every incomplete sample
-NACK_ONE = "one"  # Cyclone DDS 0.10: one sample per AckNack
-# A NackFrag names the missing fragments of one sample as a bitmap of at most 256 bits
-# from its lowest (RTPS 2.3, 9.4.2.8 FragmentNumberSet): a Fast DDS sample whose losses
-# lie further apart needs another round for the rest. Cyclone DDS's does not (measured:
-# 512 KiB, 391 fragments, at PER 1 % completes ~1 ms after its first copy).
-NACKFRAG_WINDOW = 256
-CONTROL_WIRE_BYTES = 110  # a Heartbeat or AckNack on the wire (model/wire_traffic.py CONTROL_BYTES)
-# The reader's thread, woken by a packet rather than a timer, is late by about half a
-# timer's wake-up (fitted: the spread of the tuned profiles' latency at 0 % loss).
-READER_WAKE = 0.5
-SAMPLES = 1000  # replayed samples; the first WARMUP are not counted
-MAX_EVENTS = 5_000_000
-# A sample later than this many publish intervals counts as not delivered, as in the
-# bench's completion rule (paper 000 Table II's caption: "—" above 100 intervals).
-LATE_INTERVALS = 100
-WARMUP = 60
-
-
-@dataclass(frozen=True)
-class LatencyInput:
-    rate_hz: float
-    fragments: int  # fragments per sample (one RTPS message, one IP packet each)
-    fragment_wire_bytes: float  # interface bytes of one fragment's message
-    per: float  # each packet lost with this probability, both directions
-    link_bytes_per_s: float
-    bucket_bytes: float  # what the link lets through at once after idling
-    delay_s: float  # one-way propagation
-    cpu_bytes_per_s: float  # the fastest the writer puts interface bytes out
-    receive_bytes_per_s: float  # the fastest the reader takes fragments in
-    heartbeat_s: float
-    reader_delay_s: float
-    writer_delay_s: float
-    nack_scope: str  # NACK_ALL | NACK_ONE
-    lateness_s: float  # mean wake-up lateness of every timer
-    receive_s: float  # the reader's processing of a complete sample
-    pacer_bytes: float | None = None  # interface bytes a pacer period lets out
-    pacer_period_s: float = 0.0
-    heartbeat_after_data: bool = False  # Cyclone: a Heartbeat asking for an answer at once
-    # follows each sample's data and each repair
-    control_s: float = 0.0  # handling one Heartbeat, AckNack or repair request
-    nack_gap_s: float = 0.0  # Cyclone NackDelay: the least time between two AckNacks
-    # asking for the same sample
-    nackfrag_window: int = NACKFRAG_WINDOW  # fragments one NackFrag can name
-    # a busy CPU: the reader's thread, woken by a packet, finds a competitor on its core
-    # with probability slice_share and waits for up to slice_s (uniform) before it runs
-    slice_share: float = 0.0
-    slice_s: float = 0.0
-    # Fast DDS: the periodic Heartbeat goes out only while some unacknowledged sample has
-    # nothing left in the flow controller; else its timer stops, and the next delivery
-    # through the flow controller starts it again a period later
-    heartbeat_needs_sent: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.per < 1.0:
-            raise ValueError(f"PER must lie in [0, 1), got {self.per}")
-        if self.nack_scope not in (NACK_ALL, NACK_ONE):
-            raise ValueError(f"nack_scope must be {NACK_ALL!r} or {NACK_ONE!r}")
-        if min(self.rate_hz, self.fragments, self.link_bytes_per_s, self.cpu_bytes_per_s,
-               self.heartbeat_s) <= 0:
-            raise ValueError("rate, fragments, link rate, CPU rate and heartbeat must be > 0")
-
-
-@dataclass(frozen=True)
-class LatencyPrediction:
-    mean_s: float
-    p95_s: float
-    rounds_mean: float  # repair rounds that sent a sample something, on average
-    completed: int  # replayed samples that completed (of SAMPLES - WARMUP)
-
-    @property
-    def kept_up(self) -> bool:
-        """Every counted sample completed (else mean and p95 are infinite)."""
-        return math.isfinite(self.mean_s)
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
+from linklab.model.latency_input import (  # noqa: F401  (the replay's public names)
+    CONTROL_WIRE_BYTES,
+    LATE_INTERVALS,
+    MAX_EVENTS,
+    NACK_ALL,
+    NACK_ONE,
+    NACKFRAG_WINDOW,
+    READER_WAKE,
+    SAMPLES,
+    WARMUP,
+    LatencyInput,
+    LatencyPrediction,
+)
 
 
 @dataclass
@@ -184,6 +132,17 @@ class _Replay:
     oldest_unacked: int = 0
     last_nack: float = -math.inf
     last_nack_sample: int = -1
+    # Cyclone's AckNack state (ddsi_pwr_rd_match): the last NackFrag's [base, end) of
+    # fragments, whether it went on NackDelay, a directed Heartbeat since, the Heartbeat's
+    # reach, and the acknack event's time and token (resched_xevent_if_earlier)
+    last_nack_end: int = 0
+    last_ack: float = -math.inf
+    last_base: int = -1
+    nack_on_delay: bool = False
+    directed: bool = False
+    hb_reach: float = -math.inf
+    nack_at: float | None = None
+    nack_token: int = 0
     queued: dict = field(default_factory=dict)  # sample -> its entries in the pacer's FIFO
     seq: int = 0
 
@@ -203,7 +162,7 @@ class _Replay:
     # --- the writer's sending ---------------------------------------------------------
     def hand(self, now: float, sample: int, fragments: list[int], repair: bool) -> None:
         """Fragments the writer sends: through the pacer, or straight to the link."""
-        if self.x.pacer_bytes is None:
+        if self.x.pacer_bytes is None or (repair and self.x.socket_paced):
             self.transmit(now, sample, fragments, repair)
             return
         self.queue.append((sample, fragments, repair))
@@ -218,6 +177,9 @@ class _Replay:
         the last one began a period ago or more (after an idle spell the second period's
         bytes follow the first without a pause), else when it ends (late by a wake-up)."""
         x = self.x
+        if x.socket_paced:
+            self.pace_socket(now)
+            return
         if new_period:
             self.period_start, self.period_left = now, x.pacer_bytes
         while self.queue:
@@ -237,6 +199,28 @@ class _Replay:
                 self.queued[sample] -= 1
             else:
                 self.queue[at] = (sample, fragments[n:], repair)
+        self.pacer_busy = False
+
+    def pace_socket(self, now: float) -> None:
+        """``socket_paced``: hand fragments while the link holds less than ``pacer_bytes``;
+        the sample's last fragment carries a Heartbeat asking for an answer (Cyclone's
+        writer_hbcontrol_piggyback)."""
+        x, link = self.x, self.link
+        while self.queue:
+            room = x.pacer_bytes - max(0.0, link.free_at - now) * link.rate
+            if room < x.fragment_wire_bytes - 1e-6:  # blocked until one fits
+                self.at(max(now + 1e-9, link.free_at - (x.pacer_bytes - x.fragment_wire_bytes)
+                            / link.rate), "pace")
+                return
+            sample, fragments, repair = self.queue[0]
+            n = min(len(fragments), max(1, int(room // x.fragment_wire_bytes)))
+            now = self.transmit(now, sample, fragments[:n], repair)
+            if n < len(fragments):
+                self.queue[0] = (sample, fragments[n:], repair)
+                continue
+            self.queue.pop(0)
+            self.queued[sample] -= 1
+            self.send_heartbeat(now, at_once=True)
         self.pacer_busy = False
 
     def transmit(self, now: float, sample: int, fragments: list[int], repair: bool) -> float:
@@ -302,35 +286,76 @@ class _Replay:
             self.hb_running = True
             self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
 
-    def send_heartbeat(self, now: float, at_once: bool) -> None:
+    def send_heartbeat(self, now: float, at_once: bool, directed: bool = False) -> None:
         """A Heartbeat leaves behind what the link holds; the reader reads it after the
-        data before it."""
-        if self.x.heartbeat_after_data:  # Cyclone: the next periodic one a period later
+        data before it. ``directed``: Cyclone's after a repair, addressed to the reader."""
+        if self.x.heartbeat_after_data and not directed:
+            # Cyclone: the next periodic one a period later; the one after a repair is
+            # sent apart (q_receive.c defer_heartbeat_to_peer) and moves nothing
             self.hb_epoch += 1
             self.at(now + self.x.heartbeat_s + self.late(), "hb", self.hb_epoch)
         sent = self.link.send(now, CONTROL_WIRE_BYTES)
         if self.arrives():
-            self.at(max(sent + self.x.delay_s, self.reader_free), "hb_in", now, at_once)
+            self.at(max(sent + self.x.delay_s, self.reader_free), "hb_in", now, at_once,
+                    directed)
 
-    def hb_in(self, now: float, sent_at: float, at_once: bool) -> None:
+    def hb_in(self, now: float, sent_at: float, at_once: bool, directed: bool) -> None:
         """The reader answers a Heartbeat after ``reader_delay_s`` (at once when it asks
-        for an answer), one answer at a time (``nack`` keeps Cyclone's NackDelay)."""
+        for an answer), one answer at a time; Cyclone's (``nack_gap_s``) by its acknack
+        event (``cyclone_nack``)."""
+        if self.x.nack_gap_s:
+            self.directed = self.directed or directed
+            self.hb_reach = max(self.hb_reach, sent_at)
+            self.resched_nack(now + self.x.control_s)
+            return
         if self.nack_pending:
             return
         self.nack_pending = True
         delay = 0.0 if at_once else self.x.reader_delay_s
         self.at(now + self.x.control_s + delay + self.late(delay), "nack", sent_at)
 
-    def nack(self, now: float, hb_sent_at: float) -> None:
+    def resched_nack(self, t: float) -> None:
+        """Cyclone's acknack event, moved earlier to ``t`` (never later)."""
+        if self.nack_at is None or t < self.nack_at:
+            self.nack_at = t
+            self.nack_token += 1
+            self.at(t, "cyclone_nack", self.nack_token)
+
+    def cyclone_nack(self, now: float, token: int) -> None:
+        """Cyclone's reader decides on its AckNack (ddsi_acknack.c get_AckNack_info and
+        make_and_resched_acknack): new, directed or NackDelay passed: it goes; else it is
+        suppressed and the event comes back NackDelay after the last AckNack."""
+        if token != self.nack_token:
+            return
+        self.nack_at = None
+        gap = self.x.nack_gap_s
+        sample = self.asking(self.hb_reach)[:1]
+        if sample:
+            s = self.samples[sample[0]]
+            base = min(s.lost | s.asked)
+            new = sample[0] != self.last_nack_sample or base >= self.last_nack_end
+            passed = now >= self.last_nack + gap
+            if not (new or passed or (self.directed and not self.nack_on_delay)):
+                if sample[0] > self.last_base or now >= self.last_ack + self.x.ack_delay_s:
+                    self.resched_nack(self.last_nack + gap)
+                return
+            self.nack_on_delay = not new and not self.directed and passed
+            self.last_nack_end = min(base + self.x.nackfrag_window,
+                                     max(s.lost | s.asked) + 1)
+            self.last_base = sample[0]
+        self.directed = False
+        self.last_ack = now
+        self.nack(now, self.hb_reach)
+
+    def asking(self, hb_sent_at: float) -> list[int]:
+        """The incomplete samples an AckNack names (all of them, or Cyclone's first)."""
         # a sample with losses is incomplete, so not acknowledged: none before oldest_unacked
         asking = [i for i in range(self.oldest_unacked, len(self.samples))
                   if self.samples[i].lost and self.samples[i].written <= hb_sent_at]
-        if self.x.nack_scope == NACK_ONE:
-            asking = asking[:1]
-        if asking == [self.last_nack_sample] and now < self.last_nack + self.x.nack_gap_s:
-            # Cyclone does not ask again for the same sample within NackDelay
-            self.at(self.last_nack + self.x.nack_gap_s, "nack", hb_sent_at)
-            return
+        return asking[:1] if self.x.nack_scope == NACK_ONE else asking
+
+    def nack(self, now: float, hb_sent_at: float) -> None:
+        asking = self.asking(hb_sent_at)
         self.nack_pending = False
         arrives = self.arrives()
         if arrives:  # the writer learns which samples are complete
@@ -363,7 +388,7 @@ class _Replay:
             self.queued[i] -= 1
             self.hand(now, i, fragments, repair=True)
         if self.x.heartbeat_after_data:
-            self.send_heartbeat(now, at_once=True)
+            self.send_heartbeat(now, at_once=True, directed=True)
 
     def acknowledge(self, now: float) -> None:
         for s in self.samples[self.oldest_unacked:]:
@@ -378,7 +403,7 @@ class _Replay:
             self.start_heartbeat(now)
         self.samples.append(_Sample(written=now, in_flight=self.x.fragments))
         self.hand(now, len(self.samples) - 1, list(range(self.x.fragments)), repair=False)
-        if self.x.heartbeat_after_data:
+        if self.x.heartbeat_after_data and not self.x.socket_paced:
             self.send_heartbeat(now, at_once=True)
 
 
@@ -387,6 +412,7 @@ def _run(replay: _Replay, until: float) -> None:
     ended by then leaves its samples incomplete rather than running on)."""
     handlers = {"pace": replay.pace, "arrive": replay.arrive, "hb": replay.heartbeat,
                 "hb_in": replay.hb_in, "nack": replay.nack, "repair": replay.repair,
+                "cyclone_nack": replay.cyclone_nack,
                 "write": replay.write}
     for _ in range(MAX_EVENTS):
         if not replay.events:

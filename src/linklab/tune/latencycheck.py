@@ -66,6 +66,12 @@ BUSY_SLICE_S = 0.006
 # Fast DDS 2.9 defaults the tuned profile keeps: ReaderTimes.heartbeatResponseDelay and
 # WriterTimes.nackResponseDelay, 5 ms each.
 FASTDDS_RESPONSE_S = 0.005
+# Cyclone DDS 0.10 Internal/AckDelay's default, which the tuned profile keeps
+CYCLONE_ACK_DELAY_S = 0.010
+# Cyclone's writer blocks in sendmsg while its socket's send buffer is full: the kernel's
+# default (net.core.wmem_default, 212 992 B on Debian 12; Cyclone 0.10 keeps it) charges
+# each datagram its skb truesize, ~2.3 KB for 1472 B, so about 92 datagrams wait at most
+CYCLONE_SOCKET_DATAGRAMS = 92
 
 
 @dataclass(frozen=True)
@@ -166,12 +172,13 @@ def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
             pacer_bytes=settings.pacing_bytes_per_period * wire / rtps,
             pacer_period_s=settings.pacing_period_ms / 1000)
     # Cyclone answers a Heartbeat asking for it at once (its writer asks after every
-    # sample and repair), asks again for the same sample only NackDelay later, and names
-    # all of a sample's missing fragments (measured, docs/RESULTS.md)
+    # sample and repair), asks again for what it asked for last only after a directed
+    # Heartbeat or NackDelay later (model/latency.py: Cyclone 0.10.2's rules)
     return LatencyInput(
         **common, heartbeat_s=settings.cyclone_heartbeat_ns / 1e9, reader_delay_s=0.0,
         writer_delay_s=0.0, nack_scope=NACK_ONE, heartbeat_after_data=True,
-        nack_gap_s=settings.cyclone_nack_delay_ns / 1e9, nackfrag_window=fragments)
+        nack_gap_s=settings.cyclone_nack_delay_ns / 1e9, ack_delay_s=CYCLONE_ACK_DELAY_S,
+        socket_paced=True, pacer_bytes=CYCLONE_SOCKET_DATAGRAMS * wire, nackfrag_window=fragments)
 
 
 @lru_cache(maxsize=1024)
