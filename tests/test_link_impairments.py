@@ -37,7 +37,7 @@ def test_every_field_fills_an_attribute_of_a_direction():
 
 def test_the_relay_runs_the_impairments_that_have_a_relay_form():
     assert RELAY_KINDS == {"delay": "delay", "jitter": "delay", "burst_loss": "loss",
-                           "trace": "trace", "rate": "rate"}
+                           "trace": "trace", "rate": "rate", "medium": "medium"}
 
 
 def test_a_kernel_impairment_refuses_the_relay_in_one_line():

@@ -56,3 +56,13 @@ def test_the_fixed_point_holds_and_collisions_grow_with_stations():
 def test_eq7_is_continuous_through_p_one_half():
     assert dcf.tau_of(0.5, 16, 6) == pytest.approx(dcf.tau_of(0.5 - 1e-6, 16, 6), rel=1e-5)
     assert dcf.backoff_stages() == 6 and math.isclose(dcf.tau_of(0.0, 16, 6), 2 / 17)
+
+
+def test_a_collision_with_the_ack_timeout_costs_sifs_ack_and_a_slot_more():
+    e = A.exchange(1500, 54)
+    assert e.collision_ack_timeout_us == e.collision_us + A.SIFS_US + e.ack_us + A.SLOT_US
+    one = dcf.saturation(1, 1500, 54, ack_timeout=True)   # no collision: the same
+    assert one.throughput_mbps == dcf.saturation(1, 1500, 54).throughput_mbps
+    many, longer = dcf.saturation(20, 500, 54), dcf.saturation(20, 500, 54, ack_timeout=True)
+    assert longer.collision_p == many.collision_p
+    assert longer.throughput_mbps < many.throughput_mbps

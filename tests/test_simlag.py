@@ -59,6 +59,15 @@ def test_no_simulator_on_the_link_is_none():
     assert simulator_lag_ms(snapshot(None), snapshot(None)) is None   # stats not readable
 
 
+def test_the_relays_medium_gives_its_largest_lag_since_it_started():
+    stage = {"kind": "medium", "params": {}, "medium": {"lag_max_ns": 2_500_000,
+                                                         "lag_p99_ns": 40_000}}
+    after = {"link": {"stages": [stage], "interfaces": {}}, "udp": {}}
+    assert simulator_lag_ms({}, after) == 2.5
+    stage["medium"] = {"stations": {}}   # a relay that does not track its lag
+    assert simulator_lag_ms({}, after) is None
+
+
 def test_without_a_usable_start_the_window_is_the_whole_simulation():
     after = snapshot(figures(2.4))
     assert simulator_lag_ms(snapshot(None), after) == 9.0          # no figures before

@@ -16,11 +16,18 @@
 //! stage ab delay delay_ns=20000000 jitter_ns=5000000 dist=normal reorder=0
 //! stage ab loss model=gemodel p=0.01 r=0.3 1-h=1 1-k=0
 //! stage ba rate rate_bps=10000000 limit_packets=100 overhead=0
+//! medium standard=ac band_ghz=5 width_mhz=80 nss=1 mcs=7 ...   # at most one: both
+//!                              # directions share one 802.11 channel after their stages
+//!                              # (medium/spec.rs lists the keys)
 //! ```
+//! `--simulate-medium` reads a file of `seed`, `medium` and `sim a|b load_bps=X
+//! frame_bytes=Y` lines only (parse_offline; medium/simulate.rs).
 //! The Python side (linklab.emu) writes this file with every quantity already in
 //! base units (ns, bit/s, bytes, probabilities), so the relay parses no units.
 
 use std::collections::HashMap;
+
+use crate::medium::{simulate, Load, MediumSpec};
 
 #[derive(Debug, Clone)]
 pub struct TapSpec {
@@ -56,9 +63,38 @@ pub struct Config {
     pub tap_b: Option<TapSpec>,
     pub ab: Vec<StageSpec>,
     pub ba: Vec<StageSpec>,
+    /// the shared radio medium after both pipelines (none: the relay as before)
+    pub medium: Option<MediumSpec>,
+    /// `sim a|b` lines (offline only): the real stations' offered load, and the line
+    pub sim: [Load; 2],
+    pub sim_line: Option<usize>,
 }
 
+/// The relay's configuration: both taps required, no `sim` lines.
 pub fn parse(text: &str) -> Result<Config, String> {
+    let cfg = parse_lines(text, |_, _| Ok(()))?;
+    if cfg.tap_a.is_none() || cfg.tap_b.is_none() {
+        return Err("config: both `tap a` and `tap b` are required".to_string());
+    }
+    if let Some(line) = cfg.sim_line {
+        return Err(format!("config line {line}: sim lines are read by --simulate-medium only"));
+    }
+    Ok(cfg)
+}
+
+/// `--simulate-medium`'s file: `seed`, one `medium` (required) and `sim` lines only.
+pub fn parse_offline(text: &str) -> Result<Config, String> {
+    let cfg = parse_lines(text, |line, line_no| match line.split_whitespace().next() {
+        Some("seed" | "medium" | "sim") => Ok(()),
+        _ => Err(format!("config line {line_no}: --simulate-medium reads seed, medium and sim lines only: {line}")),
+    })?;
+    if cfg.medium.is_none() {
+        return Err("config: --simulate-medium needs a `medium` line".to_string());
+    }
+    Ok(cfg)
+}
+
+fn parse_lines(text: &str, allowed: impl Fn(&str, usize) -> Result<(), String>) -> Result<Config, String> {
     let mut cfg = Config::defaults();
     for (index, raw) in text.lines().enumerate() {
         let line_no = index + 1;
@@ -66,10 +102,8 @@ pub fn parse(text: &str) -> Result<Config, String> {
         if line.is_empty() {
             continue;
         }
+        allowed(line, line_no)?;
         apply_directive(&mut cfg, line, line_no)?;
-    }
-    if cfg.tap_a.is_none() || cfg.tap_b.is_none() {
-        return Err("config: both `tap a` and `tap b` are required".to_string());
     }
     Ok(cfg)
 }
@@ -90,6 +124,9 @@ impl Config {
             tap_b: None,
             ab: Vec::new(),
             ba: Vec::new(),
+            medium: None,
+            sim: [Load::NONE; 2],
+            sim_line: None,
         }
     }
 }
@@ -135,6 +172,17 @@ fn apply_directive(cfg: &mut Config, line: &str, line_no: usize) -> Result<(), S
         }
         "tap" if words.len() == 3 || words.len() == 5 => apply_tap(cfg, &words, &bad)?,
         "stage" if words.len() >= 3 => apply_stage(cfg, &words, line_no, &bad)?,
+        "medium" => {
+            if cfg.medium.is_some() {
+                return Err(bad("one `medium` line at most"));
+            }
+            cfg.medium = Some(MediumSpec::parse(&words[1..], line_no)?);
+        }
+        "sim" => {
+            let (side, load) = simulate::parse_sim(&words[1..], line_no)?;
+            cfg.sim[side] = load;
+            cfg.sim_line = Some(line_no);
+        }
         _ => return Err(bad("unknown or malformed directive")),
     }
     Ok(())
@@ -307,5 +355,31 @@ mod tests {
             assert_eq!(parse(&format!("{taps}{line}\n")).unwrap_err(), message);
         }
         assert_eq!(parse("tap a ea\n").unwrap_err(), "config: both `tap a` and `tap b` are required");
+    }
+
+    #[test]
+    fn the_medium_and_sim_lines() {
+        let taps = "tap a ea\ntap b eb\n";
+        let cfg = parse(&format!("{taps}medium standard=n band_ghz=2.4 mcs=3 bg_stations=2\n")).unwrap();
+        assert_eq!(cfg.medium.unwrap().bg_stations, 2);
+        assert!(parse(taps).unwrap().medium.is_none());
+        for (text, message) in [
+            ("medium standard=a\nmedium standard=a", "config line 4: one `medium` line at most: medium standard=a"),
+            ("medium mcs=x", "config line 3: medium: mcs=x: accepts an integer in 0..9"),
+            ("medium standard=ac\nsim a load_bps=1", "config line 4: sim lines are read by --simulate-medium only"),
+        ] {
+            assert_eq!(parse(&format!("{taps}{text}\n")).unwrap_err(), message);
+        }
+        let offline = parse_offline("seed 9\nmedium standard=a width_mhz=20\nsim a load_bps=inf frame_bytes=200\n").unwrap();
+        assert!(offline.sim[0].bps.is_infinite() && offline.sim[0].frame_bytes == 200 && offline.sim[1].bps == 0.0);
+        for (text, message) in [
+            ("sim a load_bps=1", "config: --simulate-medium needs a `medium` line"),
+            ("medium standard=a\nstage ab loss p=0", "config line 2: --simulate-medium reads seed, medium and sim lines only: stage ab loss p=0"),
+            ("medium standard=a\nsim c load_bps=1", "config line 2: sim: expected `sim a|b load_bps=X frame_bytes=Y`"),
+            ("medium standard=a\nsim a load_bps=fast", "config line 2: sim: load_bps=fast: accepts bit/s >= 0 or inf (saturated)"),
+            ("medium standard=a\nsim a rate=1", "config line 2: sim: rate: unknown key (known: load_bps, frame_bytes)"),
+        ] {
+            assert_eq!(parse_offline(text).unwrap_err(), message);
+        }
     }
 }

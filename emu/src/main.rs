@@ -4,6 +4,7 @@
 //! loss models, rate, outages, Mahimahi trace replay, duplication, corruption).
 //!
 //! Usage: linklab-emu --config FILE [--cpu N] [--check]
+//!        linklab-emu --simulate-medium FILE --seconds S   (the medium offline, medium/simulate.rs)
 //! The configuration format is described in config.rs. Counters are rewritten to
 //! the `stats` file (JSON) every interval and once more at exit. SIGTERM/SIGINT
 //! stop the relay cleanly; when it stops, its TAP devices disappear and the link
@@ -11,6 +12,7 @@
 
 mod config;
 mod lead;
+mod medium;
 mod packet;
 mod pipeline;
 mod relay;
@@ -43,10 +45,16 @@ fn check(rc: libc::c_int, what: &str) -> libc::c_int {
     rc
 }
 
+const USAGE: &str = "usage: linklab-emu --config FILE [--cpu N] [--check]\n       \
+                     linklab-emu --simulate-medium FILE --seconds S";
+
 struct Args {
     config: String,
     cpu: Option<usize>,
     check_only: bool,
+    /// --simulate-medium FILE and --seconds S
+    simulate: Option<String>,
+    seconds: Option<String>,
 }
 
 fn parse_args() -> Args {
@@ -54,9 +62,12 @@ fn parse_args() -> Args {
     let mut config = None;
     let mut cpu = None;
     let mut check_only = false;
+    let (mut simulate, mut seconds) = (None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--config" => config = args.next(),
+            "--simulate-medium" => simulate = Some(args.next().unwrap_or_else(|| die("--simulate-medium needs a FILE"))),
+            "--seconds" => seconds = Some(args.next().unwrap_or_else(|| die("--seconds needs a number of seconds"))),
             "--cpu" => cpu = args.next().and_then(|v| v.parse().ok()).or_else(|| die("--cpu needs a CPU number")),
             "--check" => check_only = true,
             "--version" => {
@@ -64,14 +75,36 @@ fn parse_args() -> Args {
                 std::process::exit(0);
             }
             "-h" | "--help" => {
-                println!("usage: linklab-emu --config FILE [--cpu N] [--check]");
+                println!("{USAGE}");
                 std::process::exit(0);
             }
-            other => die(&format!("unknown argument {other} (usage: linklab-emu --config FILE [--cpu N] [--check])")),
+            other => die(&format!("unknown argument {other} ({USAGE})")),
         }
     }
+    if simulate.is_some() {
+        if config.is_some() || cpu.is_some() || check_only {
+            die("--simulate-medium takes --seconds only (no --config, --cpu, --check)");
+        }
+        if seconds.is_none() {
+            die("--simulate-medium needs --seconds S");
+        }
+        return Args { config: String::new(), cpu, check_only, simulate, seconds };
+    }
+    if seconds.is_some() {
+        die("--seconds goes with --simulate-medium");
+    }
     let config = config.unwrap_or_else(|| die("--config FILE is required"));
-    Args { config, cpu, check_only }
+    Args { config, cpu, check_only, simulate, seconds }
+}
+
+/// `--simulate-medium FILE --seconds S`: one JSON object on stdout.
+fn simulate_medium(file: &str, seconds: &str) {
+    let seconds = medium::simulate::parse_seconds(seconds).unwrap_or_else(|e| die(&e));
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| die(&format!("{file}: {e}")));
+    let cfg = config::parse_offline(&text).unwrap_or_else(|e| die(&e));
+    let spec = cfg.medium.unwrap();
+    let json = medium::simulate::run(spec, cfg.seed, cfg.sim, seconds).unwrap_or_else(|e| die(&e));
+    println!("{json}");
 }
 
 fn build_pipeline(specs: &[config::StageSpec], seed: u64, dir: u64, epoch: u64) -> Pipeline {
@@ -111,6 +144,10 @@ fn set_scheduling(priority: i32, cpu: Option<usize>) {
 
 fn main() {
     let args = parse_args();
+    if let (Some(file), Some(seconds)) = (&args.simulate, &args.seconds) {
+        simulate_medium(file, seconds);
+        return;
+    }
     let text = std::fs::read_to_string(&args.config).unwrap_or_else(|e| die(&format!("{}: {e}", args.config)));
     let cfg = config::parse(&text).unwrap_or_else(|e| die(&e));
     let started = mono_ns();
@@ -119,8 +156,14 @@ fn main() {
     let epoch = if cfg.epoch_first_packet { 0 } else { cfg.epoch_ns.unwrap_or(started) };
     let ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
     let ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
+    // the medium is built here to refuse what it cannot do (its log file) before any
+    // device exists; the relay builds it again once its devices are up (relay.rs)
+    if let Some(spec) = cfg.medium.clone() {
+        medium::Medium::build(spec, cfg.seed, started, [medium::Load::NONE; 2]).unwrap_or_else(|e| die(&e));
+    }
     if args.check_only {
-        println!("ok: {} stage(s) a->b, {} stage(s) b->a", ab.stages.len(), ba.stages.len());
+        let shared = if cfg.medium.is_some() { ", a shared medium" } else { "" };
+        println!("ok: {} stage(s) a->b, {} stage(s) b->a{shared}", ab.stages.len(), ba.stages.len());
         return;
     }
     set_scheduling(cfg.priority, args.cpu);

@@ -7,7 +7,8 @@ use std::io::Write as _;
 use std::os::fd::RawFd;
 
 use crate::config::{Config, Spin};
-use crate::lead::Lead;
+use crate::lead::{Lead, SpinBudget};
+use crate::medium::{Load, Medium};
 use crate::packet::{Packet, Pool};
 use crate::pipeline::Pipeline;
 use crate::stats::StatsWriter;
@@ -37,7 +38,14 @@ pub struct Relay {
     in_ab: Vec<Packet>,
     in_ba: Vec<Packet>,
     out: Vec<Packet>,
+    /// the shared radio medium (medium/): what left the pipelines, and what it delivers
+    /// to side a (`out` takes side b's)
+    medium: Option<Medium>,
+    to_medium: Vec<Packet>,
+    out_a: Vec<Packet>,
     armed: u64,
+    /// polling's share of the relay's time (lead.rs SpinBudget)
+    spin: SpinBudget,
     next_stats: u64,
     wait_ms: i32,
 }
@@ -60,13 +68,23 @@ impl Relay {
         let stats = StatsWriter::new(cfg.stats_path.clone());
         // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
         let max_frame = cfg.mtu.max(9000) + 64;
+        // the medium's virtual time is CLOCK_MONOTONIC from now, its devices up
+        let medium = cfg.medium.clone().map(|spec| {
+            let mut m = Medium::build(spec, cfg.seed, mono_ns(), [Load::NONE; 2]).unwrap_or_else(|e| die(&e));
+            m.track_lag();
+            m
+        });
         let relay = Relay {
+            medium,
+            to_medium: Vec::with_capacity(BATCH),
+            out_a: Vec::with_capacity(4 * BATCH),
             pool: Pool::new(max_frame),
             io: TapIo::new(&[&tap_a, &tap_b], max_frame),
             in_ab: Vec::with_capacity(BATCH),
             in_ba: Vec::with_capacity(BATCH),
             out: Vec::with_capacity(4 * BATCH),
             armed: 0,
+            spin: SpinBudget::new(started),
             next_stats: started + cfg.stats_interval_ns,
             wait_ms: -1,
             awaiting_first: cfg.epoch_first_packet,
@@ -93,6 +111,10 @@ impl Relay {
     pub fn forward_until_stopped(&mut self) -> Option<String> {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
         let mut running = true;
+        if self.medium.is_some() {
+            // the medium's background stations have events before any frame comes
+            self.arm_timer();
+        }
         while running {
             let slept_at = mono_ns();
             let n = unsafe { libc::epoll_wait(self.epfd, events.as_mut_ptr(), events.len() as i32, self.wait_ms) };
@@ -186,10 +208,22 @@ impl Relay {
 
     /// a -> b and b -> a: what each pipeline lets out by now goes to the other device.
     fn forward(&mut self, now: u64) {
-        self.ab.run(now, &mut self.in_ab, &mut self.pool, &mut self.out);
+        let Some(medium) = self.medium.as_mut() else {
+            self.ab.run(now, &mut self.in_ab, &mut self.pool, &mut self.out);
+            self.io.write_out(&self.tap_b, 1, &mut self.ab, &mut self.out, &mut self.pool);
+            self.ba.run(now, &mut self.in_ba, &mut self.pool, &mut self.out);
+            self.io.write_out(&self.tap_a, 0, &mut self.ba, &mut self.out, &mut self.pool);
+            return;
+        };
+        // the medium first runs every event up to now (what ended goes out), then the
+        // frames that left each pipeline now join their station's queue
+        medium.advance(now, &mut self.pool, &mut self.out, &mut self.out_a);
+        self.ab.run(now, &mut self.in_ab, &mut self.pool, &mut self.to_medium);
+        medium.push(0, &mut self.to_medium, now, &mut self.pool);
+        self.ba.run(now, &mut self.in_ba, &mut self.pool, &mut self.to_medium);
+        medium.push(1, &mut self.to_medium, now, &mut self.pool);
         self.io.write_out(&self.tap_b, 1, &mut self.ab, &mut self.out, &mut self.pool);
-        self.ba.run(now, &mut self.in_ba, &mut self.pool, &mut self.out);
-        self.io.write_out(&self.tap_a, 0, &mut self.ba, &mut self.out, &mut self.pool);
+        self.io.write_out(&self.tap_a, 0, &mut self.ba, &mut self.out_a, &mut self.pool);
     }
 
     fn write_stats_when_due(&mut self, now: u64) {
@@ -204,13 +238,20 @@ impl Relay {
     /// lead; at once (no sleep) when that is already past.
     fn arm_timer(&mut self) {
         let mut deadline = if self.stats.path.is_some() { self.next_stats } else { u64::MAX };
-        for d in [self.ab.next_due(), self.ba.next_due()].into_iter().flatten() {
+        let medium_due = self.medium.as_ref().and_then(|m| m.next_due());
+        for d in [self.ab.next_due(), self.ba.next_due(), medium_due].into_iter().flatten() {
             deadline = deadline.min(d);
         }
         let now = mono_ns();
         let lead_ns = self.lead.ns();
-        self.wait_ms = if deadline != u64::MAX && deadline <= now + lead_ns { 0 } else { -1 };
-        let deadline = if deadline == u64::MAX { deadline } else { deadline.saturating_sub(lead_ns).max(1) };
+        // due: work now; near: within the lead, polled to while the budget lasts, else
+        // slept to (the timer at the deadline itself)
+        let due = deadline != u64::MAX && deadline <= now;
+        let near = deadline != u64::MAX && deadline <= now + lead_ns;
+        let spin = near && !due && self.spin.allows();
+        self.spin.note(now, spin);
+        self.wait_ms = if due || spin { 0 } else { -1 };
+        let deadline = if deadline == u64::MAX || near { deadline.max(1) } else { deadline.saturating_sub(lead_ns).max(1) };
         if self.wait_ms < 0 && deadline != self.armed && deadline != u64::MAX {
             set_timer(self.tfd, deadline);
             self.armed = deadline;
@@ -221,16 +262,19 @@ impl Relay {
         for st in self.ab.stages.iter_mut().chain(self.ba.stages.iter_mut()) {
             st.flush_logs();
         }
+        if let Some(m) = self.medium.as_mut() {
+            m.flush_log();
+        }
     }
 
     fn write_stats_now(&self, state: &str) {
         let taps = (self.tap_a.name.as_str(), self.tap_b.name.as_str());
-        self.stats.write_now(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba);
+        self.stats.write_now(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba, self.medium.as_ref());
     }
 
     fn hand_over_stats(&self, state: &str) {
         let taps = (self.tap_a.name.as_str(), self.tap_b.name.as_str());
-        self.stats.hand_over(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba);
+        self.stats.hand_over(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba, self.medium.as_ref());
     }
 }
 

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::lead::Lead;
+use crate::medium::Medium;
 use crate::mono_ns;
 use crate::pipeline::Pipeline;
 
@@ -97,11 +98,14 @@ impl StatsWriter {
         StatsWriter { path, tmp, tx, writer }
     }
 
-    fn text(state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline) -> String {
+    /// The stats object; with a medium, its counters as `"medium": {...}` (medium/mod.rs).
+    #[allow(clippy::too_many_arguments)]
+    fn text(state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline, medium: Option<&Medium>) -> String {
         let now = mono_ns();
+        let medium = medium.map(|m| format!(",\"medium\":{}", m.json(now))).unwrap_or_default();
         format!(
             "{{\"version\":1,\"pid\":{},\"state\":\"{state}\",\"updated_ns\":{now},\"started_ns\":{started},\
-             \"epoch_ns\":{epoch},\"tap_a\":{},\"tap_b\":{},\"wake\":{},\"ab\":{},\"ba\":{}}}\n",
+             \"epoch_ns\":{epoch},\"tap_a\":{},\"tap_b\":{},\"wake\":{},\"ab\":{},\"ba\":{}{medium}}}\n",
             std::process::id(),
             json_str(taps.0),
             json_str(taps.1),
@@ -112,16 +116,18 @@ impl StatsWriter {
     }
 
     /// Now, in this thread: before the first frame and at exit.
-    pub fn write_now(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_now(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline, medium: Option<&Medium>) {
         if let Some(path) = &self.path {
-            write_stats_file(&self.tmp, path, Self::text(state, started, epoch, taps, lead, ab, ba));
+            write_stats_file(&self.tmp, path, Self::text(state, started, epoch, taps, lead, ab, ba, medium));
         }
     }
 
     /// From the forwarding loop: never waits for the disk.
-    pub fn hand_over(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn hand_over(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline, medium: Option<&Medium>) {
         if let Some(tx) = &self.tx {
-            let _ = tx.try_send(Self::text(state, started, epoch, taps, lead, ab, ba));
+            let _ = tx.try_send(Self::text(state, started, epoch, taps, lead, ab, ba, medium));
         }
     }
 

@@ -10,7 +10,7 @@ In a scenario::
 Fields are those of ``linklab link`` presets (linklab.link.spec: rate, loss, outage, mtu,
 tcp_congestion, delay, jitter, jitter_distribution, burst_loss, trace, and up:/down:
 mappings; the radio medium's radio, distance, positions, tx_power, motion:
-linklab.link.radio).
+linklab.link.radio; the relay's 802.11 medium, medium: linklab.link.medium).
 Each is validated where it is written, with the file and line. A :class:`LinkChoice` is
 what a cell carries: a preset name and the overrides on top of it, plus the label tables show.
 """
@@ -32,7 +32,9 @@ from linklab.errors import UsageError
 LINK_FIELDS = ("rate", "loss", "outage", "mtu", "tcp_congestion", "delay", "jitter",
                "jitter_distribution", "burst_loss", "trace", "up", "down",
                # the radio medium of paper 002 (linklab.link.radio): link.distance sweeps
-               "radio", "distance", "positions", "tx_power", "motion")
+               "radio", "distance", "positions", "tx_power", "motion",
+               # the relay's shared 802.11 medium (linklab.link.medium, issue 43)
+               "medium")
 # The cluster topology's own fields (linklab.link.cluster_plan): overlay vxlan|none,
 # encryption none|wireguard, datapath iptables|ebpf, nodes 2..8, pods 1..8 per node.
 CLUSTER_FIELDS = ("overlay", "encryption", "datapath", "nodes", "pods")
@@ -117,6 +119,11 @@ def check_field(field: str, value: Any, where: Located) -> Any:
             from linklab.link.cluster_plan import parse_option
 
             return parse_option(field, value)
+        if field == "medium":   # alone: its keys' forms (combinations: with the preset)
+            from linklab.link.medium import parse_given
+
+            parse_given(value, "medium")
+            return value
         build_spec(None, None, {field: value})
     except UsageError as error:
         message = re.sub(r"^--[a-z-]+: ", "", str(error))

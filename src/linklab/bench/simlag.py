@@ -1,4 +1,5 @@
-"""How far the ns-3 simulation lagged behind the wall clock during a cell.
+"""How far the ns-3 simulation (or the relay's 802.11 medium) lagged behind the wall clock
+during a cell.
 
 The ns-3 medium (radio: ns3, linklab.link.wires.ns3) runs in real time and may fall behind
 by up to LAG_LIMIT_MS for LAG_HOLD_MS (~0.5 s) before it takes the link down
@@ -33,13 +34,26 @@ def _simulator(snapshot: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
+def _medium(snapshot: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The relay's 802.11 medium figures in a snapshot (a ``medium`` stage's counters:
+    linklab.emu.relay.MediumStats), or None."""
+    counters = (snapshot or {}).get("link", snapshot) or {}
+    for stage in counters.get("stages", []) or []:
+        figures = stage.get("medium")
+        if isinstance(figures, dict) and figures.get("lag_max_ns") is not None:
+            return figures
+    return None
+
+
 def simulator_lag_ms(before: dict[str, Any], after: dict[str, Any]) -> float | None:
     """The largest lag (ms) of the simulation between two snapshots; None when no
     simulator was on the link. A ``before`` without figures, or from another simulation
-    process (another pid), counts from that process's start."""
+    process (another pid), counts from that process's start. The relay's 802.11 medium
+    keeps one maximum since the relay started (emu/src/medium): that, an upper bound."""
     late = _simulator(after)
     if late is None:
-        return None
+        medium = _medium(after)
+        return None if medium is None else float(medium["lag_max_ns"]) / 1e6
     early = _simulator(before)
     since_s = (float(early["sim_s"]) if early is not None and early.get("pid") == late.get("pid")
                else None)
@@ -57,5 +71,6 @@ def simulator_lag_note(lag_ms: float | None) -> str | None:
     during it, else None."""
     if lag_ms is None or lag_ms <= NOTE_ABOVE_MS:
         return None
-    return (f"the ns-3 simulation ran up to {lag_ms:.1f} ms behind real time during the "
-            "cell: latencies across it include up to that much")
+    return (f"the simulated medium (ns-3, or the relay's 802.11 medium since it started) ran "
+            f"up to {lag_ms:.1f} ms behind real time during the cell: latencies across it "
+            "include up to that much")

@@ -58,6 +58,7 @@ def up_command(
     queue_limit: str = opt.QUEUE_LIMIT,
     trace_start: str = opt.TRACE_START,
     relay_cpu: str = opt.RELAY_CPU,
+    medium: str = opt.MEDIUM,
     radio: str = opt.RADIO,
     distance: str = opt.DISTANCE,
     tx_power: str = opt.TX_POWER,
@@ -80,7 +81,8 @@ def up_command(
     overrides = {**radio_overrides(radio=radio, distance=distance, tx_power=tx_power),
                  **emulator_overrides(delay=delay, jitter=jitter,
                                       jitter_distribution=jitter_distribution,
-                                      loss_model=loss_model, trace=trace)}
+                                      loss_model=loss_model, trace=trace),
+                 **({"medium": medium} if medium is not None else {})}
     status = _bring_up(preset, fields, topology=topology, hosts=hosts, name=name,
                        loss=loss, rate=rate, outage=outage, mtu=mtu,
                        tcp_congestion=tcp_congestion, nodes=nodes, pods=pods,

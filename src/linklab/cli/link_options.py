@@ -26,8 +26,9 @@ JSON = typer.Option(False, "--json", help="Print JSON.")
 
 PRESET = typer.Argument(None, help="The link to emulate: wifi-ideal, wifi-mild, "
                         "wifi-severe, wifi-outage, ethernet-1g, lan-2.5g; with the "
-                        "emulator: 4g, wifi, cloud; a simulated radio (802.11a "
-                        "in ns-3, as in paper 002, Evaluation of ROS 2 in Lossy "
+                        "emulator: 4g, wifi, cloud; on a shared 802.11 medium: "
+                        "wifi-ac-medium, wifi-n-medium, wifi-ax-medium; a simulated "
+                        "radio (802.11a in ns-3, as in paper 002, Evaluation of ROS 2 in Lossy "
                         "Unmanned Networks): wifi-80211a, wifi-far, "
                         "wifi-80211a-curve; or one of a --presets FILE. List "
                         "them: linklab link presets. Default: a clean link with "
@@ -103,6 +104,14 @@ RELAY_CPU = text_option("--relay-cpu", "The CPU the emulator's "
                         "relay runs on; `link exec` then runs on the others: "
                         "auto (the highest CPU; none with one CPU), none, or "
                         "a CPU number.", "auto")
+
+# the relay's shared 802.11 medium (issue 43)
+MEDIUM = text_option("--medium", "A shared 802.11 medium (with the emulator; a pair "
+                     "only): KEY=VALUE,... over the preset's medium, e.g. "
+                     "standard=ac,mcs=9,stations=8. Keys: standard (a, n, ac, ax), band, "
+                     "width, streams, mcs, guard, per, multicast_per, retry_limit, "
+                     "aggregation, aggregation_bytes, queue, queue_bytes, stations, "
+                     "station_load, station_frame. Replaces --rate and --loss.")
 
 # a simulated radio (paper 002)
 RADIO = text_option("--radio", "Simulated radio (paper 002): ns3 "

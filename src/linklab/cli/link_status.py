@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Group
 
 from linklab.output import console, markdown_table, print_text
+from linklab.units import format_bitrate
 
 
 def _settings(fields: dict[str, Any]) -> str:
@@ -67,9 +68,53 @@ def _stage_rows(status: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+def _ms(ns: Any) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def _station_line(name: str, counters: list[dict[str, Any]]) -> str:
+    """One station's counters (or several background stations' summed)."""
+    def total(key: str) -> int:
+        return sum(int(c.get(key) or 0) for c in counters)
+
+    delivered = [c for c in counters if c.get("delivered_frames")]
+    means = [float(c.get("mac_delay_mean_ns") or 0) for c in delivered]
+    mean = sum(means) / len(means) if means else None   # (of the stations: unweighted)
+    p95 = max((c.get("mac_delay_p95_ns") or 0 for c in delivered), default=None)
+    return (f"medium {name}: offered {total('offered_frames')}, delivered "
+            f"{total('delivered_frames')}, dropped {total('drops_retry')} at the retry limit "
+            f"and {total('drops_queue')} at a full queue; {total('collisions')} of "
+            f"{total('transmissions')} transmissions collided; MAC delay mean {_ms(mean)}, "
+            f"p95 {_ms(p95)}")
+
+
+def _medium_lines(status: dict[str, Any]) -> list[str]:
+    """The 802.11 medium's figures (a medium stage's counters carry them): the lag, the
+    totals, each real station and the background stations together."""
+    figures = next((st["medium"] for st in status["counters"]["stages"]
+                    if isinstance(st.get("medium"), dict)), None)
+    if figures is None:
+        return []
+    lines = [f"medium: {format_bitrate(float(figures.get('throughput_bps') or 0))} delivered, "
+             f"{float(figures.get('collision_probability') or 0):.1%} of transmissions "
+             f"collided, {float(figures.get('mean_ampdu_frames') or 0):.1f} MPDUs per "
+             f"A-MPDU, busy {float(figures.get('busy_fraction') or 0):.1%}; lag (how late the "
+             f"relay handled its events) max {_ms(figures.get('lag_max_ns'))}, p99 "
+             f"{_ms(figures.get('lag_p99_ns'))}"]
+    stations = figures.get("stations") or {}
+    for name, role in (("a", "robot"), ("b", "AP")):
+        if name in stations:
+            lines.append(_station_line(f"station {name} ({role})", [stations[name]]))
+    background = [c for name, c in stations.items() if name not in ("a", "b")]
+    if background:
+        lines.append(_station_line(f"{len(background)} background stations", background))
+    return lines
+
+
 def _notes(status: dict[str, Any]) -> list[str]:
-    """The lines after the stages: outage, socket buffers, congestion control, notes."""
-    lines = []
+    """The lines after the stages: the medium, outage, socket buffers, congestion control,
+    notes."""
+    lines = _medium_lines(status)
     if status.get("outage"):
         outage = status["outage"]
         if outage["t0_ns"] is None:

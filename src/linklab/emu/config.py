@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linklab.emu.directives import Stage
+from linklab.emu.directives import Medium, Stage
 from linklab.errors import UsageError
 
 MAX_IFNAME = 15
@@ -24,6 +24,8 @@ class RelayConfig:
     netns_b: str | None = None
     ab: tuple[Stage, ...] = ()
     ba: tuple[Stage, ...] = ()
+    # the 802.11 medium both directions share, after their stages (None: none)
+    medium: Medium | None = None
     seed: int = 1
     stats_path: Path | None = None
     stats_interval_s: float = 0.1
@@ -72,4 +74,6 @@ class RelayConfig:
         for direction, stages in (("ab", self.ab), ("ba", self.ba)):
             for stage in stages:
                 lines.append(f"stage {direction} {stage.directive()}")
+        if self.medium is not None:
+            lines.append(self.medium.directive())
         return "\n".join(lines) + "\n"

@@ -201,5 +201,73 @@ class Corrupt(_Chance):
     verb: ClassVar[str] = "corrupt"
 
 
+def _number(value: float) -> str:
+    """A base-unit number as the relay reads it: ``5``, ``2.4``, ``inf``."""
+    value = float(value)
+    if value == float("inf"):
+        return "inf"
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+@dataclass(frozen=True)
+class Medium:
+    """The shared 802.11 medium of both directions (emu/src/medium/): one ``medium`` line
+    per relay configuration, beside the ``stage`` lines (which run before it). Every value
+    in base units; the meaning of each is linklab.link.medium's (where users write them)."""
+
+    standard: str            # a | n | ac | ax
+    band_ghz: float          # 2.4 | 5 | 6
+    width_mhz: int
+    nss: int
+    mcs: int
+    gi_ns: int
+    per: float               # unicast MPDU error probability after a clean PPDU
+    multicast_per: float     # the same for group-addressed frames (basic rate, no retry)
+    retry_limit: int
+    cw_min: int
+    cw_max: int
+    aifsn: int
+    ampdu_frames: int
+    ampdu_bytes: int
+    ppdu_max_ns: int
+    queue_packets: int
+    queue_bytes: int         # 0: no byte limit
+    bg_stations: int
+    bg_load_bps: float       # each background station's offered load; inf: saturated
+    bg_frame_bytes: int
+    log: str = ""            # a per-frame log file ("": none)
+    kind: str = field(default="medium", init=False)
+
+    def directive(self) -> str:
+        values = [("standard", self.standard), ("band_ghz", _number(self.band_ghz)),
+                  ("width_mhz", self.width_mhz), ("nss", self.nss), ("mcs", self.mcs),
+                  ("gi_ns", self.gi_ns), ("per", _number(self.per)),
+                  ("multicast_per", _number(self.multicast_per)),
+                  ("retry_limit", self.retry_limit), ("cw_min", self.cw_min),
+                  ("cw_max", self.cw_max), ("aifsn", self.aifsn),
+                  ("ampdu_frames", self.ampdu_frames), ("ampdu_bytes", self.ampdu_bytes),
+                  ("ppdu_max_ns", self.ppdu_max_ns), ("queue_packets", self.queue_packets),
+                  ("queue_bytes", self.queue_bytes), ("bg_stations", self.bg_stations),
+                  ("bg_load_bps", _number(self.bg_load_bps)),
+                  ("bg_frame_bytes", self.bg_frame_bytes), ("log", self.log)]
+        if any(c.isspace() for c in self.log):
+            raise UsageError(f"medium log {self.log!r}: a path without spaces")
+        return "medium " + " ".join(f"{key}={value}" for key, value in values)
+
+
+@dataclass(frozen=True)
+class SimulatedLoad:
+    """The offered load of station ``a`` or ``b`` in ``--simulate-medium`` (a ``sim``
+    line): ``frame_bytes`` IP packets at ``load_bps`` (Poisson; inf: saturated)."""
+
+    station: str
+    load_bps: float
+    frame_bytes: int = 1500
+
+    def directive(self) -> str:
+        return (f"sim {self.station} load_bps={_number(self.load_bps)} "
+                f"frame_bytes={self.frame_bytes}")
+
+
 Stage = (Delay | Loss | GilbertElliott | FourStateLoss | Rate | Outage | OnOff | Trace
          | Duplicate | Corrupt)

@@ -17,6 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from linklab.emu.config import RelayConfig
 from linklab.errors import EnvironmentProblem, LinklabError
@@ -64,6 +65,43 @@ class DirectionCounters:
 
 
 @dataclass(frozen=True)
+class MediumStats:
+    """The ``medium`` object of a relay's stats (emu/src/medium/mod.rs ``json``): per
+    station (a: the robot, b: the AP, bg0..: background stations) its counters as the relay
+    wrote them (offered/delivered frames and bit/s, drops_retry, drops_queue, collisions,
+    mac_delay_mean_ns/p95_ns, ...), the totals (throughput_bps, collision_probability,
+    mean_ampdu_frames, busy_fraction) and the lag -- how late the relay handled a medium
+    event against its schedule (lag_max_ns, lag_p90_ns, lag_p99_ns, lag_mean_ns)."""
+
+    stations: dict[str, dict[str, Any]]
+    lag_max_ns: int | None
+    lag_p99_ns: int | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> MediumStats:
+        return cls(dict(raw.get("stations") or {}), raw.get("lag_max_ns"),
+                   raw.get("lag_p99_ns"), raw)
+
+    def station(self, name: str) -> dict[str, Any]:
+        return self.stations.get(name) or {}
+
+    def figures(self) -> dict[str, Any]:
+        """As plain data (a stage's counters carry it into every snapshot)."""
+        return dict(self.raw)
+
+
+# A station's drops in the medium's counters: at the retry limit, at a full queue.
+DROP_COUNTERS = ("drops_retry", "drops_queue")
+
+
+def dropped_frames(station: dict[str, Any]) -> int | None:
+    """What a station of the medium dropped (retry limit and queue), or None if unknown."""
+    counts = [station.get(key) for key in DROP_COUNTERS]
+    return None if any(c is None for c in counts) else sum(counts)
+
+
+@dataclass(frozen=True)
 class RelayStats:
     pid: int
     state: str          # running | stopped | failed (as the relay last wrote it)
@@ -74,6 +112,7 @@ class RelayStats:
     tap_b: str
     ab: DirectionCounters
     ba: DirectionCounters
+    medium: MediumStats | None = None   # a link with the 802.11 medium
 
     def as_dict(self) -> dict:
         from dataclasses import asdict
@@ -94,9 +133,11 @@ def read_stats(path: Path) -> RelayStats | None:
         raw = json.loads(Path(path).read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+    medium = raw.get("medium")
     return RelayStats(raw["pid"], raw["state"], raw["updated_ns"], raw["started_ns"],
                       raw["epoch_ns"], raw["tap_a"], raw["tap_b"],
-                      _direction(raw["ab"]), _direction(raw["ba"]))
+                      _direction(raw["ab"]), _direction(raw["ba"]),
+                      MediumStats.from_raw(medium) if isinstance(medium, dict) else None)
 
 
 def pid_running(pid: int) -> bool:

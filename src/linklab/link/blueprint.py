@@ -7,12 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from linklab.errors import UsageError
 from linklab.link.cluster_plan import (
     DEFAULT_UNDERLAY_RATE,
     ClusterOptions,
     take_options,
 )
 from linklab.link.impairments import Impairment, direction_stages
+from linklab.link.impairments.medium import medium_stages
 from linklab.link.names import check_name
 from linklab.link.presets import get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
@@ -48,6 +50,17 @@ def cluster_spec(topology: str, preset: str | None, fields: dict[str, Any] | Non
     return options, link_fields, spec
 
 
+def _check_medium_carrier(topology: str, wire: str | None) -> None:
+    """The 802.11 medium runs in the emulator's relay, one relay per link: a pair only."""
+    if topology != "pair":
+        raise UsageError(f"a medium link needs topology pair: one relay carries one link "
+                         f"and its two stations (robot and AP); a {topology}'s shared medium "
+                         "is not built yet", argument="--topology")
+    if wire not in (None, "emu"):
+        raise UsageError(f"the 802.11 medium runs in the emulator's relay (wire emu); the "
+                         f"{wire} wire cannot carry it", argument="--wire")
+
+
 def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
            topology: str = "pair", hosts: int = 1, name: str = DEFAULT_NAME,
            wire: str | None = None, **overrides: Any) -> Design:
@@ -60,6 +73,8 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     if preset_fields is None and preset:
         preset_fields = get_preset(preset)
     fields = dict(preset_fields) if preset_fields is not None else None
+    if overrides.get("medium") is not None or "medium" in (fields or {}):
+        _check_medium_carrier(topology, wire)   # (before a cluster's underlay rate)
     # a cluster's own fields (overlay, encryption, datapath, nodes, pods): cluster_plan.py
     options, link_fields, spec = cluster_spec(topology, preset, fields, overrides)
     check_spec(spec, link_fields)
@@ -74,6 +89,8 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
             stages[link.name] = {d: direction_stages(spec.direction(d), link.carries,
                                                      spec.trace_start)
                                  for d in DIRECTIONS}
+            for d, extra in medium_stages(spec.medium).items():  # after the relay stages
+                stages[link.name][d] = [*stages[link.name][d], *extra]
         needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
                   if s.runs_in == "relay"}
         wires[link.name] = choose_wire(needed, wire)

@@ -39,9 +39,12 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from linklab.errors import UsageError
+from linklab.link.medium import EXAMPLES as MEDIUM_EXAMPLES
+from linklab.link.medium import parse_given
 from linklab.link.spec import (
     DIRECTIONS,
     LINK_WIDE_FIELDS,
+    MEDIUM_FIELD,
     STAGE_FIELDS,
     build_spec,
     per_direction,
@@ -70,6 +73,8 @@ HINTS = {
     "trace": "a Mahimahi trace file (a path relative to the preset file, or absolute)",
     "queue": "droptail, headdrop or codel (the queue in front of the rate or trace)",
     "queue_limit": "N packets, a size such as 1MiB, or both: '200 packets, 1MiB'",
+    "medium": "a mapping of 802.11 medium keys such as {standard: ac, mcs: 9}, or "
+              "standard=ac,mcs=9",
 }
 
 _YAML = "tag:yaml.org,2002:"
@@ -284,6 +289,8 @@ class _FileReader:
                 fields[field] = value.value
             elif field in DIRECTIONS:
                 fields[field] = self._direction(name, field, value, lines)
+            elif field == MEDIUM_FIELD and isinstance(value, MappingNode):
+                fields[field] = self._medium(name, value, lines)
             elif isinstance(value, MappingNode) and field not in LINK_WIDE_FIELDS:
                 fields[field] = self._per_direction(name, field, value, lines)
             else:
@@ -292,7 +299,10 @@ class _FileReader:
         try:
             spec = build_spec(name, fields, {})
         except UsageError as error:  # each value passed alone: a combination failed
-            raise self.fail(key, _message(error), where) from None
+            field = _named_field(error, name)
+            if field is None or field not in lines:
+                raise self.fail(key, _message(error), where) from None
+            raise self.fail(lines[field], _message(error), where, field) from None
         for field, message in conflicts(spec):
             line = min((v for k, v in lines.items() if field in k.split(".")),
                        default=_line(key))
@@ -311,6 +321,28 @@ class _FileReader:
                 f"({', '.join(LINK_WIDE_FIELDS)} are for both directions)")
 
         return self._nested(name, direction, node, lines, unknown, lambda field: field)
+
+    def _medium(self, name: str, node: MappingNode, lines: dict[str, int]) -> dict[str, Any]:
+        """The medium's keys, each checked alone where it is written (linklab.link.medium;
+        combinations are checked with the whole preset)."""
+        where = f"preset {name}"
+        out: dict[str, Any] = {}
+        for inner, (key, value) in self._pairs(node, where, MEDIUM_FIELD).items():
+            path = f"{MEDIUM_FIELD}.{inner}"
+            lines[path] = _line(value)
+            if not isinstance(value, ScalarNode) or value.tag == _YAML + "null":
+                raise self.fail(value, f"is {_kind(value)}; expected a value, e.g. "
+                                f"{MEDIUM_EXAMPLES.get(inner, 'see linklab.link.medium')}",
+                                where, path)
+            item = self._scalar(value)
+            try:
+                parse_given({inner: item}, None)
+            except UsageError as error:
+                raise self.fail(key if "unknown key" in str(error) else value,
+                                _message(error).removeprefix(f"medium.{inner}: "),
+                                where, path) from None
+            out[inner] = item
+        return out
 
     def _per_direction(self, name: str, field: str, node: MappingNode,
                        lines: dict[str, int]) -> dict[str, Any]:
@@ -408,6 +440,13 @@ class _FileReader:
                 message += f"; expected {HINTS['trace']}"
             raise self.fail(line, message, f"preset {name}", path) from None
         return str(trace)
+
+
+def _named_field(error: UsageError, name: str) -> str | None:
+    """The field a combination error of preset ``name`` names (``rate``, ``medium.mcs``)."""
+    prefix = f"preset {name!r}: "
+    argument = error.argument or ""
+    return argument[len(prefix):] if argument.startswith(prefix) else None
 
 
 def _fill(shape: dict[str, Any], value: Any) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from linklab.link.impairments import (
     describe_direction,
 )
 from linklab.link.impairments.trace import parse_trace_start
+from linklab.link.medium import MediumSpec, merge
+from linklab.link.medium import conflicts as medium_conflicts
 from linklab.link.radio import RADIO_FIELDS, RadioSpec, apply_field, conflicts
 from linklab.units import parse_size
 
@@ -38,6 +40,7 @@ class LinkSpec:
     mtu: int = 1500
     source: str = ""
     radio: RadioSpec | None = None    # a distance-based Wi-Fi medium (radio.py, paper 002)
+    medium: MediumSpec | None = None  # the relay's shared 802.11 medium (medium.py, issue 43)
     # TCP congestion control set in every namespace of the run; None keeps the host's
     # default (which the run records: it differs between machines, cubic on stock Debian)
     tcp_congestion: str | None = None
@@ -53,6 +56,8 @@ class LinkSpec:
                "down": describe_direction(self.down), "source": self.source}
         if self.radio is not None:
             out["radio"] = self.radio.describe()
+        if self.medium is not None:
+            out["medium"] = self.medium.describe()
         if self.tcp_congestion is not None:
             out["tcp_congestion"] = self.tcp_congestion
         if self.trace_start is not None:
@@ -106,8 +111,10 @@ def per_direction(text: Any, parse: Callable[[Any, str | None], Any],
 
 # Every field a preset may set besides the link-wide ones and up:/down: (preset_file.py
 # reads this): the per-direction stage fields (impairments.FIELDS), then the radio
-# medium's fields (radio.py), which apply to the whole link and are refused under up:/down:.
-STAGE_FIELDS = (*FIELDS, *RADIO_FIELDS)
+# medium's fields (radio.py) and the 802.11 medium (medium.py), which apply to the whole
+# link and are refused under up:/down:.
+MEDIUM_FIELD = "medium"
+STAGE_FIELDS = (*FIELDS, *RADIO_FIELDS, MEDIUM_FIELD)
 # Fields for the whole run, one value each (never per direction).
 LINK_WIDE_FIELDS = ("mtu", "tcp_congestion", "trace_start")
 
@@ -120,6 +127,7 @@ def build_spec(preset_name: str | None, preset: Mapping[str, Any] | None,
                          if k not in ("description", "source")}, preset_name)
     spec = _apply(spec, {k: v for k, v in overrides.items() if v is not None}, None)
     _check_radio(spec, preset_name)
+    _check_medium(spec, preset_name)
     directions = {name: spec.direction(name) for name in DIRECTIONS}
     Queue.check_directions(directions, preset_name)
     TraceStage.check_start(spec.trace_start, directions, preset_name)
@@ -146,6 +154,14 @@ def _check_radio(spec: LinkSpec, preset_name: str | None) -> None:
                          else f"--{key.replace('_', '-')}")
 
 
+def _check_medium(spec: LinkSpec, preset_name: str | None) -> None:
+    """A medium link takes no stage the medium replaces (medium.conflicts)."""
+    for key, message in medium_conflicts(spec.medium, _stage_fields_set(spec), spec.mtu,
+                                         spec.radio is not None):
+        raise UsageError(message, argument=f"preset {preset_name!r}: {key}" if preset_name
+                         else f"--{key.replace('_', '-')}")
+
+
 def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -> LinkSpec:
     where = f"preset {preset_name!r}" if preset_name else None
     for key, value in fields.items():
@@ -158,6 +174,8 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
             spec = replace(spec, trace_start=parse_trace_start(value, argument))
         elif key in RADIO_FIELDS:
             spec = replace(spec, radio=apply_field(spec.radio, key, value, argument))
+        elif key == MEDIUM_FIELD:   # key by key over the preset's medium
+            spec = replace(spec, medium=merge(spec.medium, value, argument))
         elif key in DIRECTIONS:
             if not isinstance(value, Mapping):
                 raise UsageError("expected a mapping of stage fields", argument=argument)
@@ -176,6 +194,9 @@ def _apply(spec: LinkSpec, fields: Mapping[str, Any], preset_name: str | None) -
 
 def _set_direction(spec: LinkSpec, direction: str, key: str, value: Any,
                    argument: str) -> LinkSpec:
+    if key == MEDIUM_FIELD:
+        raise UsageError("the 802.11 medium is shared by both directions; give medium "
+                         "beside up:/down:", argument=argument)
     if key in RADIO_FIELDS:
         raise UsageError(f"{key} applies to the whole radio medium, not to one direction; "
                          f"give it beside up:/down:", argument=argument)

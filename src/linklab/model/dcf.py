@@ -15,8 +15,10 @@ the one root). Then (Eq. 13):
   S    = P_s P_tr E[P] / ((1 - P_tr) sigma + P_tr P_s T_s + P_tr (1 - P_s) T_c)
 
 sigma the slot, T_s / T_c the durations of a success and of a collision (basic access:
-model/wifi_airtime.py), E[P] the payload bits of a frame. Pure functions; the radio
-medium of issue 43 is checked against these numbers.
+model/wifi_airtime.py), E[P] the payload bits of a frame. T_c is Bianchi's (the colliding
+PPDUs, then DIFS), or with ``ack_timeout`` the colliding senders' ACK timeout before DIFS
+(wifi_airtime.Exchange.collision_ack_timeout_us: what the relay's medium does). Pure
+functions; the radio medium of issue 43 is checked against these numbers.
 """
 
 from __future__ import annotations
@@ -53,9 +55,10 @@ def tau_of(p: float, w: int, m: int) -> float:
 
 
 def saturation(stations: int, ip_bytes: int, rate_mbps: int, *, cw_min: int = A.CW_MIN,
-               cw_max: int = A.CW_MAX) -> Saturation:
+               cw_max: int = A.CW_MAX, ack_timeout: bool = False) -> Saturation:
     """Bianchi's saturation throughput (Eq. 7, 9, 13) for ``stations`` stations sending
-    IP packets of ``ip_bytes`` at ``rate_mbps`` (802.11a timing, basic access)."""
+    IP packets of ``ip_bytes`` at ``rate_mbps`` (802.11a timing, basic access); with
+    ``ack_timeout`` a collision also costs the senders' ACK timeout (module docstring)."""
     if stations < 1:
         raise ValueError(f"{stations} stations: at least one")
     w, m = cw_min + 1, backoff_stages(cw_min, cw_max)
@@ -75,5 +78,6 @@ def saturation(stations: int, ip_bytes: int, rate_mbps: int, *, cw_min: int = A.
     p_tr = 1 - (1 - tau) ** stations
     p_s = stations * tau * (1 - tau) ** (stations - 1) / p_tr
     slot_us = ((1 - p_tr) * A.SLOT_US + p_tr * p_s * cost.success_us
-               + p_tr * (1 - p_s) * cost.collision_us)
+               + p_tr * (1 - p_s) * (cost.collision_ack_timeout_us if ack_timeout
+                                     else cost.collision_us))
     return Saturation(stations, tau, p, p_s * p_tr * 8 * ip_bytes / slot_us)

@@ -44,6 +44,12 @@ class Exchange:
     success_us: float     # T_s: data + SIFS + ACK + DIFS (Bianchi §IV, basic access)
     collision_us: float   # T_c: data + DIFS (Bianchi §IV: the colliding frames, then
     #                       DIFS; propagation delay 0, no EIFS)
+    # T_c when the colliding senders wait out their ACK timeout before DIFS: data + SIFS
+    # + ACK + slot + DIFS (802.11-2016 §10.3.2.9: a sender that gets no ACK counts the
+    # transmission failed ACKTimeout = aSIFSTime + aSlotTime + aRxPHYStartDelay after its
+    # PPDU; the relay's medium holds the channel for SIFS + the ACK's duration + a slot,
+    # emu/src/medium/contention.rs)
+    collision_ack_timeout_us: float = 0.0
 
 
 def txtime_us(psdu_bytes: int, rate_mbps: int) -> float:
@@ -69,7 +75,8 @@ def exchange(ip_bytes: int, rate_mbps: int) -> Exchange:
     ack = txtime_us(ACK_BYTES, ack_rate(rate_mbps))
     return Exchange(data_us=data, ack_us=ack,
                     success_us=data + SIFS_US + ack + DIFS_US,
-                    collision_us=data + DIFS_US)
+                    collision_us=data + DIFS_US,
+                    collision_ack_timeout_us=data + SIFS_US + ack + SLOT_US + DIFS_US)
 
 
 def single_station_mbps(ip_bytes: int, rate_mbps: int) -> float:

@@ -12,6 +12,7 @@ JitterStage      jitter, jitter_distribution  relay    delay.py
 BurstLossStage   burst_loss                   relay    burst_loss.py
 TraceStage       trace (and trace_start)      relay    trace.py
 Queue            queue, queue_limit           relay    queue.py (a rate's or trace's)
+MediumStage      (the link's medium field)    relay    medium.py (one per direction)
 ===============  ===========================  =======  ==============================
 
 ``FIELDS`` (every per-direction field, in the order presets, errors and ``status`` list
@@ -28,6 +29,7 @@ from linklab.link.impairments.base import DIRECTIONS, Field, Impairment, StageCo
 from linklab.link.impairments.burst_loss import BurstLossStage
 from linklab.link.impairments.delay import DelayStage, JitterStage, relay_directives
 from linklab.link.impairments.loss import LossStage
+from linklab.link.impairments.medium import MediumStage
 from linklab.link.impairments.outage_window import OutageStage
 from linklab.link.impairments.queue import Queue
 from linklab.link.impairments.rate import QueuedRateStage, RateStage
@@ -42,9 +44,11 @@ FIELDS: dict[str, Field] = {name: f for cls in FIELD_ORDER for name, f in cls.FI
 PIPELINE: tuple[type[Impairment], ...] = (
     OutageStage, LossStage, BurstLossStage, TraceStage, DelayStage, JitterStage, RateStage)
 # What the relay runs: an impairment's kind -> the relay stage that runs and counts it
-# (the emu wire's ``executes`` and counters).
+# (the emu wire's ``executes`` and counters). The medium is the link's, not a direction's
+# field: blueprint.design adds its stages (impairments.medium).
 RELAY_KINDS: dict[str, str] = {cls.kind: cls.relay_kind
-                               for cls in (*PIPELINE, QueuedRateStage) if cls.relay_kind}
+                               for cls in (*PIPELINE, QueuedRateStage, MediumStage)
+                               if cls.relay_kind}
 
 
 def emulator_overrides(*, delay: str | None = None, jitter: str | None = None,
@@ -86,7 +90,7 @@ def direction_stages(spec: DirectionSpec, carries: frozenset[str],
 __all__ = [
     "DIRECTIONS", "FIELDS", "FIELD_ORDER", "PIPELINE", "RELAY_KINDS", "BurstLoss",
     "BurstLossStage", "DelayStage", "DirectionSpec", "Field", "Impairment", "JitterStage",
-    "LossStage", "Outage", "OutageStage", "Queue", "QueueLimit", "QueuedRateStage",
-    "RateStage", "StageCounters", "TraceStage", "describe_direction", "direction_stages",
-    "emulator_overrides", "relay_directives",
+    "LossStage", "MediumStage", "Outage", "OutageStage", "Queue", "QueueLimit",
+    "QueuedRateStage", "RateStage", "StageCounters", "TraceStage", "describe_direction",
+    "direction_stages", "emulator_overrides", "relay_directives",
 ]

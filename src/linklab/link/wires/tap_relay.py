@@ -18,10 +18,18 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from linklab.emu.config import RelayConfig
-from linklab.emu.relay import pid_running, read_stats, relay_binary, relay_status
+from linklab.emu.relay import (
+    MediumStats,
+    dropped_frames,
+    pid_running,
+    read_stats,
+    relay_binary,
+    relay_status,
+)
 from linklab.errors import LinklabError
 from linklab.link import made
-from linklab.link.impairments import RELAY_KINDS, Impairment, relay_directives
+from linklab.link.impairments import RELAY_KINDS, Impairment, MediumStage, relay_directives
+from linklab.link.impairments.medium import STATIONS
 from linklab.link.impairments.trace import relay_epoch
 from linklab.link.netops import NetOps
 from linklab.link.placement import from_state
@@ -38,6 +46,22 @@ def _files(state_path: Path, link: str) -> dict[str, Path]:
     return {"config": state_path.with_name(stem + ".conf"),
             "stats": state_path.with_name(stem + ".stats.json"),
             "log": state_path.with_name(stem + ".log")}
+
+
+def medium_counters(link: str, medium: MediumStats) -> dict[tuple[str, str, str],
+                                                               dict[str, Any]]:
+    """Each direction's sending station on the medium (up: a, down: b): frames delivered
+    (passed), MPDUs dropped at the retry limit or a full queue (dropped), and the medium's
+    figures (every station, the lag)."""
+    out = {}
+    for direction, station in STATIONS.items():
+        counters = medium.station(station)
+        out[(link, direction, "medium")] = {
+            "passed_packets": counters.get("delivered_frames"),
+            "passed_bytes": counters.get("delivered_bytes"),
+            "dropped_packets": dropped_frames(counters), "dropped_bytes": None,
+            "medium": medium.figures()}
+    return out
 
 
 class TapRelayWire(Wire):
@@ -61,10 +85,15 @@ class TapRelayWire(Wire):
         files = _files(journal.path, link.name)
         epoch_ns, first_packet = relay_epoch(
             [s for stages in relay_stages.values() for s in stages])
+        # the 802.11 medium: one directive for both directions, after their stages
+        media = [s.medium for stages in relay_stages.values() for s in stages
+                 if isinstance(s, MediumStage)]
+        stages = {d: [s for s in relay_stages.get(d, []) if not isinstance(s, MediumStage)]
+                  for d in _DIRECTION_KEY}
         config = RelayConfig(
             tap_a=link.a.ifname, tap_b=link.b.ifname, netns_a=None, netns_b=link.b.netns,
-            ab=relay_directives(relay_stages.get("up", [])),
-            ba=relay_directives(relay_stages.get("down", [])),
+            ab=relay_directives(stages["up"]), ba=relay_directives(stages["down"]),
+            medium=media[0].directive() if media else None,
             stats_path=files["stats"], epoch_ns=epoch_ns, epoch_first_packet=first_packet,
             extra_comment=f"run {journal.path.stem}, {link.name}")
         journal.store.write(files["config"].name, config.text().encode())
@@ -109,6 +138,8 @@ class TapRelayWire(Wire):
                     for kind, emu_kind in RELAY_KINDS.items():
                         if emu_kind == stage.kind:
                             out[(link, direction, kind)] = entry
+            if stats.medium is not None:
+                out.update(medium_counters(link, stats.medium))
         return out
 
     def health(self, shell: Shell) -> dict[str, str]:

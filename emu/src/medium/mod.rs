@@ -1,0 +1,149 @@
+//! The shared Wi-Fi radio medium (issue 43): both directions of one relay share one
+//! 802.11 channel. Frames leaving the `ab` pipeline queue at station a (the robot),
+//! frames leaving `ba` at station b (the AP); optional background stations contend too
+//! and are never delivered. A discrete-event simulation of EDCA (contention.rs) over
+//! PHY airtimes (airtime.rs), with per-station queues, A-MPDUs and in-order release
+//! (station.rs), runs in virtual time kept in step with the wall clock: the relay hands
+//! it each frame with the time it left the pipeline, the medium first runs every event
+//! up to that time, and a frame goes to the destination TAP when its exchange (PPDU,
+//! SIFS, ACK/BlockAck) ends. `--simulate-medium` runs the same code offline
+//! (simulate.rs).
+//!
+//! The per-frame log (`log=PATH`): one text line per MPDU outcome,
+//! `<ns> <station> delivered|drop_retry|drop_queue|multicast_lost <ip_bytes> <mac_delay_ns> <retries>`
+//! (ns on CLOCK_MONOTONIC in the relay, from 0 offline).
+
+pub mod airtime;
+mod contention;
+mod counters;
+pub mod simulate;
+pub mod spec;
+mod station;
+#[cfg(test)]
+mod tests;
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+
+use crate::packet::{Packet, Pool};
+use contention::Channel;
+use counters::Histogram;
+pub use spec::MediumSpec;
+use station::{Source, Station};
+
+/// Ethernet header: a TAP frame minus this is the IP packet the MPDU carries.
+const ETH_HEADER: usize = 14;
+
+/// The offered load of a generated station: bit/s (`inf`: saturated, 0: none) of IP
+/// packets of `frame_bytes`.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    pub bps: f64,
+    pub frame_bytes: u32,
+}
+
+impl Load {
+    pub const NONE: Load = Load { bps: 0.0, frame_bytes: 1500 };
+
+    fn source(&self) -> Source {
+        if self.bps.is_infinite() {
+            Source::Saturated
+        } else if self.bps > 0.0 {
+            // exponential gaps with mean 8 x bytes / load (Poisson arrivals)
+            Source::Poisson { mean_gap_ns: 8.0 * self.frame_bytes as f64 / self.bps * 1e9, next: 0 }
+        } else {
+            Source::Relay
+        }
+    }
+}
+
+pub struct Medium {
+    channel: Channel,
+}
+
+impl Medium {
+    /// The medium from `start` (ns): stations a and b with `loads` (the relay's: none,
+    /// its frames come from the pipelines), then the background stations.
+    pub fn build(spec: MediumSpec, seed: u64, start: u64, loads: [Load; 2]) -> Result<Medium, String> {
+        let log = if spec.log.is_empty() {
+            None
+        } else {
+            Some(BufWriter::new(File::create(&spec.log).map_err(|e| format!("medium log {}: {e}", spec.log))?))
+        };
+        let capacity = (spec.queue_packets as usize).min(4096) + spec.ampdu_frames as usize;
+        let mut stations = Vec::new();
+        for (name, load) in [("a", loads[0]), ("b", loads[1])] {
+            stations.push(Station::new(name.to_string(), load.source(), load.frame_bytes, spec.cw_min, capacity));
+        }
+        let bg = Load { bps: spec.bg_load_bps, frame_bytes: spec.bg_frame_bytes };
+        for k in 0..spec.bg_stations {
+            stations.push(Station::new(format!("bg{k}"), bg.source(), bg.frame_bytes, spec.cw_min, capacity));
+        }
+        let mut pool = Pool::new(64); // generated frames carry no buffer
+        Ok(Medium { channel: Channel::new(spec, stations, seed, start, log, &mut pool) })
+    }
+
+    /// Record how late each event is handled against its time (the relay).
+    pub fn track_lag(&mut self) {
+        self.channel.lag = Some(Histogram::new());
+    }
+
+    /// Run the medium up to `now`: frames from a whose exchange has ended go to `to_b`,
+    /// from b to `to_a`.
+    #[inline]
+    pub fn advance(&mut self, now: u64, pool: &mut Pool, to_b: &mut Vec<Packet>, to_a: &mut Vec<Packet>) {
+        self.channel.advance(now, pool, to_b, to_a);
+    }
+
+    /// The frames that left side `side`'s pipeline (0: ab, station a; 1: ba, station b)
+    /// at `now` join that station's queue (group-addressed: the destination MAC's
+    /// I/G bit). Call after `advance(now)`.
+    pub fn push(&mut self, side: usize, frames: &mut Vec<Packet>, now: u64, pool: &mut Pool) {
+        for p in frames.drain(..) {
+            let multicast = p.len > 0 && p.buf[0] & 1 == 1;
+            let ip_bytes = p.len.saturating_sub(ETH_HEADER) as u32;
+            self.channel.arrive(side, Some(p), ip_bytes, multicast, now, pool);
+        }
+    }
+
+    pub fn next_due(&self) -> Option<u64> {
+        self.channel.next_due()
+    }
+
+    pub fn flush_log(&mut self) {
+        if let Some(log) = self.channel.log.as_mut() {
+            let _ = log.flush();
+        }
+    }
+
+    /// The counters as one JSON object, rates over `now` - start.
+    pub fn json(&self, now: u64) -> String {
+        let ch = &self.channel;
+        let elapsed = now.saturating_sub(ch.started);
+        let seconds = elapsed as f64 / 1e9;
+        let mut s = format!("{{\"elapsed_ns\":{elapsed},\"events\":{},\"stations\":{{", ch.events);
+        let (mut delivered_bytes, mut transmissions, mut collisions) = (0u64, 0u64, 0u64);
+        for (i, st) in ch.stations.iter().enumerate() {
+            let c = &st.counters;
+            delivered_bytes += c.delivered_bytes;
+            transmissions += c.transmissions;
+            collisions += c.collisions;
+            let _ = write!(s, "{}\"{}\":{}", if i > 0 { "," } else { "" }, st.name, c.json(seconds, st.queued()));
+        }
+        let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+        let _ = write!(
+            s,
+            "}},\"throughput_bps\":{:.1},\"collision_probability\":{:.6},\"mean_ampdu_frames\":{:.3},\"busy_fraction\":{:.6}",
+            if seconds > 0.0 { 8.0 * delivered_bytes as f64 / seconds } else { 0.0 },
+            ratio(collisions, transmissions),
+            ratio(ch.unicast_mpdus, ch.unicast_ppdus),
+            ratio(ch.busy_ns, elapsed).min(1.0),
+        );
+        if let Some(lag) = &ch.lag {
+            let _ = write!(s, ",\"lag_max_ns\":{},\"lag_p90_ns\":{},\"lag_p99_ns\":{},\"lag_mean_ns\":{:.0}", lag.max, lag.quantile(0.90), lag.quantile(0.99), lag.mean());
+        }
+        s.push('}');
+        s
+    }
+}

@@ -1,0 +1,304 @@
+//! One station of the medium: its transmit queue (drop-tail), the A-MPDU it sends at
+//! its turn, what becomes of each MPDU, and the receiver's in-order release.
+//!
+//! The queue holds every MPDU from its arrival until it is released to the destination:
+//! `Waiting` ones (new, or lost and waiting for their retransmission) and those already
+//! acknowledged or dropped but held behind an older one still waiting. That is the
+//! receiver's BlockAck reordering buffer (802.11-2016 10.24.4, 10.25 in 802.11-2020):
+//! MPDUs leave in the order they entered the queue; one received after a lost one waits
+//! for it or for its drop. Retransmissions go first because they are the oldest.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+
+use super::airtime::Airtime;
+use super::counters::StationCounters;
+use crate::packet::{Packet, Pool};
+use crate::rng::Rng;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Fate {
+    Waiting,
+    Acked,
+    Dropped,
+}
+
+pub struct Mpdu {
+    /// the relay's frame (None for the simulated and background stations' frames)
+    pub packet: Option<Packet>,
+    pub ip_bytes: u32,
+    pub arrival: u64,
+    pub seq: u64,
+    /// failed transmissions so far (the retry count)
+    pub retries: u32,
+    pub multicast: bool,
+    pub fate: Fate,
+}
+
+/// What an exchange does to the contention window (10.23.2.2): a failure (no ACK or
+/// BlockAck) doubles it; a success resets it, and so does a discard at the retry limit
+/// ("CW shall be reset to CWmin ... when the retry counter reaches its limit");
+/// a group-addressed frame leaves it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Failed,
+    Reset,
+    Unacknowledged,
+}
+
+/// Where a station's frames come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// the relay's pipeline (a and b), or nothing
+    Relay,
+    /// Poisson arrivals of `frame_bytes` with this mean gap
+    Poisson { mean_gap_ns: f64, next: u64 },
+    /// always a frame waiting
+    Saturated,
+}
+
+/// The limits a station's queue and A-MPDUs obey (from the directive).
+pub struct Limits {
+    pub ampdu_frames: usize,
+    pub ampdu_bytes: u64,
+    pub ppdu_max_ns: u64,
+    pub queue_packets: u32,
+    pub queue_bytes: u64,
+}
+
+pub struct Station {
+    pub name: String,
+    pub source: Source,
+    pub frame_bytes: u32,
+    queue: VecDeque<Mpdu>,
+    waiting_packets: u32,
+    waiting_bytes: u64,
+    next_seq: u64,
+    /// EDCA state: the contention window, the backoff counter (slots still to count
+    /// from `count_from`), and whether a backoff is pending
+    pub cw: u32,
+    pub backoff: u32,
+    pub backoff_pending: bool,
+    pub count_from: u64,
+    /// the PPDU on the air: indexes into the queue, its duration, its response's
+    /// duration (0: none expected, a group-addressed frame)
+    inflight: Vec<usize>,
+    pub ppdu_ns: u64,
+    pub response_ns: u64,
+    pub counters: StationCounters,
+}
+
+/// What the log says happened to an MPDU.
+fn log_line(log: &mut Option<BufWriter<File>>, t: u64, name: &str, what: &str, m: &Mpdu) {
+    if let Some(log) = log.as_mut() {
+        let _ = writeln!(log, "{t} {name} {what} {} {} {}", m.ip_bytes, t.saturating_sub(m.arrival), m.retries);
+    }
+}
+
+impl Station {
+    pub fn new(name: String, source: Source, frame_bytes: u32, cw_min: u32, capacity: usize) -> Station {
+        Station {
+            name,
+            source,
+            frame_bytes,
+            queue: VecDeque::with_capacity(capacity),
+            waiting_packets: 0,
+            waiting_bytes: 0,
+            next_seq: 0,
+            cw: cw_min,
+            backoff: 0,
+            backoff_pending: false,
+            count_from: 0,
+            inflight: Vec::with_capacity(64),
+            ppdu_ns: 0,
+            response_ns: 0,
+            counters: StationCounters::new(),
+        }
+    }
+
+    #[inline]
+    pub fn has_frame(&self) -> bool {
+        self.waiting_packets > 0
+    }
+
+    /// MPDUs in the transmit queue (waiting for their first or next transmission).
+    pub fn queued(&self) -> usize {
+        self.waiting_packets as usize
+    }
+
+    /// A frame arrives at `now`: queued (true) or dropped at the tail (false).
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue(&mut self, packet: Option<Packet>, ip_bytes: u32, multicast: bool, now: u64,
+                   limits: &Limits, pool: &mut Pool, log: &mut Option<BufWriter<File>>) -> bool {
+        self.counters.offered_frames += 1;
+        self.counters.offered_bytes += ip_bytes as u64;
+        let mpdu = Mpdu { packet, ip_bytes, arrival: now, seq: self.next_seq, retries: 0, multicast, fate: Fate::Waiting };
+        let full = self.waiting_packets >= limits.queue_packets
+            || (limits.queue_bytes > 0 && self.waiting_bytes + ip_bytes as u64 > limits.queue_bytes);
+        if full {
+            self.counters.drops_queue += 1;
+            log_line(log, now, &self.name, "drop_queue", &mpdu);
+            if let Some(p) = mpdu.packet {
+                pool.recycle(p);
+            }
+            return false;
+        }
+        self.next_seq += 1;
+        self.waiting_packets += 1;
+        self.waiting_bytes += ip_bytes as u64;
+        self.queue.push_back(mpdu);
+        true
+    }
+
+    /// A saturated station's queue topped up at `now` to what one A-MPDU can take.
+    pub fn top_up(&mut self, now: u64, limits: &Limits, pool: &mut Pool, log: &mut Option<BufWriter<File>>) {
+        let target = (limits.ampdu_frames as u32).min(limits.queue_packets);
+        while self.waiting_packets < target {
+            self.enqueue(None, self.frame_bytes, false, now, limits, pool, log);
+        }
+    }
+
+    /// Its turn: the MPDUs of the PPDU it sends, from the head of the queue (the oldest
+    /// waiting first), up to `ampdu_frames` inside the BlockAck window (10.24 Block Ack: the
+    /// window starts at the oldest MPDU not yet released), within `ampdu_bytes` and a
+    /// PPDU of at most `ppdu_max_ns`; a group-addressed frame goes alone. Sets the PPDU's
+    /// duration and its response's; the station's counters count the transmission.
+    pub fn select(&mut self, air: &Airtime, limits: &Limits) {
+        self.inflight.clear();
+        let Some(head_seq) = self.queue.front().map(|m| m.seq) else { return };
+        let window_end = head_seq + limits.ampdu_frames as u64;
+        let mut psdu = 0u64;
+        let mut multicast = false;
+        for (i, m) in self.queue.iter().enumerate() {
+            if m.seq >= window_end {
+                break;
+            }
+            if m.fate != Fate::Waiting {
+                continue;
+            }
+            if m.multicast {
+                if self.inflight.is_empty() {
+                    self.inflight.push(i);
+                    multicast = true;
+                }
+                break;
+            }
+            let sub = air.subframe_bytes(m.ip_bytes) as u64;
+            if !self.inflight.is_empty()
+                && (self.inflight.len() >= limits.ampdu_frames
+                    || psdu + sub > limits.ampdu_bytes
+                    || air.data_ppdu_ns(psdu + sub) > limits.ppdu_max_ns)
+            {
+                break;
+            }
+            self.inflight.push(i);
+            psdu += sub;
+        }
+        let first = &self.queue[self.inflight[0]];
+        if multicast {
+            self.ppdu_ns = air.multicast_ppdu_ns(first.ip_bytes);
+            self.response_ns = 0;
+        } else {
+            if !air.delimited(self.inflight.len()) {
+                psdu = air.mpdu_bytes(first.ip_bytes) as u64;
+            }
+            self.ppdu_ns = air.data_ppdu_ns(psdu);
+            // one MPDU: a normal ACK; an A-MPDU: a compressed BlockAck (10.24.7, HT-immediate BlockAck)
+            self.response_ns = if self.inflight.len() > 1 { air.block_ack_ns() } else { air.ack_ns() };
+        }
+        let c = &mut self.counters;
+        c.transmissions += 1;
+        c.mpdus_sent += self.inflight.len() as u64;
+        c.retries += self.inflight.iter().filter(|&&i| self.queue[i].retries > 0).count() as u64;
+    }
+
+    pub fn inflight_len(&self) -> usize {
+        self.inflight.len()
+    }
+
+    pub fn sent_multicast(&self) -> bool {
+        self.response_ns == 0 && !self.inflight.is_empty()
+    }
+
+    /// The PPDU's outcome at `t`, the end of its exchange. A collision loses every MPDU;
+    /// otherwise each unicast MPDU is lost with `per`, a group-addressed one with
+    /// `multicast_per`. A lost unicast MPDU waits for its retransmission, or is dropped
+    /// past `retry_limit` retries (10.3.4.4 retransmit limits, the short and long
+    /// retry counters as one); a group-addressed one is never retried.
+    /// Returns the exchange's effect on CW (10.23.2.2).
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(&mut self, t: u64, collided: bool, per: f64, multicast_per: f64, retry_limit: u32,
+                  rng: &mut Rng, pool: &mut Pool, log: &mut Option<BufWriter<File>>) -> Outcome {
+        if collided {
+            self.counters.collisions += 1;
+        }
+        let (mut received, mut discarded) = (0, false);
+        for k in 0..self.inflight.len() {
+            let i = self.inflight[k];
+            let m = &mut self.queue[i];
+            if m.multicast {
+                let lost = collided || rng.chance(multicast_per);
+                if lost {
+                    m.fate = Fate::Dropped;
+                    self.counters.multicast_lost += 1;
+                    log_line(log, t, &self.name, "multicast_lost", m);
+                } else {
+                    m.fate = Fate::Acked;
+                }
+            } else if !collided && !rng.chance(per) {
+                m.fate = Fate::Acked;
+                received += 1;
+            } else {
+                m.retries += 1;
+                if m.retries > retry_limit {
+                    m.fate = Fate::Dropped;
+                    discarded = true;
+                    self.counters.drops_retry += 1;
+                    log_line(log, t, &self.name, "drop_retry", m);
+                }
+            }
+            if m.fate != Fate::Waiting {
+                self.waiting_packets -= 1;
+                self.waiting_bytes -= m.ip_bytes as u64;
+                if m.fate == Fate::Dropped {
+                    if let Some(p) = m.packet.take() {
+                        pool.recycle(p);
+                    }
+                }
+            }
+        }
+        let multicast = self.sent_multicast();
+        self.inflight.clear();
+        if multicast {
+            Outcome::Unacknowledged
+        } else if received > 0 || discarded {
+            Outcome::Reset
+        } else {
+            Outcome::Failed
+        }
+    }
+
+    /// Hand every MPDU at the head that is done to the destination, in order (the
+    /// reordering buffer, module comment): delivered ones into `out` (the relay's frames)
+    /// with their MAC delay counted, dropped ones only removed.
+    pub fn release(&mut self, t: u64, out: &mut Vec<Packet>, pool: &mut Pool, log: &mut Option<BufWriter<File>>, keep: bool) {
+        while self.queue.front().is_some_and(|m| m.fate != Fate::Waiting) {
+            let mut m = self.queue.pop_front().unwrap();
+            if m.fate == Fate::Acked {
+                let c = &mut self.counters;
+                c.delivered_frames += 1;
+                c.delivered_bytes += m.ip_bytes as u64;
+                c.mac_delay.record(t - m.arrival);
+                log_line(log, t, &self.name, "delivered", &m);
+                if let Some(p) = m.packet.take() {
+                    if keep {
+                        out.push(p);
+                    } else {
+                        pool.recycle(p);
+                    }
+                }
+            }
+        }
+    }
+}
