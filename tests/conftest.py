@@ -186,6 +186,17 @@ def not_in_unit_tier(what: str, marker: str) -> None:
 
 # --- helpers -------------------------------------------------------------------------------
 
+def one_line_usage_error(call) -> str:
+    """The UsageError ``call`` raises (it must raise one), whose text is one line."""
+    from linklab.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        call()
+    text = str(info.value)
+    assert "\n" not in text
+    return text
+
+
 def require_root() -> None:
     not_in_unit_tier("calls require_root()", "integration")
     if os.geteuid() != 0:

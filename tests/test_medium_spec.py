@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from conftest import one_line_usage_error as one_line
 from linklab.bench.fields import Located
 from linklab.bench.links import check_field
 from linklab.emu.config import RelayConfig
@@ -24,14 +25,6 @@ CONTRACT_KEYS = ("standard", "band_ghz", "width_mhz", "nss", "mcs", "gi_ns", "pe
                  "multicast_per", "retry_limit", "cw_min", "cw_max", "aifsn", "ampdu_frames",
                  "ampdu_bytes", "ppdu_max_ns", "queue_packets", "queue_bytes", "bg_stations",
                  "bg_load_bps", "bg_frame_bytes", "log")
-
-
-def one_line(call) -> str:
-    with pytest.raises(UsageError) as info:
-        call()
-    text = str(info.value)
-    assert "\n" not in text
-    return text
 
 
 def medium_of(**keys):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_line_usage_error as one_line
 from linklab.bench.fields import Located
 from linklab.bench.links import check_field
 from linklab.errors import EnvironmentProblem, UsageError
@@ -17,14 +18,6 @@ from linklab.link.presets import load_presets
 from linklab.link.radio import RadioSpec, station_positions
 from linklab.link.radio_curve import measured_curve, parse_curve
 from linklab.link.spec import build_spec
-
-
-def one_line(call) -> str:
-    with pytest.raises(UsageError) as info:
-        call()
-    text = str(info.value)
-    assert "\n" not in text
-    return text
 
 
 def test_distance_fields_parse_with_units_and_refuse_the_rest():
