@@ -21,7 +21,22 @@
 //! (the VHT MCS tables' N_ES, to within a symbol); HE is LDPC-coded (no tail bits,
 //! no LDPC extra symbol, 27.3.12.5.2); HE N_DBPS is rounded down when fractional.
 
-use super::spec::{Band, Standard};
+/// The 802.11 amendment whose PHY and MAC timing a medium follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standard {
+    A,
+    N,
+    Ac,
+    Ax,
+}
+
+/// The band (SIFS and the 2.4 GHz signal extension depend on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Band {
+    TwoFour,
+    Five,
+    Six,
+}
 
 /// MAC overhead of one data MPDU (9.2.4.1, 9.3.2.1): a QoS data header of 26 B (a
 /// non-QoS 802.11a DCF station sends 24 B), LLC/SNAP 8 B, FCS 4 B.

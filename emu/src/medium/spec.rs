@@ -15,22 +15,8 @@
 
 use std::collections::HashMap;
 
+pub use super::airtime::{Band, Standard};
 use super::airtime::n_dbps_exact;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Standard {
-    A,
-    N,
-    Ac,
-    Ax,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Band {
-    TwoFour,
-    Five,
-    Six,
-}
 
 #[derive(Debug, Clone)]
 pub struct MediumSpec {
