@@ -71,11 +71,15 @@ using namespace linklab_ns3;
 int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty() || (args[0] != "air" && args[0] != "curve"))
+    if (args.empty() || (args[0] != "air" && args[0] != "curve" && args[0] != "saturation"))
     {
-        Die("usage: linklab-ns3 air|curve OPTIONS (see the comment at the top of "
-            "ns3/linklab-ns3.cc)");
+        Die("usage: linklab-ns3 air|curve|saturation OPTIONS (see the comment at the top of "
+            "ns3/linklab-ns3.cc; saturation: ns3/run_saturation.cc)");
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "saturation")
+    {
+        return RunSaturation(rest);
+    }
     return args[0] == "air" ? RunAir(rest) : RunCurve(rest);
 }

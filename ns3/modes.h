@@ -1,4 +1,4 @@
-// linklab-ns3's two modes (see the comment at the top of linklab-ns3.cc): each takes the
+// linklab-ns3's modes (see the comment at the top of linklab-ns3.cc): each takes the
 // arguments after its name and returns the program's exit status.
 #pragma once
 
@@ -13,5 +13,9 @@ int RunAir(const std::vector<std::string>& args);
 
 // curve: the paper's Fig. 4 validation, in simulated time (run_curve.cc).
 int RunCurve(const std::vector<std::string>& args);
+
+// saturation: N saturated 802.11ac stations and an AP, in simulated time
+// (run_saturation.cc).
+int RunSaturation(const std::vector<std::string>& args);
 
 } // namespace linklab_ns3
