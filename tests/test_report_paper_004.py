@@ -122,3 +122,31 @@ axes:
 """, lambda c: Behaviour(latency_ms=1.0))
     out = linklab("report", run).stdout  # named like the study, but Bytes messages
     assert "Reception rate (Hz)" in out and "Table 2 (ethernet)" not in out
+
+
+def test_the_papers_wifi_on_the_medium_gets_its_own_tables_with_the_papers_wifi_beside(
+        tmp_path):
+    """wifi-n-medium stands for the paper's Wi-Fi on the shared 802.11 medium: its cells
+    get tables of their own (never mixed into the `wifi` preset's), with the paper's Wi-Fi
+    values beside them; the same medium with overrides is another link, paper "n/a"."""
+    from linklab.report.paper_004 import paper_network, paper_table2, paper_table3
+
+    assert paper_network("wifi-n-medium") == "wifi" and paper_network("wifi") == "wifi"
+    assert paper_network("wifi-severe") is None
+    run = make_run(tmp_path / "medium", """\
+name: handmade-004-medium
+fixed: {rate: 10Hz, qos: reliable, history: keep_last:10, profile: default, count: 30,
+        warmup: 1s}
+axes:
+  link: [wifi-n-medium, {preset: wifi-n-medium, medium: {per: 10%}}]
+  middleware: [fastdds, cyclonedds]
+  type: [Array1k, Array4k]
+""", lambda c: Behaviour(latency_ms=2.0, cpu_s=(0.02, 0.01)))
+    out = linklab("report", run, "--markdown").stdout
+    wifi_1k = paper_table2()["wifi"]["Array1k"]
+    assert "Table 2 (wifi-n-medium): mean latency" in out
+    assert f"/ {wifi_1k[0]:.2f}" in out and f"/ {wifi_1k[1]:.2f}" in out
+    assert f"({paper_table3()['Array1k'][0][1]:.2f})" in out
+    lossy = out.split("Table 2 (wifi-n-medium+medium={per=10%})")[1].split("####")[0]
+    assert "n/a" in lossy and f"/ {wifi_1k[0]:.2f}" not in lossy
+    assert "_wifi: pending" in out  # the wifi preset's own tables stay empty

@@ -18,7 +18,9 @@ columns' order. A link with no cells (its preset not available yet) is reported 
 pending, never filled in; a failed cell is "—" (seed 004 Table 2 prints "-" for the runs
 that did not complete); a cell linklab could not measure is "error". The paper's values
 apply to the paper's links as shipped (``ethernet-1g``, ``wifi``, ``4g`` without
-overrides); cells on other links get their own tables, paper "n/a".
+overrides) and, beside its own tables, to a preset that stands for one of them on
+another kind of link (``wifi-n-medium``: the paper's Wi-Fi on the shared 802.11 medium);
+cells on other links get their own tables, paper "n/a".
 """
 
 from __future__ import annotations
@@ -66,6 +68,14 @@ def paper_table3() -> dict[str, tuple]:
 
 
 LINK_INDEX = {"ethernet": 0, "wifi": 1, "4g": 2}
+# Presets that stand for one of the paper's networks on another kind of link: their own
+# tables, with that network's paper values beside them (README "A shared Wi-Fi medium")
+PAPER_NETWORK_OF = {"wifi-n-medium": "wifi"}
+
+
+def paper_network(key: str) -> str | None:
+    """The paper's network whose values go beside a table of ``key`` (link_key), if any."""
+    return key if key in LINK_INDEX else PAPER_NETWORK_OF.get(key)
 # seed 004 Table 4 (Array1k; the paper does not say which middleware or link -- its
 # "without security" latency equals Table 2's Zenoh-TCP over 4G, 72.11 ms)
 TABLE4 = {"with": (77.35, 9701, 0.06), "without": (72.11, 9804, 0.06)}
@@ -292,9 +302,11 @@ def table2(rows: list[dict[str, Any]], link: str) -> Section:
         arrived = row.get("latency_mean_ms")
         return "—" if arrived is None or math.isnan(arrived) else f"— [{arrived:.2f}]"
 
+    network = paper_network(link)
+
     def paper(i: int, message: str) -> str:
-        return " / " + (_fmt(paper_table2()[link][message][i]) if link in paper_table2()
-                        else "n/a")
+        return " / " + (_fmt(paper_table2()[network][message][i])
+                        if network in paper_table2() else "n/a")
 
     _fill(section, cells, link, columns, text, paper)
     section.records += [{"link": link, "message": message, "ours": {
@@ -358,9 +370,11 @@ def table3(rows: list[dict[str, Any]], link: str) -> Section:
             return "error"
         return _cpu_text(row) if _ok(row) else "—"
 
+    network = paper_network(link)
+
     def paper(i: int, message: str) -> str:
-        return (f" ({paper_table3()[message][i][LINK_INDEX[link]]:.2f})"
-                if link in LINK_INDEX else " (n/a)")
+        return (f" ({paper_table3()[message][i][LINK_INDEX[network]]:.2f})"
+                if network in LINK_INDEX else " (n/a)")
 
     _fill(section, cells, link, columns, text, paper)
     return section
