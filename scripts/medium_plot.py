@@ -6,7 +6,7 @@ Left, 802.11a DCF at 54 Mbit/s, 1500-byte IP packets: the medium (``linklab-emu
 with the collision cost the medium uses (``ack_timeout=True``: PPDU + SIFS + ACK + slot,
 then DIFS) and with Bianchi's own basic-access T_c (PPDU + DIFS). Right, 802.11ac 80 MHz
 VHT MCS 8, one stream: the medium against ``linklab-ns3 saturation`` (ns-3 3.37) with the
-settings aligned as linklab.emu.medium_agreement aligns them, for 1500- and 200-byte
+settings aligned as linklab.link.ns3.medium_agreement aligns them, for 1500- and 200-byte
 packets. Every point in simulated time, seed 1.
 
     .venv/bin/python scripts/medium_plot.py [--seconds S] [--out docs/img/medium-stations.svg]
@@ -28,9 +28,9 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 from linklab.emu.directives import SimulatedLoad  # noqa: E402
-from linklab.emu.medium_agreement import Cell, run_medium, run_ns3  # noqa: E402
 from linklab.emu.medium_sim import simulate_medium  # noqa: E402
 from linklab.link.medium import resolve  # noqa: E402
+from linklab.link.ns3.medium_agreement import Cell, run_medium, run_ns3  # noqa: E402
 from linklab.model.dcf import saturation  # noqa: E402
 from linklab.report.plots import COLOURS, DPI, MARKERS, RC, WIDTH_IN  # noqa: E402
 

@@ -26,10 +26,10 @@ RELAY_CPU = "1"
 IPERF_CPU = "0"
 
 
-def relay_pid() -> int:
-    out = subprocess.run(["pgrep", "-n", "-x", "linklab-emu"], capture_output=True,
-                         text=True, check=True).stdout
-    return int(out)
+def relay_pid(bed) -> int:
+    """The pid of this bed's relay (its run journal, linklab.link.wires.tap_relay)."""
+    (relay,) = bed.journal.state["emu"].values()
+    return int(relay["pid"])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -54,7 +54,7 @@ def main() -> int:
         server = bed.popen("edge", ["taskset", "-c", IPERF_CPU, "iperf3", "-s", "-1",
                                     "-J"], stdout=subprocess.PIPE, text=True)
         time.sleep(0.5)
-        pid = relay_pid()
+        pid = relay_pid(bed)
         before = medium_figures(bed)
         cpu0, t0 = cpu_seconds(pid), time.monotonic()
         client = bed.popen("robot", ["taskset", "-c", IPERF_CPU, "iperf3", "-c",

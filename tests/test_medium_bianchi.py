@@ -22,9 +22,9 @@ TOLERANCE = 0.05       # issue 43: the Bianchi saturation throughput within 5 % 
 
 @pytest.fixture(scope="module")
 def binary():
-    path = relay_binary()    # not built: a failure naming the fix (no silent skip)
+    path = relay_binary()    # not built or stale: a failure naming the fix (no silent skip)
     if not simulates_medium(path):
-        pytest.skip(f"{path} has no {FLAG} (an emulator built before the medium): rebuild "
+        pytest.fail(f"{path} has no {FLAG} (an emulator built before the medium): rebuild "
                     "it with scripts/setup.sh")
     return path
 

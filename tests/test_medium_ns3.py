@@ -1,23 +1,23 @@
 """The relay's 802.11ac medium against ns-3 3.37 (issue 43: saturation throughput and mean
-MAC delay within 10 %), a small grid of linklab.emu.medium_agreement: 1 and 4 saturated
+MAC delay within 10 %), a small grid of linklab.link.ns3.medium_agreement: 1 and 4 saturated
 stations x 1500-byte packets x VHT MCS 8 (80 MHz, one stream), both in simulated time
 (``linklab-ns3 saturation``, ``linklab-emu --simulate-medium``), a few seconds in all.
-The full grid: ``python -m linklab.emu.medium_agreement``."""
+The full grid: ``python -m linklab.link.ns3.medium_agreement``."""
 
 from __future__ import annotations
 
 import pytest
 
-from linklab.emu.medium_agreement import (
+from linklab.emu.medium_sim import FLAG, simulates_medium
+from linklab.emu.relay import relay_binary
+from linklab.link.ns3 import ns3_binary
+from linklab.link.ns3.medium_agreement import (
     TOLERANCE,
     Cell,
     compare,
     has_saturation_mode,
-    ns3_binary,
     table,
 )
-from linklab.emu.medium_sim import FLAG, simulates_medium
-from linklab.emu.relay import relay_binary
 
 # integration, not alone: simulated time on both sides, nothing timed against the clock
 pytestmark = [pytest.mark.integration, pytest.mark.native, pytest.mark.slow]
@@ -28,13 +28,13 @@ CELLS = (Cell(1, 1500, 8), Cell(4, 1500, 8))
 
 @pytest.fixture(scope="module")
 def binaries():
-    # not built: a failure naming the fix (no silent skip), as the other ns-3 tests
+    # not built, or built before these modes: a failure naming the fix (no silent skip)
     ns3, emu = ns3_binary(), relay_binary()
     if not has_saturation_mode(ns3):
-        pytest.skip(f"{ns3} has no saturation mode (built before ns3/run_saturation.cc): "
+        pytest.fail(f"{ns3} has no saturation mode (built before ns3/run_saturation.cc): "
                     "rebuild it with scripts/setup.sh")
     if not simulates_medium(emu):
-        pytest.skip(f"{emu} has no {FLAG}: rebuild it with scripts/setup.sh")
+        pytest.fail(f"{emu} has no {FLAG}: rebuild it with scripts/setup.sh")
     return ns3, emu
 
 

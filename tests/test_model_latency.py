@@ -147,8 +147,8 @@ def test_the_tuned_inputs_follow_the_profile():
     assert fast.heartbeat_s == pytest.approx(1 / 60, rel=1e-6)  # n = 2r
     assert fast.pacer_bytes is not None and fast.nack_scope == NACK_ALL
     assert cyclone.nack_scope == NACK_ONE and cyclone.nackfrag_window == cyclone.fragments
-    # Cyclone's writer blocks on its socket's send buffer: ~92 datagrams wait at most
-    assert cyclone.socket_paced and cyclone.pacer_bytes == 92 * cyclone.fragment_wire_bytes
+    # Cyclone's writer blocks on its socket's send buffer: 93 datagrams wait at most
+    assert cyclone.socket_paced and cyclone.pacer_bytes == 93 * cyclone.fragment_wire_bytes
     assert cyclone.heartbeat_s < 1 / 60  # sized for one sample per AckNack (model.repair R3)
     assert fast.fragments == math.ceil((512 * 1024 + 24) / 1296)  # 1472 - 176 B reserve
     with pytest.raises(ValueError):

@@ -74,14 +74,11 @@ class MediumStats:
     event against its schedule (lag_max_ns, lag_p90_ns, lag_p99_ns, lag_mean_ns)."""
 
     stations: dict[str, dict[str, Any]]
-    lag_max_ns: int | None
-    lag_p99_ns: int | None
     raw: dict[str, Any]
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any]) -> MediumStats:
-        return cls(dict(raw.get("stations") or {}), raw.get("lag_max_ns"),
-                   raw.get("lag_p99_ns"), raw)
+        return cls(dict(raw.get("stations") or {}), raw)
 
     def station(self, name: str) -> dict[str, Any]:
         return self.stations.get(name) or {}

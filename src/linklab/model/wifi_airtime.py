@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from linklab.model import wifi_phy as phy
+
 T_PREAMBLE_US = 16.0
 T_SIGNAL_US = 4.0
 T_SYMBOL_US = 4.0
@@ -30,8 +32,10 @@ MAC_HEADER_BYTES = 24
 LLC_SNAP_BYTES = 8
 FCS_BYTES = 4
 ACK_BYTES = 14
-# data bits per OFDM symbol at each 802.11a rate (Mbit/s): 17.3.2.3, Table 17-4
-N_DBPS = {6: 24, 9: 36, 12: 48, 18: 72, 24: 96, 36: 144, 48: 192, 54: 216}
+# data bits per OFDM symbol at each 802.11a rate (Mbit/s): 17.3.2.3, Table 17-4 -- 48 data
+# subcarriers x coded bits x code rate, from wifi_phy's one table of the rates
+N_DBPS = {rate: int(phy.DATA_SUBCARRIERS["a"][20] * bits * code)
+          for rate, (bits, code) in zip(phy.OFDM_RATES_MBPS, phy.OFDM_MCS, strict=True)}
 BASIC_RATES = (6, 12, 24)  # the mandatory rates: control frames go at one of these
 
 

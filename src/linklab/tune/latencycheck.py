@@ -69,9 +69,10 @@ FASTDDS_RESPONSE_S = 0.005
 # Cyclone DDS 0.10 Internal/AckDelay's default, which the tuned profile keeps
 CYCLONE_ACK_DELAY_S = 0.010
 # Cyclone's writer blocks in sendmsg while its socket's send buffer is full: the kernel's
-# default (net.core.wmem_default, 212 992 B on Debian 12; Cyclone 0.10 keeps it) charges
-# each datagram its skb truesize, ~2.3 KB for 1472 B, so about 92 datagrams wait at most
-CYCLONE_SOCKET_DATAGRAMS = 92
+# default (net.core.wmem_default, 212 992 B on Debian 12; Cyclone 0.10 keeps it) holds 93
+# datagrams of 1472 B, each charged its skb's truesize, 2290 B (measured:
+# scripts/udp_sndbuf_datagrams.py)
+CYCLONE_SOCKET_DATAGRAMS = 93
 
 
 @dataclass(frozen=True)

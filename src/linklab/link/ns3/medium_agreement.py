@@ -1,7 +1,7 @@
 """The relay's 802.11ac medium against ns-3 3.37 (issue 43: saturation throughput and mean
 MAC delay within 10 %), both in simulated time.
 
-    python -m linklab.emu.medium_agreement [--seconds S] [--quick] [--seed K] [--json FILE]
+    python -m linklab.link.ns3.medium_agreement [--seconds S] [--quick] [--seed K] [--json FILE]
 
 One cell per stations (1, 2, 4, 8) x IP packet (200, 1000, 1500 B) x VHT MCS (4, 8; 80 MHz,
 one stream, 800 ns GI): N saturated stations sending to one AP. ns-3 runs ``linklab-ns3
@@ -42,8 +42,8 @@ from typing import Any
 
 from linklab.emu.directives import Medium, SimulatedLoad
 from linklab.emu.medium_sim import simulate_medium
-from linklab.emu.relay import REPO
 from linklab.errors import EnvironmentProblem, LinklabError
+from linklab.link.ns3 import ns3_binary
 
 STATIONS = (1, 2, 4, 8)
 FRAME_BYTES = (200, 1000, 1500)
@@ -61,16 +61,6 @@ RETRY_NOTE = (
     "the A-MPDU in flight (retry limit) and sends a BlockAckReq; the medium counts "
     "retries per MPDU (802.11-2020 10.23.2.12) and drops nothing at these collision "
     "rates. ns-3 fixed this in 3.44 (per-MPDU retry counts).")
-
-
-def ns3_binary() -> Path:
-    """build/ns3/linklab-ns3 (scripts/setup.sh builds it; the link layer's ns3_binary finds
-    the same file), or EnvironmentProblem naming how to build it."""
-    path = REPO / "build" / "ns3" / "linklab-ns3"
-    if not path.exists():
-        raise EnvironmentProblem(f"{path} is not built (the ns-3 program): run "
-                                 "scripts/setup.sh (it installs ns3, libns3-dev, libgsl-dev)")
-    return path
 
 
 def has_saturation_mode(binary: Path) -> bool:
@@ -180,7 +170,7 @@ def table(rows: Iterable[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m linklab.emu.medium_agreement",
+    parser = argparse.ArgumentParser(prog="python -m linklab.link.ns3.medium_agreement",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
                         help="simulated seconds per cell, each side")
