@@ -58,6 +58,8 @@
 //   air.cc         the realtime medium's state: lag, lag peaks, counters, the stats file
 //   run_air.cc     mode air: options, stations, signals, the realtime run
 //   run_curve.cc   mode curve: the Fig. 4 validation in simulated time
+//   run_per_table.cc  mode per-table: ns-3's frame error rates by MCS and SNR (the relay
+//                  medium's channel from distance, src/linklab/link/medium_channel.py)
 // Built by scripts/setup.sh (g++ ns3/*.cc) into build/ns3/linklab-ns3.
 
 #include "args.h"
@@ -71,15 +73,21 @@ using namespace linklab_ns3;
 int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty() || (args[0] != "air" && args[0] != "curve" && args[0] != "saturation"))
+    if (args.empty() || (args[0] != "air" && args[0] != "curve" && args[0] != "saturation" &&
+                         args[0] != "per-table"))
     {
-        Die("usage: linklab-ns3 air|curve|saturation OPTIONS (see the comment at the top of "
-            "ns3/linklab-ns3.cc; saturation: ns3/run_saturation.cc)");
+        Die("usage: linklab-ns3 air|curve|saturation|per-table OPTIONS (see the comment at the "
+            "top of ns3/linklab-ns3.cc; saturation: ns3/run_saturation.cc; per-table: "
+            "ns3/run_per_table.cc)");
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "saturation")
     {
         return RunSaturation(rest);
+    }
+    if (args[0] == "per-table")
+    {
+        return RunPerTable(rest);
     }
     return args[0] == "air" ? RunAir(rest) : RunCurve(rest);
 }

@@ -18,4 +18,7 @@ int RunCurve(const std::vector<std::string>& args);
 // (run_saturation.cc).
 int RunSaturation(const std::vector<std::string>& args);
 
+// per-table: frame error rate by MCS and SNR from ns-3's error rate model (run_per_table.cc).
+int RunPerTable(const std::vector<std::string>& args);
+
 } // namespace linklab_ns3

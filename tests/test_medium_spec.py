@@ -22,9 +22,9 @@ from linklab.link.wires.tap_relay import TapRelayWire, medium_counters
 from linklab.model.wifi_phy import phy_rate_bps
 
 CONTRACT_KEYS = ("standard", "band_ghz", "width_mhz", "nss", "mcs", "gi_ns", "per",
-                 "multicast_per", "retry_limit", "cw_min", "cw_max", "aifsn", "ampdu_frames",
-                 "ampdu_bytes", "ppdu_max_ns", "queue_packets", "queue_bytes", "bg_stations",
-                 "bg_load_bps", "bg_frame_bytes", "log")
+                 "per_bytes", "multicast_per", "retry_limit", "cw_min", "cw_max", "aifsn",
+                 "ampdu_frames", "ampdu_bytes", "ppdu_max_ns", "queue_packets", "queue_bytes",
+                 "bg_stations", "bg_load_bps", "bg_frame_bytes", "log")
 
 
 def medium_of(**keys):
@@ -53,7 +53,10 @@ def test_defaults_per_standard():
     ax = medium_of(standard="ax")
     assert (ax.aggregation, ax.aggregation_bytes) == (256, 6_500_631)
     assert set(DEFAULTS) == {"a", "n", "ac", "ax"}
-    assert all(set(d) == set(KEYS) - {"standard"} for d in DEFAULTS.values())
+    # every key has a default but the standard's and the channel-from-distance keys
+    # (distance, tx_power, rate_control: linklab.model.wifi_channel's when given)
+    channel_keys = {"distance", "tx_power", "rate_control"}
+    assert all(set(d) == set(KEYS) - {"standard"} - channel_keys for d in DEFAULTS.values())
 
 
 def test_values_take_linklab_units_and_both_forms():
@@ -155,8 +158,7 @@ def test_a_bad_medium_shape_is_one_line():
             "--medium: expected")
 
 
-@pytest.mark.parametrize("field, value", [("loss", "1%"), ("rate", "50Mbit/s"),
-                                          ("burst_loss", "gemodel:1%,30%"),
+@pytest.mark.parametrize("field, value", [("rate", "50Mbit/s"), ("trace", "lte-short"),
                                           ("queue", "codel")])
 def test_a_medium_link_refuses_what_the_medium_replaces(field, value):
     message = one_line(lambda: build_spec(None, None, {"medium": {"standard": "a"},
@@ -166,7 +168,18 @@ def test_a_medium_link_refuses_what_the_medium_replaces(field, value):
     # a preset's fixed loss under a medium override names the preset's field
     message = one_line(lambda: build_spec("wifi-mild", load_presets()["wifi-mild"],
                                           {"medium": "standard=ac"}))
-    assert message.startswith("preset 'wifi-mild': loss: a medium link cannot take loss")
+    assert message.startswith("preset 'wifi-mild': rate: a medium link cannot take rate")
+
+
+def test_a_medium_link_takes_ip_level_loss_as_paper_000_injected_it():
+    """loss (nft, at the receiver) and burst_loss (relay, before the medium) are kept:
+    paper 000 dropped packets with tc on its real Wi-Fi link."""
+    spec = build_spec(None, None, {"medium": {"standard": "ac"}, "loss": "20%",
+                                   "burst_loss": "gemodel:1%,30%"})
+    assert spec.medium is not None
+    for direction in (spec.up, spec.down):
+        assert direction.loss == pytest.approx(0.20)
+        assert direction.burst_loss is not None
 
 
 def test_a_medium_link_refuses_the_radio_fields_jumbo_frames_and_one_direction():
@@ -203,7 +216,7 @@ def test_a_medium_needs_a_pair_and_the_emu_wire(emu_wire_usable):
 def test_the_directive_is_the_contract_line():
     line = medium_of().directive().directive()
     assert line == ("medium standard=ac band_ghz=5 width_mhz=80 nss=1 mcs=7 gi_ns=800 per=0 "
-                    "multicast_per=0 retry_limit=7 cw_min=15 cw_max=1023 aifsn=3 "
+                    "per_bytes=0 multicast_per=0 retry_limit=7 cw_min=15 cw_max=1023 aifsn=3 "
                     "ampdu_frames=64 ampdu_bytes=1048575 ppdu_max_ns=5484000 "
                     "queue_packets=1000 queue_bytes=0 bg_stations=0 bg_load_bps=0 "
                     "bg_frame_bytes=1500 log=")

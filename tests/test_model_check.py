@@ -27,6 +27,11 @@ def row(cell_id, middleware, profile, measured, status="ok", **kw):
 def test_link_infos_read_run_json():
     infos = link_infos({"links": {"wifi-severe": SEVERE, "broken": {"spec": {}}}})
     assert infos == {"wifi-severe": LinkInfo(300e6, 0.2, 1500)}
+    # a link on the 802.11 medium has no rate field: its PHY rate is what it carries at most
+    medium = {"spec": {"mtu": 1500, "up": {"loss": "20 %"},
+                       "medium": {"standard": "ac", "phy_rate": "433.3 Mbit/s"}}}
+    infos = link_infos({"links": {"severe-medium": medium}})
+    assert infos == {"severe-medium": LinkInfo(433.3e6, 0.2, 1500)}
 
 
 def test_compare_predicts_default_and_optimized_and_skips_the_rest():

@@ -11,9 +11,7 @@
 //!                              # timer has recently been late (p90), at most 300 us (lead.rs);
 //!                              # `spin NS` polls a fixed NS (0: sleep to the deadline)
 //! priority 10                  # SCHED_FIFO priority (0: normal scheduling)
-//! io veth                      # the devices: veth pairs read through AF_PACKET rings
-//!                              # (the default; vethpair.rs), or `io tap`: TAP devices
-//! tap a linklab-x-ea netns linklab-x-robot   # side a's device: its name, its namespace
+//! tap a linklab-x-ea netns linklab-x-robot
 //! tap b linklab-x-eb netns linklab-x-server
 //! stage ab delay delay_ns=20000000 jitter_ns=5000000 dist=normal reorder=0
 //! stage ab loss model=gemodel p=0.01 r=0.3 1-h=1 1-k=0
@@ -44,13 +42,6 @@ pub struct StageSpec {
     pub line: usize,
 }
 
-/// The kind of device each side gets (devices.rs).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Io {
-    Veth,
-    Tap,
-}
-
 /// How the relay waits for a deadline (lead.rs).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spin {
@@ -68,7 +59,6 @@ pub struct Config {
     pub epoch_first_packet: bool,
     pub spin: Spin,
     pub priority: i32,
-    pub io: Io,
     pub tap_a: Option<TapSpec>,
     pub tap_b: Option<TapSpec>,
     pub ab: Vec<StageSpec>,
@@ -130,7 +120,6 @@ impl Config {
             epoch_first_packet: false,
             spin: Spin::Fixed(0),
             priority: 0,
-            io: Io::Veth,
             tap_a: None,
             tap_b: None,
             ab: Vec::new(),
@@ -179,13 +168,6 @@ fn apply_directive(cfg: &mut Config, line: &str, line_no: usize) -> Result<(), S
             if words.len() == 3 {
                 cfg.stats_interval_ns =
                     words[2].parse().map_err(|_| bad("stats interval must be ns"))?;
-            }
-        }
-        "io" if words.len() == 2 => {
-            cfg.io = match words[1] {
-                "veth" => Io::Veth,
-                "tap" => Io::Tap,
-                _ => return Err(bad("io must be veth or tap")),
             }
         }
         "tap" if words.len() == 3 || words.len() == 5 => apply_tap(cfg, &words, &bad)?,
@@ -343,7 +325,7 @@ mod tests {
     #[test]
     fn every_directive_is_read() {
         let cfg = parse(
-            "seed 7\nmtu 9000\nstats /s.json 5\nepoch first-packet\nspin auto 300\npriority 10\nio tap\n\
+            "seed 7\nmtu 9000\nstats /s.json 5\nepoch first-packet\nspin auto 300\npriority 10\n\
              tap a ea netns ns1   # comment\ntap b eb\nstage ab delay delay_ns=1 name=d\nstage ba loss p=0\n",
         )
         .unwrap();
@@ -353,8 +335,7 @@ mod tests {
         assert_eq!(cfg.spin, Spin::Auto(300));
         assert_eq!(cfg.tap_a.unwrap().netns.as_deref(), Some("ns1"));
         assert_eq!(cfg.tap_b.unwrap().netns, None);
-        assert_eq!(cfg.io, Io::Tap);
-        assert_eq!((cfg.ab.len(), cfg.ba.len(), cfg.ab[0].line), (1, 1, 10));
+        assert_eq!((cfg.ab.len(), cfg.ba.len(), cfg.ab[0].line), (1, 1, 9));
         assert_eq!(cfg.ab[0].params.get("name").map(|s| s.as_str()), Some("d"));
     }
 
@@ -370,11 +351,9 @@ mod tests {
             ("stage ab delay d", "config line 3: expected key=value: stage ab delay d"),
             ("stage xx delay d=1", "config line 3: stage direction must be ab or ba: stage xx delay d=1"),
             ("mtu 1 2", "config line 3: unknown or malformed directive: mtu 1 2"),
-            ("io tun", "config line 3: io must be veth or tap: io tun"),
         ] {
             assert_eq!(parse(&format!("{taps}{line}\n")).unwrap_err(), message);
         }
-        assert_eq!(parse(taps).unwrap().io, Io::Veth);
         assert_eq!(parse("tap a ea\n").unwrap_err(), "config: both `tap a` and `tap b` are required");
     }
 

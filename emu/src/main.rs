@@ -11,11 +11,9 @@
 //! is down.
 
 mod config;
-mod devices;
 mod lead;
 mod medium;
 mod packet;
-mod packetio;
 mod pipeline;
 mod relay;
 mod rng;
@@ -24,7 +22,6 @@ mod stats;
 mod tap;
 mod tapio;
 mod uring;
-mod vethpair;
 
 use pipeline::Pipeline;
 use relay::Relay;

@@ -1,5 +1,5 @@
-//! One direction of a link: frames read from one side's device pass the stages in
-//! order and are written to the other side's.
+//! One direction of a link: frames read from one TAP pass the stages in order and
+//! are written to the other TAP.
 
 use crate::packet::{Packet, Pool};
 use crate::stages::Stage;
@@ -11,9 +11,6 @@ pub struct Pipeline {
     pub tx_frames: u64,
     pub tx_bytes: u64,
     pub tx_errors: u64,
-    /// frames the device dropped before the relay could read them (`io veth`: a full
-    /// receive ring; a TAP's drops show in its own interface counters)
-    pub rx_dropped: u64,
     a: Vec<Packet>,
     b: Vec<Packet>,
 }
@@ -27,7 +24,6 @@ impl Pipeline {
             tx_frames: 0,
             tx_bytes: 0,
             tx_errors: 0,
-            rx_dropped: 0,
             a: Vec::with_capacity(512),
             b: Vec::with_capacity(512),
         }

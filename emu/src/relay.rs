@@ -1,5 +1,5 @@
-//! The forwarding loop: frames read from each side's device go through their direction's
-//! pipeline to the other side's device (devices.rs). One epoll set wakes the loop for frames, for the
+//! The forwarding loop: frames read from each TAP device go through their direction's
+//! pipeline to the other device. One epoll set wakes the loop for frames, for the
 //! deadline timer and for the stop signals; the counters go to the stats file every
 //! interval and once more when the relay stops.
 
@@ -12,16 +12,16 @@ use crate::medium::{Load, Medium};
 use crate::packet::{Packet, Pool};
 use crate::pipeline::Pipeline;
 use crate::stats::StatsWriter;
-use crate::devices::Devices;
-use crate::tapio::BATCH;
+use crate::tap::Tap;
+use crate::tapio::{TapIo, BATCH};
 use crate::{build_pipeline, check, die, mono_ns};
 
-/// The relay between its two devices: what the loop keeps from one turn to the next.
+/// The relay between its two TAP devices: what the loop keeps from one turn to the next.
 pub struct Relay {
     cfg: Config,
-    /// side a's and side b's device, read and written in batches
-    devices: Devices,
-    /// the deadline timer, the stop signals, and the epoll set over both and the devices
+    tap_a: Tap,
+    tap_b: Tap,
+    /// the deadline timer, the stop signals, and the epoll set over both and the taps
     tfd: RawFd,
     sfd: RawFd,
     epfd: RawFd,
@@ -33,6 +33,8 @@ pub struct Relay {
     epoch: u64,
     awaiting_first: bool,
     pool: Pool,
+    /// batched reads and writes of both devices (io_uring where the kernel allows)
+    io: TapIo,
     in_ab: Vec<Packet>,
     in_ba: Vec<Packet>,
     out: Vec<Packet>,
@@ -49,17 +51,14 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// Signals to a signalfd, the devices (each side's in its namespace), the timer
+    /// Signals to a signalfd, the TAP devices (each moved to its namespace), the timer
     /// and the epoll set; then the first stats file and `ready` on stdout.
     pub fn open(cfg: Config, started: u64, epoch: u64, ab: Pipeline, ba: Pipeline) -> Relay {
         // signals arrive through a signalfd so shutdown happens in the loop
         let sfd = signal_fd();
-        // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
-        let max_frame = cfg.mtu.max(9000) + 64;
-        let devices = Devices::open(&cfg, max_frame).unwrap_or_else(|e| die(&e));
+        let (tap_a, tap_b) = open_taps(&cfg);
         let tfd: RawFd = unsafe { check(libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC), "timerfd") };
-        let [fd_a, fd_b] = devices.fds();
-        let epfd = epoll_over(&[(fd_a, 0u64), (fd_b, 1), (tfd, 2), (sfd, 3)]);
+        let epfd = epoll_over(&[(tap_a.fd, 0u64), (tap_b.fd, 1), (tfd, 2), (sfd, 3)]);
         // The timer wakes the relay `lead` before a deadline; the last stretch is spent
         // polling, so frames leave on time although the kernel wakes us late (lead.rs).
         let lead = match cfg.spin {
@@ -67,6 +66,8 @@ impl Relay {
             Spin::Auto(cap) => Lead::adaptive(cap),
         };
         let stats = StatsWriter::new(cfg.stats_path.clone());
+        // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
+        let max_frame = cfg.mtu.max(9000) + 64;
         // the medium's virtual time is CLOCK_MONOTONIC from now, its devices up
         let medium = cfg.medium.clone().map(|spec| {
             let mut m = Medium::build(spec, cfg.seed, mono_ns(), [Load::NONE; 2]).unwrap_or_else(|e| die(&e));
@@ -78,6 +79,7 @@ impl Relay {
             to_medium: Vec::with_capacity(BATCH),
             out_a: Vec::with_capacity(4 * BATCH),
             pool: Pool::new(max_frame),
+            io: TapIo::new(&[&tap_a, &tap_b], max_frame),
             in_ab: Vec::with_capacity(BATCH),
             in_ba: Vec::with_capacity(BATCH),
             out: Vec::with_capacity(4 * BATCH),
@@ -87,7 +89,8 @@ impl Relay {
             wait_ms: -1,
             awaiting_first: cfg.epoch_first_packet,
             cfg,
-            devices,
+            tap_a,
+            tap_b,
             tfd,
             sfd,
             epfd,
@@ -99,8 +102,7 @@ impl Relay {
             epoch,
         };
         relay.write_stats_now("running");
-        let (a, b) = relay.devices.names();
-        println!("ready {a} {b}");
+        println!("ready {} {}", relay.tap_a.name, relay.tap_b.name);
         let _ = std::io::stdout().flush();
         relay
     }
@@ -143,11 +145,12 @@ impl Relay {
     /// the link); a failure ends the process with its error.
     pub fn stop(mut self, failure: Option<String>) {
         self.flush_stage_logs();
-        self.count_device_drops();
         let state = if failure.is_some() { "failed" } else { "stopped" };
         self.stats.stop_writer();
         self.write_stats_now(state);
-        self.devices.close();
+        drop(self.io); // its ring holds the devices' files too
+        drop(self.tap_a);
+        drop(self.tap_b);
         if let Some(e) = failure {
             die(&format!("{e}; stopping (the link is down)"));
         }
@@ -183,10 +186,10 @@ impl Relay {
 
     fn read_devices(&mut self, readable: [bool; 2]) -> Result<(), String> {
         if readable[0] {
-            self.devices.read_batch(0, &mut self.pool, &mut self.in_ab)?;
+            self.io.read_batch(&self.tap_a, 0, &mut self.pool, &mut self.in_ab)?;
         }
         if readable[1] {
-            self.devices.read_batch(1, &mut self.pool, &mut self.in_ba)?;
+            self.io.read_batch(&self.tap_b, 1, &mut self.pool, &mut self.in_ba)?;
         }
         Ok(())
     }
@@ -207,9 +210,9 @@ impl Relay {
     fn forward(&mut self, now: u64) {
         let Some(medium) = self.medium.as_mut() else {
             self.ab.run(now, &mut self.in_ab, &mut self.pool, &mut self.out);
-            self.devices.write_out(1, &mut self.ab, &mut self.out, &mut self.pool);
+            self.io.write_out(&self.tap_b, 1, &mut self.ab, &mut self.out, &mut self.pool);
             self.ba.run(now, &mut self.in_ba, &mut self.pool, &mut self.out);
-            self.devices.write_out(0, &mut self.ba, &mut self.out, &mut self.pool);
+            self.io.write_out(&self.tap_a, 0, &mut self.ba, &mut self.out, &mut self.pool);
             return;
         };
         // the medium first runs every event up to now (what ended goes out), then the
@@ -219,14 +222,13 @@ impl Relay {
         medium.push(0, &mut self.to_medium, now, &mut self.pool);
         self.ba.run(now, &mut self.in_ba, &mut self.pool, &mut self.to_medium);
         medium.push(1, &mut self.to_medium, now, &mut self.pool);
-        self.devices.write_out(1, &mut self.ab, &mut self.out, &mut self.pool);
-        self.devices.write_out(0, &mut self.ba, &mut self.out_a, &mut self.pool);
+        self.io.write_out(&self.tap_b, 1, &mut self.ab, &mut self.out, &mut self.pool);
+        self.io.write_out(&self.tap_a, 0, &mut self.ba, &mut self.out_a, &mut self.pool);
     }
 
     fn write_stats_when_due(&mut self, now: u64) {
         if now >= self.next_stats && self.stats.path.is_some() {
             self.flush_stage_logs();
-            self.count_device_drops();
             self.hand_over_stats("running");
             self.next_stats = now + self.cfg.stats_interval_ns;
         }
@@ -256,12 +258,6 @@ impl Relay {
         }
     }
 
-    /// What each side's device dropped unread goes to its direction's counters.
-    fn count_device_drops(&mut self) {
-        self.ab.rx_dropped += self.devices.rx_dropped(0);
-        self.ba.rx_dropped += self.devices.rx_dropped(1);
-    }
-
     fn flush_stage_logs(&mut self) {
         for st in self.ab.stages.iter_mut().chain(self.ba.stages.iter_mut()) {
             st.flush_logs();
@@ -272,12 +268,12 @@ impl Relay {
     }
 
     fn write_stats_now(&self, state: &str) {
-        let taps = self.devices.names();
+        let taps = (self.tap_a.name.as_str(), self.tap_b.name.as_str());
         self.stats.write_now(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba, self.medium.as_ref());
     }
 
     fn hand_over_stats(&self, state: &str) {
-        let taps = self.devices.names();
+        let taps = (self.tap_a.name.as_str(), self.tap_b.name.as_str());
         self.stats.hand_over(state, self.started, self.epoch, taps, &self.lead, &self.ab, &self.ba, self.medium.as_ref());
     }
 }
@@ -293,6 +289,20 @@ fn signal_fd() -> RawFd {
         check(libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut()), "sigprocmask");
         check(libc::signalfd(-1, &mask, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC), "signalfd")
     }
+}
+
+/// Both TAP devices, each moved into its namespace when the config names one.
+fn open_taps(cfg: &Config) -> (Tap, Tap) {
+    let spec_a = cfg.tap_a.as_ref().unwrap();
+    let spec_b = cfg.tap_b.as_ref().unwrap();
+    let tap_a = Tap::create(&spec_a.name).unwrap_or_else(|e| die(&e));
+    let tap_b = Tap::create(&spec_b.name).unwrap_or_else(|e| die(&e));
+    for (tap, spec) in [(&tap_a, spec_a), (&tap_b, spec_b)] {
+        if let Some(ns) = &spec.netns {
+            tap.move_to(ns).unwrap_or_else(|e| die(&e));
+        }
+    }
+    (tap_a, tap_b)
 }
 
 /// An epoll set watching each fd for input, its events carrying the given token.

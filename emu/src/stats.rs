@@ -28,8 +28,8 @@ fn json_str(s: &str) -> String {
 
 fn pipeline_json(p: &Pipeline, now: u64) -> String {
     let mut s = format!(
-        "{{\"rx_frames\":{},\"rx_bytes\":{},\"tx_frames\":{},\"tx_bytes\":{},\"tx_errors\":{},\"rx_dropped\":{},\"stages\":[",
-        p.rx_frames, p.rx_bytes, p.tx_frames, p.tx_bytes, p.tx_errors, p.rx_dropped
+        "{{\"rx_frames\":{},\"rx_bytes\":{},\"tx_frames\":{},\"tx_bytes\":{},\"tx_errors\":{},\"stages\":[",
+        p.rx_frames, p.rx_bytes, p.tx_frames, p.tx_bytes, p.tx_errors
     );
     for (i, st) in p.stages.iter().enumerate() {
         let c = &st.counters;

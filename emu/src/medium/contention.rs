@@ -273,7 +273,7 @@ impl Channel {
         for k in 0..self.transmitters.len() {
             let i = self.transmitters[k];
             let st = &mut self.stations[i];
-            match st.finish(t, self.collided, spec.per, spec.multicast_per, spec.retry_limit, &mut self.rng, pool, &mut self.log) {
+            match st.finish(t, self.collided, spec, &mut self.rng, pool, &mut self.log) {
                 Outcome::Failed => st.cw = (2 * (st.cw + 1) - 1).min(spec.cw_max),
                 Outcome::Reset => st.cw = spec.cw_min,
                 Outcome::Unacknowledged => {}

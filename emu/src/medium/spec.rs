@@ -2,8 +2,8 @@
 //! what it accepts.
 //!
 //! ```text
-//! medium standard=ac band_ghz=5 width_mhz=80 nss=1 mcs=7 gi_ns=800 per=0 multicast_per=0
-//!        retry_limit=7 cw_min=15 cw_max=1023 aifsn=3 ampdu_frames=64 ampdu_bytes=1048575
+//! medium standard=ac band_ghz=5 width_mhz=80 nss=1 mcs=7 gi_ns=800 per=0 per_bytes=0
+//!        multicast_per=0 retry_limit=7 cw_min=15 cw_max=1023 aifsn=3 ampdu_frames=64 ampdu_bytes=1048575
 //!        ppdu_max_ns=5484000 queue_packets=1000 queue_bytes=0 bg_stations=0 bg_load_bps=0
 //!        bg_frame_bytes=1500 log=
 //! ```
@@ -12,11 +12,18 @@
 //! one MPDU per PPDU; HT 64 MPDUs / 65 535 B, 9.4.2.56.3 and 10.12.2; VHT 64 MPDUs (the
 //! BlockAck window) / 1 048 575 B, 9.4.2.158.2; HE 256 MPDUs / 6 500 631 B, 9.4.2.248;
 //! aPPDUMaxTime 5.484 ms for VHT/HE, 10 ms for HT, Tables 19-25, 21-29, 27-54).
+//! `per_bytes` 0: every unicast MPDU is lost with `per`; N > 0: `per` is the loss of an
+//! MPDU of N bytes, and one of M bytes (an IP packet of L bytes: M = L + 38, QoS data
+//! header, LLC/SNAP and FCS) is lost with 1 - (1 - per)^(M/N): independent bit errors, a
+//! channel's loss from distance (src/linklab/model/wifi_channel.py).
 
 use std::collections::HashMap;
 
 pub use super::airtime::{Band, Standard};
-use super::airtime::n_dbps_exact;
+use super::airtime::{n_dbps_exact, FCS, LLC_SNAP};
+
+/// A QoS data MPDU's MAC header (9.3.2.1), as airtime.rs counts it for n, ac and ax.
+const QOS_DATA_HEADER: u32 = 26;
 
 #[derive(Debug, Clone)]
 pub struct MediumSpec {
@@ -27,6 +34,7 @@ pub struct MediumSpec {
     pub mcs: u32,
     pub gi_ns: u32,
     pub per: f64,
+    pub per_bytes: u32,
     pub multicast_per: f64,
     pub retry_limit: u32,
     pub cw_min: u32,
@@ -43,8 +51,8 @@ pub struct MediumSpec {
     pub log: String,
 }
 
-pub const KEYS: [&str; 21] = [
-    "standard", "band_ghz", "width_mhz", "nss", "mcs", "gi_ns", "per", "multicast_per",
+pub const KEYS: [&str; 22] = [
+    "standard", "band_ghz", "width_mhz", "nss", "mcs", "gi_ns", "per", "per_bytes", "multicast_per",
     "retry_limit", "cw_min", "cw_max", "aifsn", "ampdu_frames", "ampdu_bytes", "ppdu_max_ns",
     "queue_packets", "queue_bytes", "bg_stations", "bg_load_bps", "bg_frame_bytes", "log",
 ];
@@ -138,6 +146,16 @@ fn is_cw(v: u64) -> bool {
 }
 
 impl MediumSpec {
+    /// The loss of a unicast MPDU carrying `ip_bytes` (module comment: `per_bytes`).
+    #[inline]
+    pub fn mpdu_per(&self, ip_bytes: u32) -> f64 {
+        if self.per_bytes == 0 || self.per <= 0.0 || self.per >= 1.0 {
+            return self.per;
+        }
+        let mpdu = (ip_bytes + QOS_DATA_HEADER + LLC_SNAP + FCS) as f64;
+        1.0 - (1.0 - self.per).powf(mpdu / self.per_bytes as f64)
+    }
+
     pub fn parse(words: &[&str], line: usize) -> Result<MediumSpec, String> {
         let w = Words::split(words, line, "medium", &KEYS)?;
         let (standard, band, width_mhz, nss, mcs, gi_ns) = parse_phy(&w)?;
@@ -164,6 +182,7 @@ impl MediumSpec {
             mcs,
             gi_ns,
             per: w.prob("per")?,
+            per_bytes: w.int("per_bytes", 0, 0, MAX_FRAME_BYTES as u64)? as u32,
             multicast_per: w.prob("multicast_per")?,
             retry_limit: w.int("retry_limit", 7, 0, 1_000_000)? as u32,
             cw_min: cw_min as u32,
@@ -262,6 +281,20 @@ mod tests {
         // 802.11a: no aggregation whatever the limits say
         let a = parse("standard=a width_mhz=20 aifsn=2").unwrap();
         assert_eq!((a.ampdu_frames, a.aifsn), (1, 2));
+    }
+
+    #[test]
+    fn per_is_for_its_mpdu_size_or_for_every_mpdu() {
+        let every = parse("per=0.1").unwrap();
+        assert_eq!((every.per_bytes, every.mpdu_per(100), every.mpdu_per(1500)), (0, 0.1, 0.1));
+        let sized = parse("per=0.1 per_bytes=1500").unwrap();
+        // per is for a 1500-byte MPDU: an IP packet of 1462 B (38 B of MAC around it)
+        assert!((sized.mpdu_per(1462) - 0.1).abs() < 1e-12);
+        // three 500-byte MPDUs lose as much as one of 1500: 1 - 0.9^(1/3) each
+        assert!((sized.mpdu_per(462) - (1.0 - 0.9f64.powf(1.0 / 3.0))).abs() < 1e-12);
+        assert!(sized.mpdu_per(3000) > 0.1 && sized.mpdu_per(60) < 0.01);
+        assert_eq!(parse("per=1 per_bytes=1500").unwrap().mpdu_per(60), 1.0);
+        assert!(parse("per_bytes=9001").unwrap_err().contains("per_bytes=9001: accepts an integer in 0..9000"));
     }
 
     #[test]

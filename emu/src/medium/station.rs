@@ -14,6 +14,7 @@ use std::io::{BufWriter, Write as _};
 
 use super::airtime::Airtime;
 use super::counters::StationCounters;
+use super::spec::MediumSpec;
 use crate::packet::{Packet, Pool};
 use crate::rng::Rng;
 
@@ -222,13 +223,12 @@ impl Station {
     }
 
     /// The PPDU's outcome at `t`, the end of its exchange. A collision loses every MPDU;
-    /// otherwise each unicast MPDU is lost with `per`, a group-addressed one with
+    /// otherwise each unicast MPDU is lost with `spec.mpdu_per` of its size, a group-addressed one with
     /// `multicast_per`. A lost unicast MPDU waits for its retransmission, or is dropped
     /// past `retry_limit` retries (10.3.4.4 retransmit limits, the short and long
     /// retry counters as one); a group-addressed one is never retried.
     /// Returns the exchange's effect on CW (10.23.2.2).
-    #[allow(clippy::too_many_arguments)]
-    pub fn finish(&mut self, t: u64, collided: bool, per: f64, multicast_per: f64, retry_limit: u32,
+    pub fn finish(&mut self, t: u64, collided: bool, spec: &MediumSpec,
                   rng: &mut Rng, pool: &mut Pool, log: &mut Option<BufWriter<File>>) -> Outcome {
         if collided {
             self.counters.collisions += 1;
@@ -238,7 +238,7 @@ impl Station {
             let i = self.inflight[k];
             let m = &mut self.queue[i];
             if m.multicast {
-                let lost = collided || rng.chance(multicast_per);
+                let lost = collided || rng.chance(spec.multicast_per);
                 if lost {
                     m.fate = Fate::Dropped;
                     self.counters.multicast_lost += 1;
@@ -246,12 +246,12 @@ impl Station {
                 } else {
                     m.fate = Fate::Acked;
                 }
-            } else if !collided && !rng.chance(per) {
+            } else if !collided && !rng.chance(spec.mpdu_per(m.ip_bytes)) {
                 m.fate = Fate::Acked;
                 received += 1;
             } else {
                 m.retries += 1;
-                if m.retries > retry_limit {
+                if m.retries > spec.retry_limit {
                     m.fate = Fate::Dropped;
                     discarded = true;
                     self.counters.drops_retry += 1;

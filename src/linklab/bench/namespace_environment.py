@@ -67,9 +67,13 @@ class Links:
         return 0.0 if outage is None else float(outage.length_s)
 
     def rate_bits(self, choice: LinkChoice) -> float:
-        """T_OS->Link for the model and the tuner: the link's robot -> edge rate."""
-        rate = self.spec(choice).up.rate_bps
-        return float(rate) if rate else 1e9
+        """T_OS->Link for the model and the tuner: the link's robot -> edge rate; on the
+        802.11 medium its PHY rate (the most its airtime allows); 1 Gbit/s unlimited."""
+        spec = self.spec(choice)
+        if spec.up.rate_bps:
+            return float(spec.up.rate_bps)
+        medium = getattr(spec, "medium", None)
+        return float(medium.phy_rate_bps) if medium is not None else 1e9
 
     def loss(self, choice: LinkChoice) -> float:
         return float(self.spec(choice).up.loss)

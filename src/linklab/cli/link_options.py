@@ -27,7 +27,8 @@ JSON = typer.Option(False, "--json", help="Print JSON.")
 PRESET = typer.Argument(None, help="The link to emulate: wifi-ideal, wifi-mild, "
                         "wifi-severe, wifi-outage, ethernet-1g, lan-2.5g; with the "
                         "emulator: 4g, wifi, cloud; on a shared 802.11 medium: "
-                        "wifi-ac-medium, wifi-n-medium, wifi-ax-medium; a simulated "
+                        "wifi-ac-medium (and -mild, -severe, -outage: paper 000's "
+                        "conditions on it), wifi-n-medium, wifi-ax-medium; a simulated "
                         "radio (802.11a in ns-3, as in paper 002, Evaluation of ROS 2 in Lossy "
                         "Unmanned Networks): wifi-80211a, wifi-far, "
                         "wifi-80211a-curve; or one of a --presets FILE. List "
@@ -111,7 +112,9 @@ MEDIUM = text_option("--medium", "A shared 802.11 medium (with the emulator; a p
                      "standard=ac,mcs=9,stations=8. Keys: standard (a, n, ac, ax), band, "
                      "width, streams, mcs, guard, per, multicast_per, retry_limit, "
                      "aggregation, aggregation_bytes, queue, queue_bytes, stations, "
-                     "station_load, station_frame. Replaces --rate and --loss.")
+                     "station_load, station_frame; distance (e.g. 25m: errors and MCS "
+                     "from it, in place of per), tx_power, rate_control (best, fixed). "
+                     "Replaces --rate; --loss stays (IP-level, at the receiver).")
 
 # a simulated radio (paper 002)
 RADIO = text_option("--radio", "Simulated radio (paper 002): ns3 "

@@ -115,8 +115,8 @@ def format_swept(name: str, value: float) -> str:
 
 
 def link_infos(info: dict) -> dict:
-    """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU); links
-    without a rate are left out (tune/wirecheck.py link_infos)."""
+    """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU; a medium
+    link's PHY rate); links without a rate are left out (tune/wirecheck.py link_infos)."""
     from linklab.tune.wirecheck import link_infos as read_links
 
     return read_links(info)

@@ -62,22 +62,16 @@ def _rx_packets(netns: str, ifname: str) -> int:
     return int(info[0]["stats64"]["rx"]["packets"])
 
 
-# the relay's wire kinds and the devices each gives it (RelayConfig.io)
-WIRES_RELAY = {"relay": "veth", "relay-tap": "tap"}
-
-
 def join(kind: str, names: tuple[str, str, str, str], workdir: Path,
          wires: list[RelayWire]) -> RelayWire | None:
     """Join namespaces a and b (names: ns_a, ns_b, ifa, ifb; 10.214.0.1|2/24) by the relay
-    (a 1 ms delay and a 0.01 % loss stage each way, pinned to CPU 1; added to `wires`):
-    kind "relay" with its default devices (veth pairs), "relay-tap" with TAPs; or, with
-    kind "veth", by a veth pair with offloads off."""
+    (a 1 ms delay and a 0.01 % loss stage each way, pinned to CPU 1; added to `wires`)
+    or, with kind "veth", by a veth pair with offloads off."""
     ns_a, ns_b, ifa, ifb = names
-    if kind in WIRES_RELAY:
+    if kind == "relay":
         stages = (Delay(0.001), Loss(0.0001))
-        config = RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1, io=WIRES_RELAY[kind])
         wire = RelayWire(TapEnd(ns_a, ifa, f"{ADDR_A}/24"), TapEnd(ns_b, ifb, f"{ADDR_B}/24"),
-                         config, workdir)
+                         RelayConfig(ifa, ifb, ab=stages, ba=stages, seed=1), workdir)
         wires.append(wire)
         wire.up(cpu=RELAY_CPU)
         return wire
@@ -95,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frame", type=int, default=64, help="Ethernet frame size (bytes)")
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--wire", choices=(*WIRES_RELAY, "veth"), default="relay")
+    parser.add_argument("--wire", choices=("relay", "veth"), default="relay")
     args = parser.parse_args()
     payload = args.frame - ETH_IP_UDP
     pid = os.getpid()

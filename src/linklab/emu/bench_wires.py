@@ -15,11 +15,8 @@ b's receive queue:
 
 - ``veth, rx on sender core``: as a veth does by default (the sender's CPU 0);
 - ``veth, rx on CPU 1``: the same two cores as the relay: send on 0, receive on 1;
-- ``relay (veth pairs), rx in relay``: the relay's devices as it makes them by default
-  (a veth pair per side, AF_PACKET rings); its sends run b's stack on its CPU 1;
-- ``relay (TAPs), rx in relay``: the relay with TAP devices (``io tap``): its TAP
-  writes run b's stack on its CPU 1;
-- ``relay (TAPs), rx on CPU 0``: the relay's CPU 1 only forwards; b's stack runs on 0.
+- ``relay, rx in relay``: the relay's TAP write runs b's stack on the relay's CPU 1;
+- ``relay, rx on CPU 0``: the relay's CPU 1 only forwards; b's stack runs on CPU 0.
 
 Configurations alternate within a round, so load from other work hits all of them.
 Prints a Markdown table (medians over the rounds) and one JSON line with every cell.
@@ -57,16 +54,15 @@ SINK = ("import socket, sys, time; s = socket.socket(socket.AF_INET, socket.SOCK
 @dataclass(frozen=True)
 class Placement:
     label: str
-    wire: str  # "veth", or a relay kind (bench.WIRES_RELAY)
+    wire: str  # "veth" or "relay"
     rx_cpu: int | None  # b's receive stack steered to this CPU (RPS); None: where it falls
 
 
 PLACEMENTS = (
     Placement("veth, rx on sender core", "veth", None),
     Placement("veth, rx on CPU 1", "veth", RELAY_CPU),
-    Placement("relay (veth pairs), rx in relay", "relay", None),
-    Placement("relay (TAPs), rx in relay", "relay-tap", None),
-    Placement("relay (TAPs), rx on CPU 0", "relay-tap", SENDER_CPU),
+    Placement("relay, rx in relay", "relay", None),
+    Placement("relay, rx on CPU 0", "relay", SENDER_CPU),
 )
 
 

@@ -9,20 +9,14 @@ from linklab.emu.directives import Medium, Stage
 from linklab.errors import UsageError
 
 MAX_IFNAME = 15
-# The relay's devices: "veth", a veth pair per side read and written through AF_PACKET
-# rings (the relay in a namespace of its own; emu/src/vethpair.rs), or "tap", a TAP
-# device per side, one frame per read and write (emu/src/tap.rs). RESULTS "the relay at
-# the wire's limit" compares them.
-IO_KINDS = ("veth", "tap")
 # The most the relay polls before a deadline when it learns the lead (spin_s None).
 SPIN_AUTO_CAP_S = 300e-6
 
 
 @dataclass(frozen=True)
 class RelayConfig:
-    """One emulated link: device ``tap_a`` (in ``netns_a``; None: where the relay
-    starts) and ``tap_b`` (in ``netns_b``); ``ab`` are the stages frames from a to b
-    pass, ``ba`` the other direction. ``io``: what the devices are (IO_KINDS)."""
+    """One emulated link: TAP ``tap_a`` (moved into ``netns_a``) and ``tap_b``;
+    ``ab`` are the stages frames from a to b pass, ``ba`` the other direction."""
 
     tap_a: str
     tap_b: str
@@ -47,12 +41,9 @@ class RelayConfig:
     # a number fixes it (0: sleep to the deadline). SCHED_FIFO does not make a timer on
     # an idle vCPU fire on time: the host wakes the vCPU first (~0.1 ms here).
     spin_s: float | None = None
-    io: str = "veth"
     extra_comment: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if self.io not in IO_KINDS:
-            raise UsageError(f"relay io {self.io!r}: one of {', '.join(IO_KINDS)}")
         for name in (self.tap_a, self.tap_b):
             if not name or len(name) > MAX_IFNAME or any(c.isspace() for c in name):
                 raise UsageError(
@@ -78,7 +69,6 @@ class RelayConfig:
             lines.append(f"epoch {self.epoch_ns}")
         elif self.epoch_first_packet:
             lines.append("epoch first-packet")
-        lines.append(f"io {self.io}")
         for side, name, netns in (("a", self.tap_a, self.netns_a), ("b", self.tap_b, self.netns_b)):
             lines.append(f"tap {side} {name}" + (f" netns {netns}" if netns else ""))
         for direction, stages in (("ab", self.ab), ("ba", self.ba)):

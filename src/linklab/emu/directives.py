@@ -235,6 +235,7 @@ class Medium:
     bg_stations: int
     bg_load_bps: float       # each background station's offered load; inf: saturated
     bg_frame_bytes: int
+    per_bytes: int = 0       # per is for an MPDU of this many bytes (0: for every MPDU)
     log: str = ""            # a per-frame log file ("": none)
     kind: str = field(default="medium", init=False)
 
@@ -242,6 +243,7 @@ class Medium:
         values = [("standard", self.standard), ("band_ghz", _number(self.band_ghz)),
                   ("width_mhz", self.width_mhz), ("nss", self.nss), ("mcs", self.mcs),
                   ("gi_ns", self.gi_ns), ("per", _number(self.per)),
+                  ("per_bytes", self.per_bytes),
                   ("multicast_per", _number(self.multicast_per)),
                   ("retry_limit", self.retry_limit), ("cw_min", self.cw_min),
                   ("cw_max", self.cw_max), ("aifsn", self.aifsn),

@@ -9,7 +9,14 @@ mapping of these keys (each optional; defaults per standard in DEFAULTS)::
     medium: {standard: ac, band: 5GHz, width: 80MHz, streams: 1, mcs: 7, guard: 800ns,
              per: 0%, multicast_per: 0%, retry_limit: 7, aggregation: 64,
              aggregation_bytes: 1048575B, queue: 1000, queue_bytes: 0B,
-             stations: 0, station_load: saturated, station_frame: 1500B}
+             stations: 0, station_load: saturated, station_frame: 1500B,
+             distance: 20m, tx_power: 16.0206dBm, rate_control: best}
+
+``distance`` makes the channel's errors come from how far the robot is from the AP
+(linklab.model.wifi_channel: ns-3's log-distance loss, noise and frame error tables), in
+place of ``per`` and ``multicast_per``; ``rate_control: best`` (the default with a
+distance) then takes the MCS of the highest expected goodput up to ``mcs``, ``fixed``
+keeps ``mcs``.
 
 On ``linklab link up`` it is ``--medium standard=ac,mcs=9`` (written over a preset's
 medium key by key). What each key becomes is the relay's ``medium`` directive
@@ -27,23 +34,28 @@ from typing import Any
 
 from linklab.emu.directives import Medium
 from linklab.errors import UsageError
-from linklab.link.radio import MAX_RADIO_MTU
+from linklab.link.radio import MAX_DISTANCE_M, MAX_RADIO_MTU, parse_distance, parse_tx_power
+from linklab.model import wifi_channel
 from linklab.model import wifi_phy as phy
 from linklab.units import format_bitrate, parse_bitrate, parse_duration, parse_fraction, parse_size
 
 KEYS = ("standard", "band", "width", "streams", "mcs", "guard", "per", "multicast_per",
         "retry_limit", "aggregation", "aggregation_bytes", "queue", "queue_bytes",
-        "stations", "station_load", "station_frame")
+        "stations", "station_load", "station_frame",
+        "distance", "tx_power", "rate_control")
 # One example value per key (messages, the preset format's docs).
 EXAMPLES = {"standard": "ac", "band": "5GHz", "width": "80MHz", "streams": "2", "mcs": "9",
             "guard": "400ns", "per": "1%", "multicast_per": "10%", "retry_limit": "7",
             "aggregation": "64", "aggregation_bytes": "65535B", "queue": "1000",
             "queue_bytes": "1MiB", "stations": "8", "station_load": "20Mbit/s or saturated",
-            "station_frame": "1500B"}
-# Link fields a medium link cannot take: the medium makes its own loss (per, retries,
-# queue overflow) and rate (airtime); a trace would replace it. delay, jitter and outage
-# stay (they run before the medium, or at the receiver).
-EXCLUSIVE_OF_MEDIUM = ("loss", "rate", "burst_loss", "trace", "queue", "queue_limit")
+            "station_frame": "1500B", "distance": "20m", "tx_power": "16.0206dBm",
+            "rate_control": "best or fixed"}
+# Link fields a medium link cannot take: the medium makes its own rate (airtime) and
+# queues; a trace would replace it. delay, jitter, outage and the IP-level losses stay:
+# burst_loss drops in the relay before the medium, loss (nft) at the receiver's input, as
+# paper 000 (V-B) dropped packets "at the NIC level using Linux traffic control tools"
+# on its real Wi-Fi link. The medium's own loss is per, retries and queue overflow.
+EXCLUSIVE_OF_MEDIUM = ("rate", "trace", "queue", "queue_limit")
 
 BANDS_GHZ = (2.4, 5.0, 6.0)
 WIDTHS_MHZ = (20, 40, 80, 160)
@@ -166,7 +178,24 @@ _PARSERS = {
     "stations": lambda v, a: _integer(v, a, 0, MAX_STATIONS, "background stations"),
     "station_load": _load,
     "station_frame": lambda v, a: _bytes(v, a),
+    "distance": lambda v, a: _distance(v, a),
+    "tx_power": lambda v, a: parse_tx_power(v, a),
+    "rate_control": lambda v, a: _rate_control(v, a),
 }
+
+
+def _distance(value: Any, argument: str) -> float:
+    metres = parse_distance(value, argument)
+    if metres > MAX_DISTANCE_M:
+        raise UsageError(f"{value!r} is beyond {MAX_DISTANCE_M:g} m", argument=argument)
+    return metres
+
+
+def _rate_control(value: Any, argument: str) -> str:
+    if value not in wifi_channel.RATE_CONTROLS:
+        raise UsageError(f"expected one of {', '.join(wifi_channel.RATE_CONTROLS)}, got "
+                         f"{value!r}", argument=argument)
+    return str(value)
 
 
 def parse_given(value: Any, argument: str | None = "--medium") -> dict[str, Any]:
@@ -217,6 +246,13 @@ class MediumSpec:
     stations: int
     station_load_bps: float
     station_frame_bytes: int
+    # the channel from distance (None: per and multicast_per as given); per_bytes: the
+    # MPDU size per is for (0: every MPDU alike)
+    channel: wifi_channel.Channel | None = None
+    distance_m: float | None = None
+    tx_power_dbm: float | None = None
+    rate_control: str | None = None
+    per_bytes: int = 0
 
     @property
     def phy_rate_bps(self) -> float:
@@ -230,9 +266,13 @@ class MediumSpec:
             load = ("saturated" if math.isinf(self.station_load_bps)
                     else format_bitrate(self.station_load_bps))
             bg = f", {self.stations} stations {load}"
+        where = ""
+        if self.channel is not None:
+            where = (f" at {self.distance_m:g}m (SNR {self.channel.snr_db:.1f}dB, "
+                     f"PER {self.per:.2%}, rate control {self.rate_control})")
         return (f"802.11{self.standard} {self.band_ghz:g}GHz {self.width_mhz}MHz "
                 f"{self.streams}x MCS {self.mcs} {self.guard_ns}ns "
-                f"({format_bitrate(self.phy_rate_bps)}){bg}")
+                f"({format_bitrate(self.phy_rate_bps)}){where}{bg}")
 
     def describe(self) -> dict[str, Any]:
         """Every key (the resolved value, in the field's units) and the PHY rate."""
@@ -248,6 +288,10 @@ class MediumSpec:
                     "station_frame": self.station_frame_bytes} if self.stations else {}),
                 "access": f"{'DCF' if self.standard == 'a' else 'EDCA AC_BE'} CWmin {CW_MIN} "
                           f"CWmax {CW_MAX} AIFSN {AIFSN[self.standard]}",
+                **({"distance": f"{self.distance_m:g}m", "tx_power": f"{self.tx_power_dbm:g}dBm",
+                    "rate_control": self.rate_control, "snr": f"{self.channel.snr_db:.1f}dB",
+                    "per_for": f"{self.per_bytes}B MPDUs"}
+                   if self.channel is not None else {}),
                 "given": dict(self.given)}
 
     def directive(self, log_path: str = "") -> Medium:
@@ -261,7 +305,8 @@ class MediumSpec:
                       ppdu_max_ns=PPDU_MAX_NS, queue_packets=self.queue_packets,
                       queue_bytes=self.queue_bytes, bg_stations=self.stations,
                       bg_load_bps=self.station_load_bps if self.stations else 0.0,
-                      bg_frame_bytes=self.station_frame_bytes, log=log_path)
+                      bg_frame_bytes=self.station_frame_bytes, per_bytes=self.per_bytes,
+                      log=log_path)
 
 
 def merge(medium: MediumSpec | None, value: Any, argument: str | None) -> MediumSpec:
@@ -314,6 +359,7 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
         if not MIN_AMPDU_BYTES <= size <= MAX_AMPDU_BYTES[std]:
             raise refuse("aggregation_bytes", f"{name} allows A-MPDUs of {MIN_AMPDU_BYTES}.."
                          f"{MAX_AMPDU_BYTES[std]} B, not {size} B")
+    channel = _channel_from_distance(std, values, parsed, refuse)
     stations = values["stations"]
     for key in ("station_load", "station_frame"):
         if key in parsed and stations == 0:
@@ -321,13 +367,49 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
     if not MIN_STATION_FRAME <= values["station_frame"] <= MAX_STATION_FRAME:
         raise refuse("station_frame", f"expected {MIN_STATION_FRAME}..{MAX_STATION_FRAME} B "
                      f"(an IP packet in one MSDU), not {values['station_frame']} B")
+    per, multicast_per = values["per"], values["multicast_per"]
+    extra: dict[str, Any] = {}
+    if channel is not None:
+        mcs, per, multicast_per = channel.mcs, channel.per, channel.multicast_per
+        extra = {"channel": channel, "distance_m": values["distance"],
+                 "tx_power_dbm": values["tx_power"], "rate_control": values["rate_control"],
+                 "per_bytes": wifi_channel.TABLE_BYTES}
     return MediumSpec(
         given=tuple(given.items()), standard=std, band_ghz=band, width_mhz=width,
-        streams=streams, mcs=mcs, guard_ns=guard, per=values["per"],
-        multicast_per=values["multicast_per"], retry_limit=values["retry_limit"],
+        streams=streams, mcs=mcs, guard_ns=guard, per=per,
+        multicast_per=multicast_per, retry_limit=values["retry_limit"],
         aggregation=frames, aggregation_bytes=values["aggregation_bytes"],
         queue_packets=values["queue"], queue_bytes=values["queue_bytes"], stations=stations,
-        station_load_bps=values["station_load"], station_frame_bytes=values["station_frame"])
+        station_load_bps=values["station_load"], station_frame_bytes=values["station_frame"],
+        **extra)
+
+
+def _channel_from_distance(std: str, values: dict[str, Any], parsed: dict[str, Any],
+                           refuse: Any) -> wifi_channel.Channel | None:
+    """The channel at ``distance`` (None without one); ``values`` gains the defaults of
+    ``tx_power`` and ``rate_control``. A key that needs a distance, or that a distance
+    replaces, is refused."""
+    if "distance" not in parsed:
+        for key in ("tx_power", "rate_control"):
+            if key in parsed:
+                raise refuse(key, "applies to a channel from distance; give distance too "
+                                  "(e.g. 20m)")
+        return None
+    if std == "a":
+        raise refuse("distance", "802.11a's channel from distance is the radio field "
+                                 "(paper 002's ns-3 medium); here standard n, ac or ax")
+    for key in ("per", "multicast_per"):
+        if key in parsed:
+            raise refuse(key, "comes from distance (ns-3's error tables); give per or "
+                              "distance, not both")
+    values.setdefault("tx_power", wifi_channel.DEFAULT_TX_POWER_DBM)
+    values.setdefault("rate_control", "best")
+    width, streams, guard, top = (values["width"], values["streams"], values["guard"],
+                                  values["mcs"])
+    valid = tuple(m for m in range(top + 1)
+                  if not (std == "ac" and (width, m, streams) in phy.VHT_INVALID))
+    return wifi_channel.channel(std, values["band"], width, streams, guard, values["distance"],
+                                values["tx_power"], values["rate_control"], top, valid)
 
 
 def conflicts(medium: MediumSpec | None, stage_fields: set[str], mtu: int,
@@ -343,10 +425,9 @@ def conflicts(medium: MediumSpec | None, stage_fields: set[str], mtu: int,
         if name in stage_fields:
             why = ("its station queues are medium.queue and medium.queue_bytes"
                    if name.startswith("queue") else
-                   "its loss (per, retries, queue overflow) and rate (airtime) come from the "
-                   "802.11 medium")
+                   "its rate (airtime) comes from the 802.11 medium")
             out.append((name, f"a medium link cannot take {name}: {why}; leave {name} out "
-                              "(delay, jitter and outage stay)"))
+                              "(delay, jitter, outage, loss and burst_loss stay)"))
     if mtu > MAX_RADIO_MTU:
         out.append(("mtu", f"{mtu} B is above 802.11's largest frame body "
                            f"({MAX_RADIO_MTU} B, 802.11-2016 §9.2.4.7)"))

@@ -22,8 +22,13 @@ CONDITION_TITLES = dict(zip(CONDITIONS, ("(a) Ideal link", "(b) Mild loss, PER 1
 # ones (wifi-ideal, ...), and the calibrated 802.11ac ones (wifi-ac-ideal, ...;
 # presets-emu.yaml: the same injected loss and outage on a link with Wi-Fi's delay and
 # residual loss, fitted to this very table).
+# On the shared 802.11 medium (wifi-ac-medium, the clean channel, and its -mild, -severe,
+# -outage: the paper's tc loss and outage on that medium) they are the same conditions.
 PRESET_CONDITION = {f"{family}-{condition}": condition
-                    for family in ("wifi", "wifi-ac") for condition in CONDITIONS}
+                    for family in ("wifi", "wifi-ac", "wifi-ac-medium")
+                    for condition in CONDITIONS
+                    if (family, condition) != ("wifi-ac-medium", "ideal")}
+PRESET_CONDITION["wifi-ac-medium"] = "ideal"
 
 
 def condition_of(row: dict) -> str | None:

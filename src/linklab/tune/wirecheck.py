@@ -149,6 +149,7 @@ def row_verdict(row: dict, links: dict[str, LinkInfo]) -> tuple[float, str | Non
 
 def link_infos(info: dict, unlimited_bits_per_s: float | None = None) -> dict[str, LinkInfo]:
     """run.json's links -> {label: LinkInfo} (robot -> edge rate and loss, MTU). A link
+    on the 802.11 medium has its PHY rate (the most its airtime allows); another link
     without a rate is left out, or given ``unlimited_bits_per_s`` (the bench's model uses
     1 Gbit/s for it: bench/namespace_environment.py Links.rate_bits)."""
     from linklab.units import parse_bitrate, parse_fraction
@@ -157,11 +158,12 @@ def link_infos(info: dict, unlimited_bits_per_s: float | None = None) -> dict[st
     for label, entry in (info.get("links") or {}).items():
         spec = (entry.get("spec") if isinstance(entry, dict) else None) or {}
         up = spec.get("up") or {}
-        if not up.get("rate") and unlimited_bits_per_s is None:
+        stated = up.get("rate") or (spec.get("medium") or {}).get("phy_rate")
+        if not stated and unlimited_bits_per_s is None:
             continue
         loss = str(up.get("loss") or "0%").replace(" ", "")
-        rate = parse_bitrate(str(up["rate"]).replace(" ", ""), "run.json") \
-            if up.get("rate") else unlimited_bits_per_s
+        rate = parse_bitrate(str(stated).replace(" ", ""), "run.json") \
+            if stated else unlimited_bits_per_s
         out[label] = LinkInfo(rate, parse_fraction(loss, "run.json"),
                               int(spec.get("mtu") or 1500))
     return out

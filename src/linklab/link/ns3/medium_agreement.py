@@ -110,12 +110,13 @@ def medium_for(cell: Cell) -> Medium:
                   bg_frame_bytes=cell.frame_bytes)
 
 
-def run_medium(cell: Cell, seconds: float, seed: int = 1,
-               binary: Path | None = None) -> dict[str, Any]:
-    """The medium's JSON for ``cell``, with ``mac_delay_mean_ns`` over every station."""
+def run_medium(cell: Cell, seconds: float, seed: int = 1, binary: Path | None = None,
+               medium: Medium | None = None) -> dict[str, Any]:
+    """The medium's JSON for ``cell`` (its directive: ``medium``, else medium_for's), with
+    ``mac_delay_mean_ns`` over every station."""
     loads = [SimulatedLoad("a", float("inf"), cell.frame_bytes),
              SimulatedLoad("b", 0.0, cell.frame_bytes)]
-    got = simulate_medium(medium_for(cell), loads, seconds, seed=seed, binary=binary)
+    got = simulate_medium(medium or medium_for(cell), loads, seconds, seed=seed, binary=binary)
     senders = [s for name, s in got["stations"].items() if name != "b"]
     frames = sum(s["delivered_frames"] for s in senders)
     got["mac_delay_mean_ns"] = (sum(s["mac_delay_mean_ns"] * s["delivered_frames"]

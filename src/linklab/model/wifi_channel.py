@@ -1,0 +1,126 @@
+"""A Wi-Fi channel from distance: SNR, frame error rate per MCS, and the MCS a rate
+controller settles on (pure; issue 43's channel errors for the relay's medium).
+
+The chain is ns-3 3.37's, so the medium and ns-3 agree on what a distance does:
+
+* **Path loss**: log-distance (ns-3 LogDistancePropagationLossModel, its defaults):
+  L(d) = L0 + 10 n log10(d / 1 m), exponent n = 3, and L0 the free-space (Friis) loss at
+  1 m at the band's reference frequency, 20 log10(4 pi f / c): 46.6777 dB at 5.15 GHz
+  (ns-3's ReferenceLoss), 40.09 dB at 2.412 GHz, 47.94 dB at 5.955 GHz (each band's
+  first channel).
+* **Noise**: thermal noise over the channel width times the receiver's noise figure
+  (ns-3 YansWifiPhy / InterferenceHelper): N = -174 dBm/Hz + 10 log10(W) + NF, NF 7 dB.
+* **SNR** = P_tx - L(d) - N; with S spatial streams the power is shared, so each stream
+  gets 10 log10(S) dB less (no array or diversity gain: a stated simplification).
+* **Frame error rate** per MCS and SNR: ns-3's TableBasedErrorRateModel (the IEEE
+  802.11ax evaluation methodology's AWGN tables, BCC), tabulated offline for an MPDU of
+  1500 bytes by ``linklab-ns3 per-table`` (ns3/run_per_table.cc) into wifi-per-ns3.json
+  beside this module; between points linear in SNR. The relay scales it to an MPDU of M
+  bytes (an IP packet of L bytes and 38 of MAC: M = L + 38) as 1 - (1 - PER)^(M/1500)
+  (emu/src/medium/spec.rs ``per_bytes``).
+* **Rate control** ``best``: the MCS with the highest expected goodput, PHY rate x (1 -
+  PER), at the link's SNR -- where Minstrel (ns-3's MinstrelHtWifiManager, Linux's
+  minstrel_ht) settles on a steady channel; ``fixed``: the MCS given. The distance is
+  fixed for the link's life, so the choice is made once, at link-up.
+* **Multicast** goes at 6 Mbit/s (BPSK 1/2) over 20 MHz: MCS 0's curve at the 20 MHz
+  SNR.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from linklab.model import wifi_phy as phy
+
+PATH_LOSS_EXPONENT = 3.0                 # ns-3 LogDistancePropagationLossModel Exponent
+NOISE_FIGURE_DB = 7.0                    # ns-3 YansWifiPhy RxNoiseFigure
+THERMAL_DBM_PER_HZ = -174.0              # kT at 290 K
+DEFAULT_TX_POWER_DBM = 16.0206           # ns-3 YansWifiPhy TxPowerStart/End (40 mW)
+# c as ns-3's ReferenceLoss default (46.6777 dB at 5.15 GHz) was computed with
+SPEED_OF_LIGHT = 3e8
+# each band's reference frequency for L0 (5 GHz: ns-3's own ReferenceLoss, 46.6777 dB)
+REFERENCE_HZ = {2.4: 2.412e9, 5.0: 5.15e9, 6.0: 5.955e9}
+TABLE_BYTES = 1500                       # the MPDU size wifi-per-ns3.json is for
+RATE_CONTROLS = ("fixed", "best")
+MULTICAST_WIDTH_MHZ = 20
+
+
+def reference_loss_db(band_ghz: float) -> float:
+    """Free-space loss at 1 m (Friis) at the band's reference frequency."""
+    return 20 * math.log10(4 * math.pi * REFERENCE_HZ[band_ghz] / SPEED_OF_LIGHT)
+
+
+def path_loss_db(distance_m: float, band_ghz: float,
+                 exponent: float = PATH_LOSS_EXPONENT) -> float:
+    """Log-distance loss (ns-3's model; none below its 1 m reference distance)."""
+    return reference_loss_db(band_ghz) + 10 * exponent * math.log10(max(distance_m, 1.0))
+
+
+def noise_dbm(width_mhz: int) -> float:
+    return THERMAL_DBM_PER_HZ + 10 * math.log10(width_mhz * 1e6) + NOISE_FIGURE_DB
+
+
+def snr_db(distance_m: float, band_ghz: float, width_mhz: int, streams: int = 1,
+           tx_power_dbm: float = DEFAULT_TX_POWER_DBM,
+           exponent: float = PATH_LOSS_EXPONENT) -> float:
+    """Each spatial stream's SNR at the receiver (module comment)."""
+    received = tx_power_dbm - path_loss_db(distance_m, band_ghz, exponent)
+    return received - noise_dbm(width_mhz) - 10 * math.log10(streams)
+
+
+@cache
+def _table() -> dict[str, list[tuple[list[float], list[float]]]]:
+    """standard -> [(snr_db grid, per) for MCS 0, 1, ...] (wifi-per-ns3.json)."""
+    raw = json.loads(resources.files("linklab.model").joinpath("wifi-per-ns3.json").read_text())
+    out: dict[str, list[tuple[list[float], list[float]]]] = {}
+    for row in sorted(raw["rows"], key=lambda r: (r["standard"], r["mcs"])):
+        out.setdefault(row["standard"], []).append((row["snr_db"], row["per"]))
+    return out
+
+
+def per_at(standard: str, mcs: int, snr: float) -> float:
+    """The loss of a 1500-byte MPDU at MCS ``mcs`` and ``snr`` dB (ns-3's table,
+    linear between its points; its ends beyond the grid)."""
+    grid, per = _table()[standard][mcs]
+    if snr <= grid[0]:
+        return per[0]
+    if snr >= grid[-1]:
+        return per[-1]
+    i = bisect.bisect_right(grid, snr)
+    x0, x1, y0, y1 = grid[i - 1], grid[i], per[i - 1], per[i]
+    return min(1.0, max(0.0, y0 + (y1 - y0) * (snr - x0) / (x1 - x0)))
+
+
+@dataclass(frozen=True)
+class Channel:
+    """What a distance gives a link: its SNR, the MCS, and the losses the relay takes."""
+
+    snr_db: float
+    mcs: int
+    per: float              # of a 1500-byte MPDU at that MCS
+    multicast_per: float    # of a 1500-byte frame at 6 Mbit/s over 20 MHz
+    goodput_bps: float      # PHY rate x (1 - per): what rate control maximises
+
+
+def channel(standard: str, band_ghz: float, width_mhz: int, streams: int, guard_ns: int,
+            distance_m: float, tx_power_dbm: float, rate_control: str, mcs: int,
+            valid_mcs: tuple[int, ...]) -> Channel:
+    """The channel at ``distance_m``: with rate control ``best`` the MCS among
+    ``valid_mcs`` of the highest expected goodput (``mcs`` ignored), else ``mcs``."""
+    if rate_control not in RATE_CONTROLS:
+        raise ValueError(f"rate control {rate_control!r}: one of {RATE_CONTROLS}")
+    snr = snr_db(distance_m, band_ghz, width_mhz, streams, tx_power_dbm)
+
+    def goodput(m: int) -> float:
+        rate = phy.phy_rate_bps(standard, width_mhz, streams, m, guard_ns)
+        return rate * (1 - per_at(standard, m, snr))
+
+    chosen = max(valid_mcs, key=lambda m: (goodput(m), -m)) if rate_control == "best" else mcs
+    snr_20 = snr_db(distance_m, band_ghz, MULTICAST_WIDTH_MHZ, 1, tx_power_dbm)
+    return Channel(snr_db=snr, mcs=chosen, per=per_at(standard, chosen, snr),
+                   multicast_per=per_at(standard, 0, snr_20), goodput_bps=goodput(chosen))

@@ -1,0 +1,112 @@
+"""The medium's channel from distance (linklab.model.wifi_channel, link.medium's distance,
+tx_power and rate_control keys): ns-3's chain of path loss, noise and error tables, the
+MCS rate control settles on, and the refusals (pure: no root, no binary)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import one_line_usage_error as one_line
+from linklab.link.spec import build_spec
+from linklab.model import wifi_channel as ch
+from linklab.model.wifi_phy import phy_rate_bps
+
+
+def medium_of(**keys):
+    return build_spec(None, None, {"medium": keys}).medium
+
+
+def test_path_loss_and_noise_are_ns3s():
+    # ns-3's LogDistancePropagationLossModel ReferenceLoss at 5.15 GHz, exponent 3
+    assert ch.reference_loss_db(5.0) == pytest.approx(46.6777, abs=1e-3)
+    assert ch.path_loss_db(10.0, 5.0) == pytest.approx(46.6777 + 30.0, abs=1e-3)
+    assert ch.path_loss_db(0.5, 5.0) == ch.path_loss_db(1.0, 5.0)
+    # kT over 20 MHz with a 7 dB noise figure: -174 + 73.01 + 7
+    assert ch.noise_dbm(20) == pytest.approx(-93.99, abs=0.01)
+    # two streams share the power: 3 dB less each
+    assert ch.snr_db(10, 5.0, 80, 1) - ch.snr_db(10, 5.0, 80, 2) == pytest.approx(3.01, abs=0.01)
+
+
+def test_the_error_table_falls_with_snr_and_rises_with_mcs():
+    for standard, count in (("n", 8), ("ac", 10), ("ax", 12)):
+        for mcs in range(count):
+            pers = [ch.per_at(standard, mcs, snr) for snr in range(-5, 51)]
+            assert pers[0] > 0.99 and pers[-1] < 1e-6, (standard, mcs)
+            falling = zip(pers, pers[1:], strict=False)
+            assert all(a >= b - 1e-12 for a, b in falling), (standard, mcs)
+        # at one SNR a higher MCS loses at least as much
+        at_20 = [ch.per_at(standard, m, 20.0) for m in range(count)]
+        assert all(a <= b + 1e-12 for a, b in zip(at_20, at_20[1:], strict=False)), standard
+
+
+def test_rate_control_steps_down_as_the_robot_moves_away():
+    chosen = []
+    for metres in (2, 10, 20, 30, 45, 70, 100):
+        medium = medium_of(standard="ac", mcs=9, distance=f"{metres}m")
+        chosen.append(medium.mcs)
+        # it is the best expected goodput of MCS 0..9 at that SNR
+        snr = medium.channel.snr_db
+        best = max(phy_rate_bps("ac", 80, 1, m, 800) * (1 - ch.per_at("ac", m, snr))
+                   for m in range(10))
+        assert medium.channel.goodput_bps == pytest.approx(best)
+        assert medium.per == pytest.approx(ch.per_at("ac", medium.mcs, snr))
+    assert chosen[0] == 9 and chosen[-1] < chosen[0]
+    assert chosen == sorted(chosen, reverse=True)
+
+
+def test_fixed_rate_keeps_the_mcs_and_loses_more_with_distance():
+    near = medium_of(standard="ac", mcs=9, distance="5m", rate_control="fixed")
+    far = medium_of(standard="ac", mcs=9, distance="40m", rate_control="fixed")
+    assert near.mcs == far.mcs == 9
+    assert near.per < 0.01 < far.per
+    # the relay is told which MPDU size per is for, and scales it per frame
+    words = dict(w.split("=", 1) for w in far.directive().directive().split()[1:])
+    assert float(words["per"]) == pytest.approx(far.per, rel=1e-6)
+    assert words["per_bytes"] == "1500" and near.per_bytes == 1500
+    assert medium_of(standard="ac").per_bytes == 0
+
+
+def test_mcs_caps_rate_control_and_multicast_uses_20mhz():
+    capped = medium_of(standard="ac", mcs=5, distance="2m")
+    assert capped.mcs == 5
+    m = medium_of(standard="ax", width="160MHz", streams=2, mcs=11, distance="40m")
+    snr20 = ch.snr_db(40, 5.0, 20, 1)
+    assert m.multicast_per == pytest.approx(ch.per_at("ax", 0, snr20))
+    assert "at 40m (SNR" in m.text() and m.describe()["rate_control"] == "best"
+
+
+def test_a_higher_tx_power_reaches_further():
+    low = medium_of(standard="n", band="2.4GHz", width="20MHz", distance="60m")
+    high = medium_of(standard="n", band="2.4GHz", width="20MHz", distance="60m",
+                     tx_power="23dBm")
+    assert high.channel.snr_db - low.channel.snr_db == pytest.approx(23 - 16.0206)
+    assert high.mcs >= low.mcs
+
+
+@pytest.mark.parametrize("keys, start", [
+    ({"standard": "a", "distance": "10m"}, "--medium distance: 802.11a's channel"),
+    ({"distance": "10m", "per": "1%"}, "--medium per: comes from distance"),
+    ({"distance": "10m", "multicast_per": "1%"}, "--medium multicast_per: comes from"),
+    ({"rate_control": "best"}, "--medium rate_control: applies to a channel from distance"),
+    ({"tx_power": "20dBm"}, "--medium tx_power: applies to a channel from distance"),
+    ({"distance": "10m", "rate_control": "minstrel"}, "--medium rate_control: expected one"),
+    ({"distance": "-3m"}, "--medium distance:"),
+    ({"distance": "20km"}, "--medium distance:"),
+    ({"distance": "10m", "tx_power": "90dBm"}, "--medium tx_power:"),
+])
+def test_what_a_distance_cannot_take_is_one_line(keys, start):
+    message = one_line(lambda: build_spec(None, None, {"medium": keys}))
+    assert message.startswith(start), message
+
+
+def test_the_table_is_ns3s_stored_with_its_command():
+    import json
+    from importlib import resources
+    raw = json.loads(resources.files("linklab.model").joinpath("wifi-per-ns3.json").read_text())
+    assert "TableBasedErrorRateModel" in raw["source"]
+    assert raw["command"] == ".venv/bin/python scripts/wifi_per_table.py"
+    assert {(r["standard"], r["bytes"]) for r in raw["rows"]} == {
+        ("n", 1500), ("ac", 1500), ("ax", 1500)}
+    assert all(math.isfinite(p) for r in raw["rows"] for p in r["per"])
