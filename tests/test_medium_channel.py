@@ -85,12 +85,36 @@ def test_a_higher_tx_power_reaches_further():
     assert high.mcs >= low.mcs
 
 
+def test_a_measured_rssi_gives_the_channel_a_distance_would():
+    """paper 001 reports its links' received power: rssi takes it as it is."""
+    at_distance = medium_of(standard="ax", width="160MHz", streams=2, mcs=11, distance="15m")
+    received = ch.received_dbm(15, 5.0)
+    at_rssi = medium_of(standard="ax", width="160MHz", streams=2, mcs=11,
+                        rssi=f"{received:.4f}dBm")
+    assert at_rssi.channel.snr_db == pytest.approx(at_distance.channel.snr_db, abs=1e-3)
+    assert (at_rssi.mcs, at_rssi.per_bytes) == (at_distance.mcs, 1500)
+    assert float(at_rssi.describe()["rssi"].removesuffix("dBm")) == pytest.approx(received,
+                                                                              abs=1e-3)
+    assert "at -" in at_rssi.text() and "tx_power" not in at_rssi.describe()
+    # paper 001's far field at 5 GHz, -66 dBm over 160 MHz, two streams: 16 dB a stream
+    far = medium_of(standard="ax", width="160MHz", streams=2, mcs=11, rssi="-66dBm")
+    assert far.channel.snr_db == pytest.approx(-66 + 174 - 10 * math.log10(160e6) - 7 - 3.01,
+                                               abs=0.01)
+    assert 3 <= far.mcs <= 5
+
+
 @pytest.mark.parametrize("keys, start", [
     ({"standard": "a", "distance": "10m"}, "--medium distance: 802.11a's channel"),
     ({"distance": "10m", "per": "1%"}, "--medium per: comes from distance"),
     ({"distance": "10m", "multicast_per": "1%"}, "--medium multicast_per: comes from"),
     ({"rate_control": "best"}, "--medium rate_control: applies to a channel from distance"),
     ({"tx_power": "20dBm"}, "--medium tx_power: applies to a channel from distance"),
+    ({"distance": "10m", "rssi": "-60dBm"}, "--medium rssi: is what a distance gives"),
+    ({"rssi": "-60dBm", "tx_power": "20dBm"}, "--medium tx_power: is in rssi already"),
+    ({"rssi": "-5dBm"}, "--medium rssi: expected a received power from -110 to -10 dBm"),
+    ({"rssi": "strong"}, "--medium rssi: expected a received power"),
+    ({"standard": "a", "rssi": "-60dBm"}, "--medium rssi: 802.11a's channel"),
+    ({"rssi": "-60dBm", "per": "1%"}, "--medium per: comes from rssi"),
     ({"distance": "10m", "rate_control": "minstrel"}, "--medium rate_control: expected one"),
     ({"distance": "-3m"}, "--medium distance:"),
     ({"distance": "20km"}, "--medium distance:"),

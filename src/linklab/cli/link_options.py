@@ -113,7 +113,8 @@ MEDIUM = text_option("--medium", "A shared 802.11 medium (with the emulator; a p
                      "width, streams, mcs, guard, per, multicast_per, retry_limit, "
                      "aggregation, aggregation_bytes, queue, queue_bytes, stations, "
                      "station_load, station_frame; distance (e.g. 25m: errors and MCS "
-                     "from it, in place of per), tx_power, rate_control (best, fixed). "
+                     "from it, in place of per), tx_power, rssi (e.g. -66dBm, instead of a "
+                     "distance), rate_control (best, fixed). "
                      "Replaces --rate; --loss stays (IP-level, at the receiver).")
 
 # a simulated radio (paper 002)

@@ -14,9 +14,10 @@ mapping of these keys (each optional; defaults per standard in DEFAULTS)::
 
 ``distance`` makes the channel's errors come from how far the robot is from the AP
 (linklab.model.wifi_channel: ns-3's log-distance loss, noise and frame error tables), in
-place of ``per`` and ``multicast_per``; ``rate_control: best`` (the default with a
-distance) then takes the MCS of the highest expected goodput up to ``mcs``, ``fixed``
-keeps ``mcs``.
+place of ``per`` and ``multicast_per``; ``rssi`` (e.g. -66dBm, a measured received
+power, as paper 001 reports) does the same from the received power itself.
+``rate_control: best`` (the default with either) then takes the MCS of the highest
+expected goodput up to ``mcs``, ``fixed`` keeps ``mcs``.
 
 On ``linklab link up`` it is ``--medium standard=ac,mcs=9`` (written over a preset's
 medium key by key). What each key becomes is the relay's ``medium`` directive
@@ -42,13 +43,14 @@ from linklab.units import format_bitrate, parse_bitrate, parse_duration, parse_f
 KEYS = ("standard", "band", "width", "streams", "mcs", "guard", "per", "multicast_per",
         "retry_limit", "aggregation", "aggregation_bytes", "queue", "queue_bytes",
         "stations", "station_load", "station_frame",
-        "distance", "tx_power", "rate_control")
+        "distance", "tx_power", "rssi", "rate_control")
 # One example value per key (messages, the preset format's docs).
 EXAMPLES = {"standard": "ac", "band": "5GHz", "width": "80MHz", "streams": "2", "mcs": "9",
             "guard": "400ns", "per": "1%", "multicast_per": "10%", "retry_limit": "7",
             "aggregation": "64", "aggregation_bytes": "65535B", "queue": "1000",
             "queue_bytes": "1MiB", "stations": "8", "station_load": "20Mbit/s or saturated",
             "station_frame": "1500B", "distance": "20m", "tx_power": "16.0206dBm",
+            "rssi": "-60dBm",
             "rate_control": "best or fixed"}
 # Link fields a medium link cannot take: the medium makes its own rate (airtime) and
 # queues; a trace would replace it. delay, jitter, outage and the IP-level losses stay:
@@ -96,6 +98,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                              ("ax", 5.0, 80))}
 DEFAULT_STANDARD = "ac"
 
+_DBM = re.compile(r"^\s*(?P<num>[+-]?\d+(?:\.\d+)?)\s*dBm\s*$")
+# a received power a Wi-Fi receiver could report (RSSI)
+MIN_RSSI_DBM, MAX_RSSI_DBM = -110.0, -10.0
 _GHZ = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*GHz\s*$", re.IGNORECASE)
 _MHZ = re.compile(r"^\s*(?P<num>\d+)\s*MHz\s*$", re.IGNORECASE)
 
@@ -180,6 +185,7 @@ _PARSERS = {
     "station_frame": lambda v, a: _bytes(v, a),
     "distance": lambda v, a: _distance(v, a),
     "tx_power": lambda v, a: parse_tx_power(v, a),
+    "rssi": lambda v, a: _rssi(v, a),
     "rate_control": lambda v, a: _rate_control(v, a),
 }
 
@@ -189,6 +195,14 @@ def _distance(value: Any, argument: str) -> float:
     if metres > MAX_DISTANCE_M:
         raise UsageError(f"{value!r} is beyond {MAX_DISTANCE_M:g} m", argument=argument)
     return metres
+
+
+def _rssi(value: Any, argument: str) -> float:
+    match = _DBM.match(value) if isinstance(value, str) else None
+    if match is None or not MIN_RSSI_DBM <= float(match["num"]) <= MAX_RSSI_DBM:
+        raise UsageError(f"expected a received power from {MIN_RSSI_DBM:g} to {MAX_RSSI_DBM:g} "
+                         f"dBm, e.g. -66dBm, got {value!r}", argument=argument)
+    return float(match["num"])
 
 
 def _rate_control(value: Any, argument: str) -> str:
@@ -251,6 +265,7 @@ class MediumSpec:
     channel: wifi_channel.Channel | None = None
     distance_m: float | None = None
     tx_power_dbm: float | None = None
+    rssi_dbm: float | None = None
     rate_control: str | None = None
     per_bytes: int = 0
 
@@ -268,7 +283,9 @@ class MediumSpec:
             bg = f", {self.stations} stations {load}"
         where = ""
         if self.channel is not None:
-            where = (f" at {self.distance_m:g}m (SNR {self.channel.snr_db:.1f}dB, "
+            at = (f"at {self.distance_m:g}m" if self.distance_m is not None
+                  else f"at {self.rssi_dbm:g}dBm")
+            where = (f" {at} (SNR {self.channel.snr_db:.1f}dB, "
                      f"PER {self.per:.2%}, rate control {self.rate_control})")
         return (f"802.11{self.standard} {self.band_ghz:g}GHz {self.width_mhz}MHz "
                 f"{self.streams}x MCS {self.mcs} {self.guard_ns}ns "
@@ -288,11 +305,15 @@ class MediumSpec:
                     "station_frame": self.station_frame_bytes} if self.stations else {}),
                 "access": f"{'DCF' if self.standard == 'a' else 'EDCA AC_BE'} CWmin {CW_MIN} "
                           f"CWmax {CW_MAX} AIFSN {AIFSN[self.standard]}",
-                **({"distance": f"{self.distance_m:g}m", "tx_power": f"{self.tx_power_dbm:g}dBm",
-                    "rate_control": self.rate_control, "snr": f"{self.channel.snr_db:.1f}dB",
-                    "per_for": f"{self.per_bytes}B MPDUs"}
-                   if self.channel is not None else {}),
+                **(self._channel_figures() if self.channel is not None else {}),
                 "given": dict(self.given)}
+
+    def _channel_figures(self) -> dict[str, Any]:
+        assert self.channel is not None
+        source = ({"distance": f"{self.distance_m:g}m", "tx_power": f"{self.tx_power_dbm:g}dBm"}
+                  if self.distance_m is not None else {"rssi": f"{self.rssi_dbm:g}dBm"})
+        return {**source, "rate_control": self.rate_control,
+                "snr": f"{self.channel.snr_db:.1f}dB", "per_for": f"{self.per_bytes}B MPDUs"}
 
     def directive(self, log_path: str = "") -> Medium:
         """The relay's ``medium`` line (linklab.emu.directives.Medium, base units)."""
@@ -371,9 +392,10 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
     extra: dict[str, Any] = {}
     if channel is not None:
         mcs, per, multicast_per = channel.mcs, channel.per, channel.multicast_per
-        extra = {"channel": channel, "distance_m": values["distance"],
-                 "tx_power_dbm": values["tx_power"], "rate_control": values["rate_control"],
-                 "per_bytes": wifi_channel.TABLE_BYTES}
+        extra = {"channel": channel, "distance_m": values.get("distance"),
+                 "rate_control": values["rate_control"], "per_bytes": wifi_channel.TABLE_BYTES,
+                 **({"rssi_dbm": values["rssi"]} if "rssi" in values
+                    else {"tx_power_dbm": values["tx_power"]})}
     return MediumSpec(
         given=tuple(given.items()), standard=std, band_ghz=band, width_mhz=width,
         streams=streams, mcs=mcs, guard_ns=guard, per=per,
@@ -386,30 +408,38 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
 
 def _channel_from_distance(std: str, values: dict[str, Any], parsed: dict[str, Any],
                            refuse: Any) -> wifi_channel.Channel | None:
-    """The channel at ``distance`` (None without one); ``values`` gains the defaults of
-    ``tx_power`` and ``rate_control``. A key that needs a distance, or that a distance
-    replaces, is refused."""
-    if "distance" not in parsed:
+    """The channel at ``distance``, or at a received power ``rssi`` (None without either);
+    ``values`` gains the defaults of ``tx_power`` and ``rate_control``. A key that needs
+    one of them, or that one replaces, is refused."""
+    source = next((k for k in ("distance", "rssi") if k in parsed), None)
+    if source is None:
         for key in ("tx_power", "rate_control"):
             if key in parsed:
-                raise refuse(key, "applies to a channel from distance; give distance too "
-                                  "(e.g. 20m)")
+                raise refuse(key, "applies to a channel from distance or rssi; give "
+                                  "distance (e.g. 20m) or rssi (e.g. -60dBm) too")
         return None
+    if "distance" in parsed and "rssi" in parsed:
+        raise refuse("rssi", "is what a distance gives; give distance or rssi, not both")
+    if "rssi" in parsed and "tx_power" in parsed:
+        raise refuse("tx_power", "is in rssi already; give rssi or distance and tx_power")
     if std == "a":
-        raise refuse("distance", "802.11a's channel from distance is the radio field "
-                                 "(paper 002's ns-3 medium); here standard n, ac or ax")
+        raise refuse(source, "802.11a's channel from distance is the radio field "
+                             "(paper 002's ns-3 medium); here standard n, ac or ax")
     for key in ("per", "multicast_per"):
         if key in parsed:
-            raise refuse(key, "comes from distance (ns-3's error tables); give per or "
-                              "distance, not both")
+            raise refuse(key, f"comes from {source} (ns-3's error tables); give per or "
+                              f"{source}, not both")
     values.setdefault("tx_power", wifi_channel.DEFAULT_TX_POWER_DBM)
     values.setdefault("rate_control", "best")
+    received = (values["rssi"] if source == "rssi" else
+                wifi_channel.received_dbm(values["distance"], values["band"],
+                                          values["tx_power"]))
     width, streams, guard, top = (values["width"], values["streams"], values["guard"],
                                   values["mcs"])
     valid = tuple(m for m in range(top + 1)
                   if not (std == "ac" and (width, m, streams) in phy.VHT_INVALID))
-    return wifi_channel.channel(std, values["band"], width, streams, guard, values["distance"],
-                                values["tx_power"], values["rate_control"], top, valid)
+    return wifi_channel.channel(std, width, streams, guard, received, values["rate_control"],
+                                top, valid)
 
 
 def conflicts(medium: MediumSpec | None, stage_fields: set[str], mtu: int,

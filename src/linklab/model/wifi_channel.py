@@ -10,8 +10,9 @@ The chain is ns-3 3.37's, so the medium and ns-3 agree on what a distance does:
   first channel).
 * **Noise**: thermal noise over the channel width times the receiver's noise figure
   (ns-3 YansWifiPhy / InterferenceHelper): N = -174 dBm/Hz + 10 log10(W) + NF, NF 7 dB.
-* **SNR** = P_tx - L(d) - N; with S spatial streams the power is shared, so each stream
-  gets 10 log10(S) dB less (no array or diversity gain: a stated simplification).
+* **SNR** = P_rx - N, the received power P_rx = P_tx - L(d) (or given: a measured RSSI,
+  as paper 001 reports its links'); with S spatial streams the power is shared, so each
+  stream gets 10 log10(S) dB less (no array or diversity gain: a stated simplification).
 * **Frame error rate** per MCS and SNR: ns-3's TableBasedErrorRateModel (the IEEE
   802.11ax evaluation methodology's AWGN tables, BCC), tabulated offline for an MPDU of
   1500 bytes by ``linklab-ns3 per-table`` (ns3/run_per_table.cc) into wifi-per-ns3.json
@@ -65,11 +66,23 @@ def noise_dbm(width_mhz: int) -> float:
     return THERMAL_DBM_PER_HZ + 10 * math.log10(width_mhz * 1e6) + NOISE_FIGURE_DB
 
 
+def received_dbm(distance_m: float, band_ghz: float,
+                 tx_power_dbm: float = DEFAULT_TX_POWER_DBM,
+                 exponent: float = PATH_LOSS_EXPONENT) -> float:
+    """The power at the receiver ``distance_m`` away (log-distance)."""
+    return tx_power_dbm - path_loss_db(distance_m, band_ghz, exponent)
+
+
 def snr_db(distance_m: float, band_ghz: float, width_mhz: int, streams: int = 1,
            tx_power_dbm: float = DEFAULT_TX_POWER_DBM,
            exponent: float = PATH_LOSS_EXPONENT) -> float:
     """Each spatial stream's SNR at the receiver (module comment)."""
-    received = tx_power_dbm - path_loss_db(distance_m, band_ghz, exponent)
+    return snr_of(received_dbm(distance_m, band_ghz, tx_power_dbm, exponent), width_mhz,
+                  streams)
+
+
+def snr_of(received: float, width_mhz: int, streams: int = 1) -> float:
+    """Each spatial stream's SNR for a received power of ``received`` dBm."""
     return received - noise_dbm(width_mhz) - 10 * math.log10(streams)
 
 
@@ -107,20 +120,20 @@ class Channel:
     goodput_bps: float      # PHY rate x (1 - per): what rate control maximises
 
 
-def channel(standard: str, band_ghz: float, width_mhz: int, streams: int, guard_ns: int,
-            distance_m: float, tx_power_dbm: float, rate_control: str, mcs: int,
-            valid_mcs: tuple[int, ...]) -> Channel:
-    """The channel at ``distance_m``: with rate control ``best`` the MCS among
-    ``valid_mcs`` of the highest expected goodput (``mcs`` ignored), else ``mcs``."""
+def channel(standard: str, width_mhz: int, streams: int, guard_ns: int, received: float,
+            rate_control: str, mcs: int, valid_mcs: tuple[int, ...]) -> Channel:
+    """The channel for a received power of ``received`` dBm (received_dbm of a distance,
+    or a measured RSSI): with rate control ``best`` the MCS among ``valid_mcs`` of the
+    highest expected goodput (``mcs`` ignored), else ``mcs``."""
     if rate_control not in RATE_CONTROLS:
         raise ValueError(f"rate control {rate_control!r}: one of {RATE_CONTROLS}")
-    snr = snr_db(distance_m, band_ghz, width_mhz, streams, tx_power_dbm)
+    snr = snr_of(received, width_mhz, streams)
 
     def goodput(m: int) -> float:
         rate = phy.phy_rate_bps(standard, width_mhz, streams, m, guard_ns)
         return rate * (1 - per_at(standard, m, snr))
 
     chosen = max(valid_mcs, key=lambda m: (goodput(m), -m)) if rate_control == "best" else mcs
-    snr_20 = snr_db(distance_m, band_ghz, MULTICAST_WIDTH_MHZ, 1, tx_power_dbm)
+    snr_20 = snr_of(received, MULTICAST_WIDTH_MHZ)
     return Channel(snr_db=snr, mcs=chosen, per=per_at(standard, chosen, snr),
                    multicast_per=per_at(standard, 0, snr_20), goodput_bps=goodput(chosen))

@@ -59,8 +59,8 @@ class Row:
 
 def compare(mcs: int, distance_m: float, seconds: float, seed: int,
             ns3: Path | None = None) -> Row:
-    chan = wifi_channel.channel("ac", 5.0, WIDTH_MHZ, NSS, GI_NS, distance_m,
-                                wifi_channel.DEFAULT_TX_POWER_DBM, "fixed", mcs, (mcs,))
+    chan = wifi_channel.channel("ac", WIDTH_MHZ, NSS, GI_NS,
+                                wifi_channel.received_dbm(distance_m, 5.0), "fixed", mcs, (mcs,))
     cell = Cell(1, FRAME_BYTES, mcs)
     theirs = run_ns3(cell, seconds, seed, ns3, extra=("--distance", f"{distance_m:g}"))
     medium = replace(medium_for(cell), per=chan.per, per_bytes=wifi_channel.TABLE_BYTES,
