@@ -17,24 +17,22 @@ and the PHY header and preamble detection.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from linklab.errors import EnvironmentProblem
-from linklab.link.ns3 import ns3_binary
 from linklab.link.ns3.medium_agreement import (
     AMPDU_FRAMES,
     GI_NS,
     NSS,
     WIDTH_MHZ,
     Cell,
-    has_saturation_mode,
     medium_for,
     run_medium,
     run_ns3,
+    study_parser,
+    study_start,
 )
 from linklab.model import wifi_channel
 
@@ -85,18 +83,8 @@ def table(rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m linklab.link.ns3.channel_agreement",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
-                        help="simulated seconds per cell, each side")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", type=Path, help="also write the rows here (JSON)")
-    args = parser.parse_args(argv)
-    if not args.seconds > 0:
-        parser.error("--seconds: expected a number of seconds above 0")
-    ns3 = ns3_binary()
-    if not has_saturation_mode(ns3):
-        raise EnvironmentProblem(f"{ns3} has no saturation mode: rebuild it (scripts/setup.sh)")
+    parser = study_parser("linklab.link.ns3.channel_agreement", __doc__, DEFAULT_SECONDS)
+    args, ns3 = study_start(parser, argv)
     rows = []
     for mcs, distances in GRID:
         for d in distances:

@@ -170,21 +170,33 @@ def table(rows: Iterable[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m linklab.link.ns3.medium_agreement",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
+def study_parser(module: str, doc: str, seconds: float) -> argparse.ArgumentParser:
+    """A study's command line: --seconds, --seed, --json (this module's and
+    channel_agreement's)."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=seconds,
                         help="simulated seconds per cell, each side")
-    parser.add_argument("--quick", action="store_true",
-                        help="1 and 4 stations x 1500 B x MCS 8 only")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the rows here (JSON)")
+    return parser
+
+
+def study_start(parser: argparse.ArgumentParser, argv: list[str] | None) -> tuple[Any, Path]:
+    """The arguments (--seconds checked) and the ns-3 program, with its saturation mode."""
     args = parser.parse_args(argv)
     if not args.seconds > 0:
         parser.error("--seconds: expected a number of seconds above 0")
     ns3 = ns3_binary()
     if not has_saturation_mode(ns3):
         raise EnvironmentProblem(f"{ns3} has no saturation mode: rebuild it (scripts/setup.sh)")
+    return args, ns3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = study_parser("linklab.link.ns3.medium_agreement", __doc__, DEFAULT_SECONDS)
+    parser.add_argument("--quick", action="store_true",
+                        help="1 and 4 stations x 1500 B x MCS 8 only")
+    args, ns3 = study_start(parser, argv)
     rows = []
     for cell in grid(args.quick):
         rows.append(compare(cell, args.seconds, args.seed, ns3))
