@@ -12,8 +12,8 @@
 //! one MPDU per PPDU; HT 64 MPDUs / 65 535 B, 9.4.2.56.3 and 10.12.2; VHT 64 MPDUs (the
 //! BlockAck window) / 1 048 575 B, 9.4.2.158.2; HE 256 MPDUs / 6 500 631 B, 9.4.2.248;
 //! aPPDUMaxTime 5.484 ms for VHT/HE, 10 ms for HT, Tables 19-25, 21-29, 27-54).
-//! `per_bytes` 0: every unicast MPDU is lost with `per`; N > 0: `per` is the loss of an
-//! MPDU of N bytes, and one of M bytes (an IP packet of L bytes: M = L + 38, QoS data
+//! `per_bytes` 0: every unicast MPDU is lost with `per`, every group-addressed one with
+//! `multicast_per`; N > 0: each is the loss of an MPDU of N bytes, and one of M bytes (an IP packet of L bytes: M = L + 38, QoS data
 //! header, LLC/SNAP and FCS) is lost with 1 - (1 - per)^(M/N): independent bit errors, a
 //! channel's loss from distance (src/linklab/model/wifi_channel.py).
 
@@ -149,11 +149,23 @@ impl MediumSpec {
     /// The loss of a unicast MPDU carrying `ip_bytes` (module comment: `per_bytes`).
     #[inline]
     pub fn mpdu_per(&self, ip_bytes: u32) -> f64 {
-        if self.per_bytes == 0 || self.per <= 0.0 || self.per >= 1.0 {
-            return self.per;
+        self.sized(self.per, ip_bytes)
+    }
+
+    /// The loss of a group-addressed MPDU carrying `ip_bytes`: `multicast_per`, sized
+    /// the same way.
+    #[inline]
+    pub fn multicast_mpdu_per(&self, ip_bytes: u32) -> f64 {
+        self.sized(self.multicast_per, ip_bytes)
+    }
+
+    #[inline]
+    fn sized(&self, per: f64, ip_bytes: u32) -> f64 {
+        if self.per_bytes == 0 || per <= 0.0 || per >= 1.0 {
+            return per;
         }
         let mpdu = (ip_bytes + QOS_DATA_HEADER + LLC_SNAP + FCS) as f64;
-        1.0 - (1.0 - self.per).powf(mpdu / self.per_bytes as f64)
+        1.0 - (1.0 - per).powf(mpdu / self.per_bytes as f64)
     }
 
     pub fn parse(words: &[&str], line: usize) -> Result<MediumSpec, String> {
@@ -294,6 +306,11 @@ mod tests {
         assert!((sized.mpdu_per(462) - (1.0 - 0.9f64.powf(1.0 / 3.0))).abs() < 1e-12);
         assert!(sized.mpdu_per(3000) > 0.1 && sized.mpdu_per(60) < 0.01);
         assert_eq!(parse("per=1 per_bytes=1500").unwrap().mpdu_per(60), 1.0);
+        // group-addressed frames are sized the same way when per_bytes is given
+        let multicast = parse("multicast_per=0.2 per_bytes=1500").unwrap();
+        assert!((multicast.multicast_mpdu_per(1462) - 0.2).abs() < 1e-12);
+        assert!(multicast.multicast_mpdu_per(100) < 0.05);
+        assert_eq!(parse("multicast_per=0.2").unwrap().multicast_mpdu_per(100), 0.2);
         assert!(parse("per_bytes=9001").unwrap_err().contains("per_bytes=9001: accepts an integer in 0..9000"));
     }
 

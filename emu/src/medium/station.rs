@@ -223,10 +223,11 @@ impl Station {
     }
 
     /// The PPDU's outcome at `t`, the end of its exchange. A collision loses every MPDU;
-    /// otherwise each unicast MPDU is lost with `spec.mpdu_per` of its size, a group-addressed one with
-    /// `multicast_per`. A lost unicast MPDU waits for its retransmission, or is dropped
-    /// past `retry_limit` retries (10.3.4.4 retransmit limits, the short and long
-    /// retry counters as one); a group-addressed one is never retried.
+    /// otherwise each unicast MPDU is lost with `spec.mpdu_per` of its size, a
+    /// group-addressed one with `spec.multicast_mpdu_per`. A lost unicast MPDU waits for
+    /// its retransmission, or is dropped past `retry_limit` retries (10.3.4.4 retransmit
+    /// limits, the short and long retry counters as one); a group-addressed one is never
+    /// retried.
     /// Returns the exchange's effect on CW (10.23.2.2).
     pub fn finish(&mut self, t: u64, collided: bool, spec: &MediumSpec,
                   rng: &mut Rng, pool: &mut Pool, log: &mut Option<BufWriter<File>>) -> Outcome {
@@ -238,7 +239,7 @@ impl Station {
             let i = self.inflight[k];
             let m = &mut self.queue[i];
             if m.multicast {
-                let lost = collided || rng.chance(spec.multicast_per);
+                let lost = collided || rng.chance(spec.multicast_mpdu_per(m.ip_bytes));
                 if lost {
                     m.fate = Fate::Dropped;
                     self.counters.multicast_lost += 1;

@@ -24,7 +24,7 @@ The chain is ns-3 3.37's, so the medium and ns-3 agree on what a distance does:
   minstrel_ht) settles on a steady channel; ``fixed``: the MCS given. The distance is
   fixed for the link's life, so the choice is made once, at link-up.
 * **Multicast** goes at 6 Mbit/s (BPSK 1/2) over 20 MHz: MCS 0's curve at the 20 MHz
-  SNR.
+  SNR, for a 1500-byte MPDU and sized by the relay like the unicast loss.
 """
 
 from __future__ import annotations
