@@ -59,7 +59,7 @@
 //   run_air.cc     mode air: options, stations, signals, the realtime run
 //   run_curve.cc   mode curve: the Fig. 4 validation in simulated time
 //   run_per_table.cc  mode per-table: ns-3's frame error rates by MCS and SNR (the relay
-//                  medium's channel from distance, src/linklab/link/medium_channel.py)
+//                  medium's channel from distance, src/linklab/model/wifi_channel.py)
 // Built by scripts/setup.sh (g++ ns3/*.cc) into build/ns3/linklab-ns3.
 
 #include "args.h"

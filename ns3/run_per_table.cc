@@ -1,6 +1,6 @@
 // per-table: ns-3 3.37's frame error rates, MCS by SNR, for the relay's medium (issue 43:
-// channel errors from distance; src/linklab/link/medium_channel.py reads the table this
-// prints, stored as src/linklab/link/medium-per.json):
+// channel errors from distance; scripts/wifi_per_table.py stores what this prints as
+// src/linklab/model/wifi-per-ns3.json, which src/linklab/model/wifi_channel.py reads):
 //
 //   linklab-ns3 per-table --standard n|ac|ax --width MHZ --gi NS --bytes B
 //                         --snr-from DB --snr-to DB --snr-step DB
@@ -47,39 +47,15 @@ TableOptions
 ParseTable(const std::vector<std::string>& args)
 {
     TableOptions o;
-    ForEachOption(args, [&o](const std::string& key, const std::string& value) {
-        if (key == "--standard")
-        {
-            o.standard = value;
-        }
-        else if (key == "--width")
-        {
-            o.widthMhz = static_cast<uint16_t>(Number(value, key));
-        }
-        else if (key == "--gi")
-        {
-            o.giNs = static_cast<uint16_t>(Number(value, key));
-        }
-        else if (key == "--bytes")
-        {
-            o.bytes = static_cast<uint32_t>(Number(value, key));
-        }
-        else if (key == "--snr-from")
-        {
-            o.snrFrom = Number(value, key);
-        }
-        else if (key == "--snr-to")
-        {
-            o.snrTo = Number(value, key);
-        }
-        else if (key == "--snr-step")
-        {
-            o.snrStep = Number(value, key);
-        }
-        else
-        {
-            return false;
-        }
+    ForEachOption(args, [&o](const std::string& a, const std::string& v) {
+        if (a == "--standard") o.standard = v;
+        else if (a == "--width") o.widthMhz = static_cast<uint16_t>(Number(v, a));
+        else if (a == "--gi") o.giNs = static_cast<uint16_t>(Number(v, a));
+        else if (a == "--bytes") o.bytes = static_cast<uint32_t>(Number(v, a));
+        else if (a == "--snr-from") o.snrFrom = Number(v, a);
+        else if (a == "--snr-to") o.snrTo = Number(v, a);
+        else if (a == "--snr-step") o.snrStep = Number(v, a);
+        else return false;
         return true;
     });
     if (o.standard != "n" && o.standard != "ac" && o.standard != "ax")

@@ -19,6 +19,8 @@ import socket
 import subprocess
 import sys
 
+from linklab.emu.tap_wire import scratch_namespaces
+
 NS_A, NS_B = f"llsnd{os.getpid()}a", f"llsnd{os.getpid()}b"
 
 
@@ -28,7 +30,8 @@ def sh(*args: str) -> None:
 
 def send(size: int) -> int:
     """Datagrams of ``size`` until the send buffer is full; prints what it held."""
-    default = int(open("/proc/sys/net/core/wmem_default").read())
+    with open("/proc/sys/net/core/wmem_default") as f:
+        default = int(f.read())
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setblocking(False)
     sent = 0
@@ -51,9 +54,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.send:   # inside the sending namespace
         return send(args.size)
-    try:
-        sh("ip", "netns", "add", NS_A)
-        sh("ip", "netns", "add", NS_B)
+    with scratch_namespaces((NS_A, NS_B)):
         sh("ip", "-n", NS_A, "link", "add", "a0", "type", "veth", "peer", "b0", "netns", NS_B)
         sh("ip", "-n", NS_A, "addr", "add", "10.99.0.1/24", "dev", "a0")
         sh("ip", "-n", NS_B, "addr", "add", "10.99.0.2/24", "dev", "b0")
@@ -65,9 +66,6 @@ def main() -> int:
            "burst", "1600", "limit", "100mb")
         subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, __file__, "--size",
                         str(args.size), "--send"], check=True)
-    finally:
-        for ns in (NS_A, NS_B):
-            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
     return 0
 
 

@@ -26,7 +26,8 @@ def test_path_loss_and_noise_are_ns3s():
     # kT over 20 MHz with a 7 dB noise figure: -174 + 73.01 + 7
     assert ch.noise_dbm(20) == pytest.approx(-93.99, abs=0.01)
     # two streams share the power: 3 dB less each
-    assert ch.snr_db(10, 5.0, 80, 1) - ch.snr_db(10, 5.0, 80, 2) == pytest.approx(3.01, abs=0.01)
+    at_10m = ch.received_dbm(10, 5.0)
+    assert ch.snr_of(at_10m, 80, 1) - ch.snr_of(at_10m, 80, 2) == pytest.approx(3.01, abs=0.01)
 
 
 def test_the_error_table_falls_with_snr_and_rises_with_mcs():
@@ -72,7 +73,7 @@ def test_mcs_caps_rate_control_and_multicast_uses_20mhz():
     capped = medium_of(standard="ac", mcs=5, distance="2m")
     assert capped.mcs == 5
     m = medium_of(standard="ax", width="160MHz", streams=2, mcs=11, distance="40m")
-    snr20 = ch.snr_db(40, 5.0, 20, 1)
+    snr20 = ch.snr_of(ch.received_dbm(40, 5.0), 20)
     assert m.multicast_per == pytest.approx(ch.per_at("ax", 0, snr20))
     assert "at 40m (SNR" in m.text() and m.describe()["rate_control"] == "best"
 

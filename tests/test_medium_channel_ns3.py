@@ -33,16 +33,18 @@ def ns3():
     return path
 
 
-def test_the_stored_table_is_what_ns3_gives(ns3):
-    out = subprocess.run([str(ns3), "per-table", "--standard", "ac", "--width", "80", "--gi",
-                          "800", "--bytes", "1500", "--snr-from", "-5", "--snr-to", "50",
-                          "--snr-step", "0.5"], capture_output=True, text=True, check=True)
+@pytest.mark.parametrize("standard, width, count", [("n", 20, 8), ("ac", 80, 10),
+                                                    ("ax", 80, 12)])
+def test_the_stored_table_is_what_ns3_gives(ns3, standard, width, count):
+    out = subprocess.run([str(ns3), "per-table", "--standard", standard, "--width", str(width),
+                          "--gi", "800", "--bytes", "1500", "--snr-from", "-5", "--snr-to",
+                          "50", "--snr-step", "0.5"], capture_output=True, text=True, check=True)
     live = [json.loads(line) for line in out.stdout.splitlines()]
-    assert len(live) == 10
+    assert len(live) == count
     for row in live:
-        grid, per = wifi_channel._table()["ac"][row["mcs"]]
-        assert grid == row["snr_db"] and per == row["per"], f"MCS {row['mcs']}: regenerate " \
-            "src/linklab/model/wifi-per-ns3.json with scripts/wifi_per_table.py"
+        grid, per = wifi_channel._table()[standard][row["mcs"]]
+        assert grid == row["snr_db"] and per == row["per"], f"{standard} MCS {row['mcs']}: " \
+            "regenerate src/linklab/model/wifi-per-ns3.json with scripts/wifi_per_table.py"
 
 
 def test_throughput_falls_with_distance_as_in_ns3(ns3):

@@ -72,8 +72,7 @@ class Links:
         spec = self.spec(choice)
         if spec.up.rate_bps:
             return float(spec.up.rate_bps)
-        medium = getattr(spec, "medium", None)
-        return float(medium.phy_rate_bps) if medium is not None else 1e9
+        return float(spec.medium.phy_rate_bps) if spec.medium is not None else 1e9
 
     def loss(self, choice: LinkChoice) -> float:
         return float(self.spec(choice).up.loss)

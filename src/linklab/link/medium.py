@@ -35,7 +35,7 @@ from typing import Any
 
 from linklab.emu.directives import Medium
 from linklab.errors import UsageError
-from linklab.link.radio import MAX_DISTANCE_M, MAX_RADIO_MTU, parse_distance, parse_tx_power
+from linklab.link.radio import MAX_RADIO_MTU, dbm_of, parse_distance, parse_tx_power
 from linklab.model import wifi_channel
 from linklab.model import wifi_phy as phy
 from linklab.units import format_bitrate, parse_bitrate, parse_duration, parse_fraction, parse_size
@@ -98,7 +98,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                              ("ax", 5.0, 80))}
 DEFAULT_STANDARD = "ac"
 
-_DBM = re.compile(r"^\s*(?P<num>[+-]?\d+(?:\.\d+)?)\s*dBm\s*$")
 # a received power a Wi-Fi receiver could report (RSSI)
 MIN_RSSI_DBM, MAX_RSSI_DBM = -110.0, -10.0
 _GHZ = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*GHz\s*$", re.IGNORECASE)
@@ -183,26 +182,19 @@ _PARSERS = {
     "stations": lambda v, a: _integer(v, a, 0, MAX_STATIONS, "background stations"),
     "station_load": _load,
     "station_frame": lambda v, a: _bytes(v, a),
-    "distance": lambda v, a: _distance(v, a),
+    "distance": lambda v, a: parse_distance(v, a),
     "tx_power": lambda v, a: parse_tx_power(v, a),
     "rssi": lambda v, a: _rssi(v, a),
     "rate_control": lambda v, a: _rate_control(v, a),
 }
 
 
-def _distance(value: Any, argument: str) -> float:
-    metres = parse_distance(value, argument)
-    if metres > MAX_DISTANCE_M:
-        raise UsageError(f"{value!r} is beyond {MAX_DISTANCE_M:g} m", argument=argument)
-    return metres
-
-
 def _rssi(value: Any, argument: str) -> float:
-    match = _DBM.match(value) if isinstance(value, str) else None
-    if match is None or not MIN_RSSI_DBM <= float(match["num"]) <= MAX_RSSI_DBM:
+    dbm = dbm_of(value)
+    if dbm is None or not MIN_RSSI_DBM <= dbm <= MAX_RSSI_DBM:
         raise UsageError(f"expected a received power from {MIN_RSSI_DBM:g} to {MAX_RSSI_DBM:g} "
                          f"dBm, e.g. -66dBm, got {value!r}", argument=argument)
-    return float(match["num"])
+    return dbm
 
 
 def _rate_control(value: Any, argument: str) -> str:

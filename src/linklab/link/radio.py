@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from linklab.errors import UsageError
+from linklab.model.wifi_channel import DEFAULT_TX_POWER_DBM, NOISE_FIGURE_DB
 from linklab.units import parse_duration
 
 RADIO_MODES = ("ns3", "curve")
@@ -56,7 +57,7 @@ MAX_RADIO_MTU = 2304
 # paper leaves transmit power and receiver thresholds at ns-3's defaults ("We use the
 # default log distance propagation loss model"); moving the onset to exactly 25.0 m would
 # need -0.1 dB, within the accuracy of reading the figure, so nothing is changed.
-DEFAULT_TX_POWER_DBM = 16.0206      # YansWifiPhy TxPowerStart/End (40 mW)
+# DEFAULT_TX_POWER_DBM: YansWifiPhy TxPowerStart/End (40 mW; linklab.model.wifi_channel)
 CALIBRATION = {
     "standard": "802.11a, ad hoc (AdhocWifiMac)",
     "rate": "ConstantRateWifiManager, DataMode OfdmRate54Mbps (control frames: ns-3's "
@@ -66,7 +67,7 @@ CALIBRATION = {
     "error_model": "NistErrorRateModel (YansWifiPhyHelper::Default() in ns-3.29, the "
                    "paper's version; ns-3.37 defaults to the table-based model)",
     "tx_power_dbm": DEFAULT_TX_POWER_DBM,
-    "rx_noise_figure_db": 7.0,
+    "rx_noise_figure_db": NOISE_FIGURE_DB,
     "retries": "ns-3 defaults (7 for frames below the RTS threshold; no RTS/CTS)",
     "why": "ns-3's defaults put the first 60-byte loss at 25.1 m (1 in 2000), the paper's "
            "onset at 25 m (Fig. 4); no setting is moved away from ns-3's defaults",
@@ -150,12 +151,17 @@ def parse_distance(value: Any, argument: str | None) -> float:
     return metres
 
 
-def parse_tx_power(value: Any, argument: str | None) -> float:
+def dbm_of(value: Any) -> float | None:
+    """``-66dBm`` / ``16.0206dBm`` -> the number of dBm; None for anything else."""
     match = _DBM.match(value) if isinstance(value, str) else None
-    if match is None:
+    return None if match is None else float(match["num"])
+
+
+def parse_tx_power(value: Any, argument: str | None) -> float:
+    dbm = dbm_of(value)
+    if dbm is None:
         raise UsageError(f"expected a power in dBm, e.g. 16.0206dBm (ns-3's default), "
                          f"got {value!r}", argument=argument)
-    dbm = float(match["num"])
     if not MIN_TX_POWER_DBM <= dbm <= MAX_TX_POWER_DBM:
         raise UsageError(f"{value!r} is outside {MIN_TX_POWER_DBM:g}..{MAX_TX_POWER_DBM:g} "
                          "dBm", argument=argument)

@@ -56,10 +56,9 @@ def reference_loss_db(band_ghz: float) -> float:
     return 20 * math.log10(4 * math.pi * REFERENCE_HZ[band_ghz] / SPEED_OF_LIGHT)
 
 
-def path_loss_db(distance_m: float, band_ghz: float,
-                 exponent: float = PATH_LOSS_EXPONENT) -> float:
+def path_loss_db(distance_m: float, band_ghz: float) -> float:
     """Log-distance loss (ns-3's model; none below its 1 m reference distance)."""
-    return reference_loss_db(band_ghz) + 10 * exponent * math.log10(max(distance_m, 1.0))
+    return reference_loss_db(band_ghz) + 10 * PATH_LOSS_EXPONENT * math.log10(max(distance_m, 1.0))
 
 
 def noise_dbm(width_mhz: int) -> float:
@@ -67,22 +66,14 @@ def noise_dbm(width_mhz: int) -> float:
 
 
 def received_dbm(distance_m: float, band_ghz: float,
-                 tx_power_dbm: float = DEFAULT_TX_POWER_DBM,
-                 exponent: float = PATH_LOSS_EXPONENT) -> float:
+                 tx_power_dbm: float = DEFAULT_TX_POWER_DBM) -> float:
     """The power at the receiver ``distance_m`` away (log-distance)."""
-    return tx_power_dbm - path_loss_db(distance_m, band_ghz, exponent)
-
-
-def snr_db(distance_m: float, band_ghz: float, width_mhz: int, streams: int = 1,
-           tx_power_dbm: float = DEFAULT_TX_POWER_DBM,
-           exponent: float = PATH_LOSS_EXPONENT) -> float:
-    """Each spatial stream's SNR at the receiver (module comment)."""
-    return snr_of(received_dbm(distance_m, band_ghz, tx_power_dbm, exponent), width_mhz,
-                  streams)
+    return tx_power_dbm - path_loss_db(distance_m, band_ghz)
 
 
 def snr_of(received: float, width_mhz: int, streams: int = 1) -> float:
-    """Each spatial stream's SNR for a received power of ``received`` dBm."""
+    """Each spatial stream's SNR for a received power of ``received`` dBm (module
+    comment)."""
     return received - noise_dbm(width_mhz) - 10 * math.log10(streams)
 
 

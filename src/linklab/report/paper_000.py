@@ -25,10 +25,8 @@ CONDITION_TITLES = dict(zip(CONDITIONS, ("(a) Ideal link", "(b) Mild loss, PER 1
 # On the shared 802.11 medium (wifi-ac-medium, the clean channel, and its -mild, -severe,
 # -outage: the paper's tc loss and outage on that medium) they are the same conditions.
 PRESET_CONDITION = {f"{family}-{condition}": condition
-                    for family in ("wifi", "wifi-ac", "wifi-ac-medium")
-                    for condition in CONDITIONS
-                    if (family, condition) != ("wifi-ac-medium", "ideal")}
-PRESET_CONDITION["wifi-ac-medium"] = "ideal"
+                    for family in ("wifi", "wifi-ac", "wifi-ac-medium") for condition in CONDITIONS}
+PRESET_CONDITION["wifi-ac-medium"] = PRESET_CONDITION.pop("wifi-ac-medium-ideal")
 
 
 def condition_of(row: dict) -> str | None:

@@ -71,7 +71,8 @@ CYCLONE_ACK_DELAY_S = 0.010
 # Cyclone's writer blocks in sendmsg while its socket's send buffer is full: the kernel's
 # default (net.core.wmem_default, 212 992 B on Debian 12; Cyclone 0.10 keeps it) holds 93
 # datagrams of 1472 B, each charged its skb's truesize, 2290 B (measured:
-# scripts/udp_sndbuf_datagrams.py)
+# scripts/udp_sndbuf_datagrams.py on 2026-11-28's VM; 94 at 2266 B on 2026-11-29's: the
+# truesize is the machine's, RESULTS "Cyclone" in the latency model)
 CYCLONE_SOCKET_DATAGRAMS = 93
 
 

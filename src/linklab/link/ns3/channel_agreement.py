@@ -8,11 +8,11 @@ one stream, 800 ns GI) from a distance where that MCS loses some of its frames: 
 10 to 13 m, MCS 4 from 27 to 34 m (SNR 27.3 to 23.9 dB and 14.4 to 11.4 dB). ns-3 runs
 ``linklab-ns3 saturation --distance D`` (ns3/run_saturation.cc: log-distance loss, its
 noise, TableBasedErrorRateModel on every frame); the medium runs ``linklab-emu
---simulate-medium`` with the loss ``medium: {distance: D, rate_control: fixed}`` gives it
-(linklab.model.wifi_channel: the same chain, tabulated). Every other setting is the one
-linklab.link.ns3.medium_agreement aligns. The medium leaves out what ns-3 also makes
-fail at a low SNR: the BlockAck (24 Mbit/s, 20 MHz: 6 dB more SNR than the data here)
-and the PHY header and preamble detection.
+--simulate-medium`` with the loss a link's ``medium: {distance: D, rate_control: fixed}``
+resolves to (linklab.link.medium, whose chain is linklab.model.wifi_channel's). Every
+other setting is the one linklab.link.ns3.medium_agreement aligns. The medium leaves out
+what ns-3 also makes fail at a low SNR: the BlockAck (24 Mbit/s, 20 MHz: 6 dB more SNR
+than the data here) and the PHY header and preamble detection.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from linklab.link.medium import resolve
 from linklab.link.ns3.medium_agreement import (
     AMPDU_FRAMES,
     GI_NS,
@@ -34,7 +35,6 @@ from linklab.link.ns3.medium_agreement import (
     study_parser,
     study_start,
 )
-from linklab.model import wifi_channel
 
 GRID = ((9, (10.0, 11.0, 11.5, 12.0, 12.5, 13.0)), (4, (27.0, 29.0, 30.0, 31.0, 32.0, 34.0)))
 FRAME_BYTES = 1500
@@ -57,16 +57,18 @@ class Row:
 
 def compare(mcs: int, distance_m: float, seconds: float, seed: int,
             ns3: Path | None = None) -> Row:
-    chan = wifi_channel.channel("ac", WIDTH_MHZ, NSS, GI_NS,
-                                wifi_channel.received_dbm(distance_m, 5.0), "fixed", mcs, (mcs,))
+    link = resolve({"standard": "ac", "band": "5GHz", "width": f"{WIDTH_MHZ}MHz",
+                    "streams": NSS, "mcs": mcs, "guard": f"{GI_NS}ns",
+                    "distance": f"{distance_m:g}m", "rate_control": "fixed"})
+    assert link.channel is not None
     cell = Cell(1, FRAME_BYTES, mcs)
     theirs = run_ns3(cell, seconds, seed, ns3, extra=("--distance", f"{distance_m:g}"))
-    medium = replace(medium_for(cell), per=chan.per, per_bytes=wifi_channel.TABLE_BYTES,
-                     multicast_per=chan.multicast_per)
+    medium = replace(medium_for(cell), per=link.per, per_bytes=link.per_bytes,
+                     multicast_per=link.multicast_per)
     ours = run_medium(cell, seconds, seed, medium=medium)
     dropped = ours["stations"]["a"].get("drops_retry", 0)
     ref = theirs["throughput_bps"]
-    return Row(mcs, distance_m, chan.snr_db, chan.per, ref / 1e6,
+    return Row(mcs, distance_m, link.channel.snr_db, link.per, ref / 1e6,
                ours["throughput_bps"] / 1e6,
                (ours["throughput_bps"] - ref) / ref if ref else float("nan"),
                theirs["dropped"], dropped)
