@@ -4,7 +4,11 @@ above 1 ms. A pair link on the medium (the relay pinned to CPU 1, iperf3's two e
 CPU 0), iperf3 UDP robot -> edge above the medium's capacity for SECONDS; printed: what
 the medium delivered to the edge (its counters), what iperf3's server received, the
 relay's CPU, and the medium's lag (max, p90, p99 of how late the relay handled a medium
-event against its schedule).
+event against its schedule). Every relay turn with an event more than 1 ms late is listed
+with when it came (from iperf3's start), where the relay's time went just before it
+(asleep in epoll_wait, reading its devices, its previous turn's work: emu/src/medium/lag.rs)
+and whether the host took the relay's CPU from the VM then (steal time in /proc/stat,
+sampled every 5 ms: the kernel counts it in 10 ms ticks, so a shorter theft may not show).
 
     .venv/bin/python scripts/medium_realtime.py [--medium standard=ac,streams=2,mcs=9,guard=400ns]
         [--offer 1000M] [--seconds 10]
@@ -18,6 +22,7 @@ import argparse
 import json
 import os
 import subprocess
+import threading
 import time
 
 from linklab.link import testbed
@@ -35,6 +40,46 @@ def relay_pid(bed) -> int:
 def cpu_seconds(pid: int) -> float:
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def steal_ticks(cpu: str) -> int:
+    """The host's steal time from `cpu` so far, in USER_HZ ticks (/proc/stat)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith(f"cpu{cpu} "):
+                return int(line.split()[8])
+    raise RuntimeError(f"no cpu{cpu} in /proc/stat")
+
+
+class StealSampler(threading.Thread):
+    """(monotonic ns, steal ticks of `cpu`) every 5 ms until stopped."""
+
+    def __init__(self, cpu: str):
+        super().__init__(daemon=True)
+        self.cpu, self.samples, self.done = cpu, [], threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            self.samples.append((time.monotonic_ns(), steal_ticks(self.cpu)))
+            time.sleep(0.005)
+
+    def stolen_within(self, start_ns: int, end_ns: int) -> int:
+        """Ticks stolen between the last sample before `start_ns` and the first after
+        `end_ns` (0 outside the sampled span)."""
+        before = [v for t, v in self.samples if t <= start_ns]
+        after = [v for t, v in self.samples if t >= end_ns]
+        return after[0] - before[-1] if before and after else 0
+
+
+def print_late_turns(after: dict, t0_ns: int, steal: StealSampler) -> None:
+    turns = after.get("lag_late_at", [])
+    print(f"  events over {after['lag_late_ns'] / 1e6:g} ms late: {after['lag_late_events']}"
+          f" in {after['lag_late_turns']} relay turns (the first {len(turns)} below)")
+    for at, lag, slept, read, previous in turns:
+        print(f"    at {(at - t0_ns) / 1e9:+8.3f} s: {lag / 1e6:6.2f} ms late; before it "
+              f"asleep {slept / 1e6:.2f} ms, reading {read / 1e6:.2f} ms, previous turn "
+              f"{previous / 1e6:.2f} ms; steal ticks on CPU {RELAY_CPU} around it: "
+              f"{steal.stolen_within(at - lag, at)}")
 
 
 def medium_figures(bed) -> dict:
@@ -56,13 +101,19 @@ def main() -> int:
         time.sleep(0.5)
         pid = relay_pid(bed)
         before = medium_figures(bed)
-        cpu0, t0 = cpu_seconds(pid), time.monotonic()
+        steal = StealSampler(RELAY_CPU)
+        steal.start()
+        steal0 = {cpu: steal_ticks(cpu) for cpu in (RELAY_CPU, IPERF_CPU)}
+        cpu0, t0, t0_ns = cpu_seconds(pid), time.monotonic(), time.monotonic_ns()
         client = bed.popen("robot", ["taskset", "-c", IPERF_CPU, "iperf3", "-c",
                                      edge.address, "-u", "-b", args.offer, "-l", "1472",
                                      "-t", str(args.seconds), "-J"],
                            stdout=subprocess.PIPE, text=True)
         report = json.loads(client.communicate(timeout=args.seconds + 30)[0])
         cpu1, t1 = cpu_seconds(pid), time.monotonic()
+        stolen = {cpu: steal_ticks(cpu) - steal0[cpu] for cpu in (RELAY_CPU, IPERF_CPU)}
+        steal.done.set()
+        steal.join()
         after = medium_figures(bed)
         server.communicate(timeout=30)
     a0, a1 = before["stations"]["a"], after["stations"]["a"]
@@ -82,6 +133,10 @@ def main() -> int:
     print(f"  relay CPU {100 * (cpu1 - cpu0) / span:.0f} % of CPU {RELAY_CPU}; lag max "
           f"{after['lag_max_ns'] / 1e3:.0f} us, p90 {after['lag_p90_ns'] / 1e3:.1f} us, "
           f"p99 {after['lag_p99_ns'] / 1e3:.1f} us (over the relay's life)")
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    print("  steal time during iperf3's run: " + ", ".join(
+        f"CPU {cpu} {n * tick_ms:.0f} ms" for cpu, n in stolen.items()))
+    print_late_turns(after, t0_ns, steal)
     return 0
 
 

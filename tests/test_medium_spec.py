@@ -336,3 +336,8 @@ def test_status_shows_the_mediums_counters_and_lag():
     assert lines[3].startswith("medium 2 background stations: offered 200, delivered 180")
     assert "MAC delay mean 1.500 ms, p95 4.000 ms" in lines[3]
     assert _medium_lines({"counters": {"stages": [{"kind": "delay"}]}}) == []
+    # a relay that counts its late turns (emu/src/medium/lag.rs) has them on the line
+    figures.update(lag_late_ns=1_000_000, lag_late_turns=2, lag_late_events=7)
+    assert lines[0].endswith("p99 0.040 ms")
+    assert _medium_lines(status)[0].endswith(
+        "p99 0.040 ms, 2 relay turns over 1.000 ms late")

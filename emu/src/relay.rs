@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 use crate::config::{Config, Spin};
 use crate::lead::{Lead, SpinBudget};
-use crate::medium::{Load, Medium};
+use crate::medium::{Before, Load, Medium};
 use crate::packet::{Packet, Pool};
 use crate::pipeline::Pipeline;
 use crate::stats::StatsWriter;
@@ -48,6 +48,8 @@ pub struct Relay {
     spin: SpinBudget,
     next_stats: u64,
     wait_ms: i32,
+    /// when the relay last woke from epoll_wait (the medium's late turns)
+    woke: u64,
 }
 
 impl Relay {
@@ -87,6 +89,7 @@ impl Relay {
             spin: SpinBudget::new(started),
             next_stats: started + cfg.stats_interval_ns,
             wait_ms: -1,
+            woke: mono_ns(),
             awaiting_first: cfg.epoch_first_packet,
             cfg,
             tap_a,
@@ -118,6 +121,7 @@ impl Relay {
         while running {
             let slept_at = mono_ns();
             let n = unsafe { libc::epoll_wait(self.epfd, events.as_mut_ptr(), events.len() as i32, self.wait_ms) };
+            let woke = mono_ns();
             if n < 0 {
                 let err = std::io::Error::last_os_error();
                 if err.raw_os_error() == Some(libc::EINTR) {
@@ -133,6 +137,10 @@ impl Relay {
                 return Some(e);
             }
             let now = mono_ns();
+            if let Some(m) = self.medium.as_mut() {
+                m.turn(Before { slept: woke - slept_at, read: now - woke, previous_turn: slept_at.saturating_sub(self.woke) });
+            }
+            self.woke = woke;
             self.start_epoch_at_first_frame(now);
             self.forward(now);
             self.write_stats_when_due(now);

@@ -81,6 +81,16 @@ fn write_stats_file(tmp: &str, path: &str, text: String) {
     }
 }
 
+/// The writer thread inherits the relay's SCHED_FIFO priority and CPU (main.rs
+/// set_scheduling runs before the relay spawns it); at the same priority a file write
+/// would keep the forwarding loop waiting on its CPU until the write blocks or ends.
+/// Under normal scheduling the loop preempts it at once.
+fn leave_real_time() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // 0: the calling thread (Linux schedules threads, not processes)
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+}
+
 impl StatsWriter {
     pub fn new(path: Option<String>) -> Self {
         let tmp = path.as_ref().map(|p| format!("{p}.tmp")).unwrap_or_default();
@@ -89,6 +99,7 @@ impl StatsWriter {
             let (sender, receiver) = std::sync::mpsc::sync_channel::<String>(1);
             let t = tmp.clone();
             writer = Some(std::thread::spawn(move || {
+                leave_real_time();
                 for text in receiver {
                     write_stats_file(&t, &p, text);
                 }

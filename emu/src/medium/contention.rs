@@ -30,7 +30,7 @@ use std::fs::File;
 use std::io::BufWriter;
 
 use super::airtime::{Airtime, SLOT_NS};
-use super::counters::Histogram;
+use super::lag::Lag;
 use super::spec::MediumSpec;
 use super::station::{Limits, Outcome, Source, Station};
 use crate::packet::{Packet, Pool};
@@ -66,7 +66,7 @@ pub struct Channel {
     pub unicast_mpdus: u64,
     pub events: u64,
     /// how late each event was handled against its time (relay only)
-    pub lag: Option<Histogram>,
+    pub lag: Option<Lag>,
     pub log: Option<BufWriter<File>>,
 }
 
@@ -158,7 +158,7 @@ impl Channel {
             }
             self.events += 1;
             if let Some(lag) = self.lag.as_mut() {
-                lag.record(until - t);
+                lag.record(until, t);
             }
             match event {
                 Event::End => self.end_exchange(t, pool, to_b, to_a),

@@ -16,6 +16,7 @@
 pub mod airtime;
 mod contention;
 mod counters;
+mod lag;
 pub mod simulate;
 pub mod spec;
 mod station;
@@ -28,7 +29,8 @@ use std::io::{BufWriter, Write as _};
 
 use crate::packet::{Packet, Pool};
 use contention::Channel;
-use counters::Histogram;
+use lag::Lag;
+pub use lag::Before;
 pub use spec::MediumSpec;
 use station::{Source, Station};
 
@@ -86,7 +88,14 @@ impl Medium {
 
     /// Record how late each event is handled against its time (the relay).
     pub fn track_lag(&mut self) {
-        self.channel.lag = Some(Histogram::new());
+        self.channel.lag = Some(Lag::new());
+    }
+
+    /// A relay turn begins: where the relay's time went before it (the lag's late turns).
+    pub fn turn(&mut self, before: Before) {
+        if let Some(lag) = self.channel.lag.as_mut() {
+            lag.turn(before);
+        }
     }
 
     /// Run the medium up to `now`: frames from a whose exchange has ended go to `to_b`,
@@ -141,7 +150,7 @@ impl Medium {
             ratio(ch.busy_ns, elapsed).min(1.0),
         );
         if let Some(lag) = &ch.lag {
-            let _ = write!(s, ",\"lag_max_ns\":{},\"lag_p90_ns\":{},\"lag_p99_ns\":{},\"lag_mean_ns\":{:.0}", lag.max, lag.quantile(0.90), lag.quantile(0.99), lag.mean());
+            lag.json_fields(&mut s);
         }
         s.push('}');
         s

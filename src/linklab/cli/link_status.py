@@ -88,6 +88,15 @@ def _station_line(name: str, counters: list[dict[str, Any]]) -> str:
             f"p95 {_ms(p95)}")
 
 
+def _late_turns(figures: dict[str, Any]) -> str:
+    """', N relay turns over 1 ms late' (emu/src/medium/lag.rs), or nothing from a relay
+    that does not count them."""
+    turns = figures.get("lag_late_turns")
+    if turns is None:
+        return ""
+    return f", {turns} relay turns over {_ms(figures.get('lag_late_ns'))} late"
+
+
 def _medium_lines(status: dict[str, Any]) -> list[str]:
     """The 802.11 medium's figures (a medium stage's counters carry them): the lag, the
     totals, each real station and the background stations together."""
@@ -100,7 +109,7 @@ def _medium_lines(status: dict[str, Any]) -> list[str]:
              f"collided, {float(figures.get('mean_ampdu_frames') or 0):.1f} MPDUs per "
              f"A-MPDU, busy {float(figures.get('busy_fraction') or 0):.1%}; lag (how late the "
              f"relay handled its events) max {_ms(figures.get('lag_max_ns'))}, p99 "
-             f"{_ms(figures.get('lag_p99_ns'))}"]
+             f"{_ms(figures.get('lag_p99_ns'))}{_late_turns(figures)}"]
     stations = figures.get("stations") or {}
     for name, role in (("a", "robot"), ("b", "AP")):
         if name in stations:
