@@ -25,6 +25,7 @@ import subprocess
 import threading
 import time
 
+from linklab.emu.bench_wires import steal_ticks
 from linklab.link import testbed
 
 RELAY_CPU = "1"
@@ -42,15 +43,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def steal_ticks(cpu: str) -> int:
-    """The host's steal time from `cpu` so far, in USER_HZ ticks (/proc/stat)."""
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith(f"cpu{cpu} "):
-                return int(line.split()[8])
-    raise RuntimeError(f"no cpu{cpu} in /proc/stat")
-
-
 class StealSampler(threading.Thread):
     """(monotonic ns, steal ticks of `cpu`) every 5 ms until stopped."""
 
@@ -60,7 +52,7 @@ class StealSampler(threading.Thread):
 
     def run(self):
         while not self.done.is_set():
-            self.samples.append((time.monotonic_ns(), steal_ticks(self.cpu)))
+            self.samples.append((time.monotonic_ns(), steal_ticks(int(self.cpu))))
             time.sleep(0.005)
 
     def stolen_within(self, start_ns: int, end_ns: int) -> int:
@@ -103,7 +95,7 @@ def main() -> int:
         before = medium_figures(bed)
         steal = StealSampler(RELAY_CPU)
         steal.start()
-        steal0 = {cpu: steal_ticks(cpu) for cpu in (RELAY_CPU, IPERF_CPU)}
+        steal0 = {cpu: steal_ticks(int(cpu)) for cpu in (RELAY_CPU, IPERF_CPU)}
         cpu0, t0, t0_ns = cpu_seconds(pid), time.monotonic(), time.monotonic_ns()
         client = bed.popen("robot", ["taskset", "-c", IPERF_CPU, "iperf3", "-c",
                                      edge.address, "-u", "-b", args.offer, "-l", "1472",
@@ -111,7 +103,7 @@ def main() -> int:
                            stdout=subprocess.PIPE, text=True)
         report = json.loads(client.communicate(timeout=args.seconds + 30)[0])
         cpu1, t1 = cpu_seconds(pid), time.monotonic()
-        stolen = {cpu: steal_ticks(cpu) - steal0[cpu] for cpu in (RELAY_CPU, IPERF_CPU)}
+        stolen = {cpu: steal_ticks(int(cpu)) - steal0[cpu] for cpu in (RELAY_CPU, IPERF_CPU)}
         steal.done.set()
         steal.join()
         after = medium_figures(bed)

@@ -48,7 +48,7 @@ pub struct Relay {
     spin: SpinBudget,
     next_stats: u64,
     wait_ms: i32,
-    /// when the relay last woke from epoll_wait (the medium's late turns)
+    /// when the relay last woke from epoll_wait, or opened (the medium's late turns)
     woke: u64,
 }
 
@@ -70,9 +70,11 @@ impl Relay {
         let stats = StatsWriter::new(cfg.stats_path.clone());
         // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
         let max_frame = cfg.mtu.max(9000) + 64;
-        // the medium's virtual time is CLOCK_MONOTONIC from now, its devices up
+        // the medium's virtual time is CLOCK_MONOTONIC from now, its devices up; no
+        // event of it is due before `opened`, where the relay's first turn counts from
+        let opened = mono_ns();
         let medium = cfg.medium.clone().map(|spec| {
-            let mut m = Medium::build(spec, cfg.seed, mono_ns(), [Load::NONE; 2]).unwrap_or_else(|e| die(&e));
+            let mut m = Medium::build(spec, cfg.seed, opened, [Load::NONE; 2]).unwrap_or_else(|e| die(&e));
             m.track_lag();
             m
         });
@@ -89,7 +91,7 @@ impl Relay {
             spin: SpinBudget::new(started),
             next_stats: started + cfg.stats_interval_ns,
             wait_ms: -1,
-            woke: mono_ns(),
+            woke: opened,
             awaiting_first: cfg.epoch_first_packet,
             cfg,
             tap_a,
@@ -121,7 +123,8 @@ impl Relay {
         while running {
             let slept_at = mono_ns();
             let n = unsafe { libc::epoll_wait(self.epfd, events.as_mut_ptr(), events.len() as i32, self.wait_ms) };
-            let woke = mono_ns();
+            // (read only for the medium's late turns)
+            let woke = if self.medium.is_some() { mono_ns() } else { 0 };
             if n < 0 {
                 let err = std::io::Error::last_os_error();
                 if err.raw_os_error() == Some(libc::EINTR) {
@@ -138,9 +141,9 @@ impl Relay {
             }
             let now = mono_ns();
             if let Some(m) = self.medium.as_mut() {
-                m.turn(Before { slept: woke - slept_at, read: now - woke, previous_turn: slept_at.saturating_sub(self.woke) });
+                m.turn(Before { slept: woke - slept_at, read: now - woke, previous_turn: slept_at - self.woke });
+                self.woke = woke;
             }
-            self.woke = woke;
             self.start_epoch_at_first_frame(now);
             self.forward(now);
             self.write_stats_when_due(now);

@@ -87,16 +87,24 @@ def _sink(netns: str) -> Iterator[None]:
         proc.wait()
 
 
+def _cpu_ticks() -> dict[int, list[int]]:
+    """Per CPU, /proc/stat's first eight counters in USER_HZ ticks: user, nice, system,
+    idle, iowait, irq, softirq, steal."""
+    with open("/proc/stat") as f:
+        return {int(name[3:]): [int(v) for v in fields[:8]]
+                for name, *fields in (line.split() for line in f)
+                if name.startswith("cpu") and name != "cpu"}
+
+
 def _cpu_busy() -> dict[int, tuple[int, int]]:
     """(busy, total) jiffies per CPU."""
-    out = {}
-    for line in open("/proc/stat"):
-        name, *fields = line.split()
-        if name.startswith("cpu") and name != "cpu":
-            values = [int(v) for v in fields[:8]]
-            idle = values[3] + values[4]
-            out[int(name[3:])] = (sum(values) - idle, sum(values))
-    return out
+    return {cpu: (sum(v) - v[3] - v[4], sum(v)) for cpu, v in _cpu_ticks().items()}
+
+
+def steal_ticks(cpu: int) -> int:
+    """The time the host ran something else while `cpu` (a vCPU) had work, so far, in
+    USER_HZ ticks (scripts/medium_realtime.py, scripts/vcpu_hiccups.py)."""
+    return _cpu_ticks()[cpu][7]
 
 
 def _steer_receive(netns: str, ifname: str, cpu: int) -> None:
