@@ -120,6 +120,12 @@ def test_a_measured_rssi_gives_the_channel_a_distance_would():
     ({"distance": "-3m"}, "--medium distance:"),
     ({"distance": "20km"}, "--medium distance:"),
     ({"distance": "10m", "tx_power": "90dBm"}, "--medium tx_power:"),
+    ({"motion": "60m over 3s"}, "--medium motion: moves the robot from its distance"),
+    ({"rssi": "-60dBm", "motion": "60m over 3s"}, "--medium motion: moves the robot"),
+    ({"per": "1%", "motion": "60m over 3s"}, "--medium motion: moves the robot"),
+    ({"distance": "10m", "motion": "fast"}, "--medium motion: expected DISTANCE over"),
+    ({"distance": "10m", "motion": "60m over 0s"}, "--medium motion:"),
+    ({"distance": "10m", "motion": "-60m over 3s"}, "--medium motion:"),
 ])
 def test_what_a_distance_cannot_take_is_one_line(keys, start):
     message = one_line(lambda: build_spec(None, None, {"medium": keys}))
@@ -135,3 +141,63 @@ def test_the_table_is_ns3s_stored_with_its_command():
     assert {(r["standard"], r["bytes"]) for r in raw["rows"]} == {
         ("n", 1500), ("ac", 1500), ("ax", 1500)}
     assert all(math.isfinite(p) for r in raw["rows"] for p in r["per"])
+
+
+def test_a_moving_robot_steps_its_channel_every_tenth_of_a_second():
+    m = medium_of(standard="ac", mcs=9, distance="5m", motion="120m over 6s")
+    times = [t for t, _ in m.steps]
+    assert m.steps[0] == (0.0, m.channel) and m.mcs == m.channel.mcs == 9
+    assert all(b > a for a, b in zip(times, times[1:], strict=False))
+    assert all(abs(t * 10 - round(t * 10)) < 1e-9 for t in times) and times[-1] <= 6.0
+    # each step is the channel at the robot's distance then, as a fixed distance gives it
+    for t, channel in m.steps[::7]:
+        there = medium_of(standard="ac", mcs=9, distance=f"{5 + 115 * t / 6!r}m")
+        assert channel.snr_db == pytest.approx(there.channel.snr_db)
+        assert (channel.mcs, channel.per) == (there.mcs, pytest.approx(there.per))
+    # rate control steps down as it goes, and at 120 m even MCS 0 loses nearly every frame
+    mcs = [c.mcs for _, c in m.steps]
+    assert mcs == sorted(mcs, reverse=True) and mcs[-1] == 0
+    assert m.steps[-1][1].per > 0.99
+    assert "moving to 120m over 6s" in m.text()
+    described = m.describe()
+    assert (described["motion"], described["steps"]) == ("120m over 6s", len(m.steps))
+    assert described["at_end"]["mcs"] == 0
+    # the relay is told every step after the first (which the medium line is)
+    lines = m.directive().lines()
+    assert lines[0].startswith("medium ") and len(lines) == len(m.steps)
+    for line, (t, c) in zip(lines[1:], m.steps[1:], strict=True):
+        verb, *words = line.split()
+        given = dict(word.split("=", 1) for word in words)
+        assert verb == "medium_step" and int(given["at_ns"]) == round(t * 1e9)
+        assert (int(given["mcs"]), float(given["per"]), float(given["multicast_per"])) == (
+            c.mcs, c.per, c.multicast_per)
+
+
+def test_a_robot_coming_closer_steps_up_and_fixed_rate_keeps_its_mcs():
+    closer = medium_of(standard="ax", mcs=11, distance="60m", motion="3m over 2s")
+    mcs = [c.mcs for _, c in closer.steps]
+    assert mcs == sorted(mcs) and mcs[-1] == 11 > mcs[0]
+    fixed = medium_of(standard="ac", mcs=4, distance="10m", motion="60m over 2s",
+                      rate_control="fixed")
+    assert {c.mcs for _, c in fixed.steps} == {4}
+    pers = [c.per for _, c in fixed.steps]
+    assert pers == sorted(pers) and pers[-1] > 0.5
+
+
+def test_along_stays_within_its_step_budget_and_keeps_only_changes():
+    def constant(metres):
+        return ch.Channel(snr_db=30.0, mcs=7, per=0.0, multicast_per=0.0, goodput_bps=1.0)
+
+    assert ch.along(5, 50, 60, constant) == [(0.0, constant(5))]
+    seen = []
+
+    def recording(metres):
+        seen.append(metres)
+        return ch.Channel(snr_db=-metres, mcs=0, per=min(1.0, metres / 1e6),
+                          multicast_per=0.0, goodput_bps=1.0)
+
+    steps = ch.along(1, 100_001, 36_000, recording)    # ten hours: 50 000 evaluations
+    assert len(seen) == ch.MAX_STEPS + 1 and seen[0] == 1 and seen[-1] == 100_001
+    assert steps[-1][0] == 36_000
+    with pytest.raises(ValueError):
+        ch.along(1, 2, 0, constant)

@@ -341,3 +341,8 @@ def test_status_shows_the_mediums_counters_and_lag():
     assert lines[0].endswith("p99 0.040 ms")
     assert _medium_lines(status)[0].endswith(
         "p99 0.040 ms, 2 relay turns over 1.000 ms late")
+    # a walking robot (medium motion): where its channel is in its steps
+    figures["link"] = {"mcs": 3, "per": 0.041, "multicast_per": 0.0, "steps_applied": 87,
+                       "steps": 196}
+    assert _medium_lines(status)[1] == ("medium robot-AP channel now: MCS 3, PER 4.10% "
+                                        "(step 87 of 196 of its motion)")

@@ -120,6 +120,12 @@ def test_the_report_shows_a_moving_cells_loss_per_stretch(tmp_path):
     assert [c.text for c in row] == ["c1", "sub-t-robot1", "24m", "27m over 9s",
                                      "0%", "0%", "40%", "75%", "75%"]
     assert motion_section(rows[1:], lambda cell_id: tmp_path / cell_id) is None
+    # a robot walking on the relay's 802.11 medium (link.medium's motion key)
+    walking = [{"cell_id": "c1", "link_overrides":
+                '{"medium": {"distance": "5m", "motion": "90m over 30s"}}'},
+               {"cell_id": "c2", "link_overrides": '{"medium": {"distance": "5m"}}'}]
+    (row,) = motion_section(walking, lambda cell_id: tmp_path / cell_id).rows
+    assert [c.text for c in row][:5] == ["c1", "sub-t-robot1", "5m", "90m over 30s", "0%"]
 
 
 @pytest.mark.parametrize("robots", ["0", "33"])

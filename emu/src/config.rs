@@ -19,9 +19,11 @@
 //! medium standard=ac band_ghz=5 width_mhz=80 nss=1 mcs=7 ...   # at most one: both
 //!                              # directions share one 802.11 channel after their stages
 //!                              # (medium/spec.rs lists the keys)
+//! medium_step at_ns=500000000 mcs=6 per=0.01 multicast_per=0   # after the medium line:
+//!                              # the robot-AP channel from then on (medium/steps.rs)
 //! ```
-//! `--simulate-medium` reads a file of `seed`, `medium` and `sim a|b load_bps=X
-//! frame_bytes=Y` lines only (parse_offline; medium/simulate.rs).
+//! `--simulate-medium` reads a file of `seed`, `medium`, `medium_step` and `sim a|b
+//! load_bps=X frame_bytes=Y` lines only (parse_offline; medium/simulate.rs).
 //! The Python side (linklab.emu) writes this file with every quantity already in
 //! base units (ns, bit/s, bytes, probabilities), so the relay parses no units.
 
@@ -85,8 +87,8 @@ pub fn parse(text: &str) -> Result<Config, String> {
 /// `--simulate-medium`'s file: `seed`, one `medium` (required) and `sim` lines only.
 pub fn parse_offline(text: &str) -> Result<Config, String> {
     let cfg = parse_lines(text, |line, line_no| match line.split_whitespace().next() {
-        Some("seed" | "medium" | "sim") => Ok(()),
-        _ => Err(format!("config line {line_no}: --simulate-medium reads seed, medium and sim lines only: {line}")),
+        Some("seed" | "medium" | "medium_step" | "sim") => Ok(()),
+        _ => Err(format!("config line {line_no}: --simulate-medium reads seed, medium, medium_step and sim lines only: {line}")),
     })?;
     if cfg.medium.is_none() {
         return Err("config: --simulate-medium needs a `medium` line".to_string());
@@ -178,6 +180,10 @@ fn apply_directive(cfg: &mut Config, line: &str, line_no: usize) -> Result<(), S
             }
             cfg.medium = Some(MediumSpec::parse(&words[1..], line_no)?);
         }
+        "medium_step" => match cfg.medium.as_mut() {
+            Some(medium) => medium.add_step(&words[1..], line_no)?,
+            None => return Err(bad("a medium_step line follows the medium line")),
+        },
         "sim" => {
             let (side, load) = simulate::parse_sim(&words[1..], line_no)?;
             cfg.sim[side] = load;
@@ -367,9 +373,12 @@ mod tests {
             ("medium standard=a\nmedium standard=a", "config line 4: one `medium` line at most: medium standard=a"),
             ("medium mcs=x", "config line 3: medium: mcs=x: accepts an integer in 0..9"),
             ("medium standard=ac\nsim a load_bps=1", "config line 4: sim lines are read by --simulate-medium only"),
+            ("medium_step at_ns=1 mcs=1 per=0 multicast_per=0", "config line 3: a medium_step line follows the medium line: medium_step at_ns=1 mcs=1 per=0 multicast_per=0"),
         ] {
             assert_eq!(parse(&format!("{taps}{text}\n")).unwrap_err(), message);
         }
+        let stepped = parse(&format!("{taps}medium standard=ac mcs=9\nmedium_step at_ns=5 mcs=2 per=0.5 multicast_per=0\n")).unwrap();
+        assert_eq!(stepped.medium.unwrap().steps.len(), 1);
         let offline = parse_offline("seed 9\nmedium standard=a width_mhz=20\nsim a load_bps=inf frame_bytes=200\n").unwrap();
         assert!(offline.sim[0].bps.is_infinite() && offline.sim[0].frame_bytes == 200 && offline.sim[1].bps == 0.0);
         for (text, message) in [

@@ -23,8 +23,13 @@
 //!   post-backoff done) draws a fresh one: every transmission is preceded by a backoff
 //!   (the standard would let it transmit at once after AIFS of idle medium: a
 //!   simplification that makes every access a contention).
-//! - Not modelled: RTS/CTS, EIFS, NAV/TXOP bursts, rate adaptation, SNR-dependent
-//!   errors (a fixed PER per MPDU), capture, hidden stations, MU-MIMO/OFDMA, power save.
+//! - Stations a and b (the robot and the AP) take the robot-AP link's MCS and error
+//!   rates, which `medium_step` lines change during the run (steps.rs: linklab's rate
+//!   control, computed ahead from the robot's distance); the background stations keep
+//!   the `medium` line's. A step applies from the first exchange that starts at or after
+//!   its time.
+//! - Not modelled: RTS/CTS, EIFS, NAV/TXOP bursts, rate adaptation in the relay, capture,
+//!   hidden stations, MU-MIMO/OFDMA, power save.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -33,6 +38,7 @@ use super::airtime::{Airtime, SLOT_NS};
 use super::lag::Lag;
 use super::spec::MediumSpec;
 use super::station::{Limits, Outcome, Source, Station};
+use super::steps::Steps;
 use crate::packet::{Packet, Pool};
 use crate::rng::Rng;
 
@@ -48,8 +54,13 @@ enum Event {
 }
 
 pub struct Channel {
+    /// the medium line's channel: the background stations'
     pub spec: MediumSpec,
     pub air: Airtime,
+    /// the robot-AP link's channel (stations a and b): `spec` as the steps change it
+    pub link: MediumSpec,
+    pub link_air: Airtime,
+    pub steps: Steps,
     pub limits: Limits,
     pub stations: Vec<Station>,
     rng: Rng,
@@ -72,7 +83,8 @@ pub struct Channel {
 
 impl Channel {
     /// The stations (a and b first, then the background ones) at `start`, idle.
-    pub fn new(spec: MediumSpec, mut stations: Vec<Station>, seed: u64, start: u64, log: Option<BufWriter<File>>, pool: &mut Pool) -> Channel {
+    pub fn new(mut spec: MediumSpec, mut stations: Vec<Station>, seed: u64, start: u64, log: Option<BufWriter<File>>, pool: &mut Pool) -> Channel {
+        let steps = Steps::new(std::mem::take(&mut spec.steps));
         let air = Airtime::new(spec.standard, spec.band, spec.width_mhz, spec.nss, spec.mcs, spec.gi_ns);
         let limits = Limits {
             ampdu_frames: spec.ampdu_frames as usize,
@@ -102,6 +114,9 @@ impl Channel {
             events: 0,
             lag: None,
             log,
+            link: spec.clone(),
+            link_air: air.clone(),
+            steps,
             spec,
             air,
             limits,
@@ -169,7 +184,10 @@ impl Channel {
                         self.stations[i].source = Source::Poisson { mean_gap_ns, next: t + gap };
                     }
                 }
-                Event::Start => self.start_exchange(t),
+                Event::Start => {
+                    self.apply_steps(t);
+                    self.start_exchange(t)
+                }
             }
         }
     }
@@ -224,6 +242,15 @@ impl Channel {
         }
     }
 
+    /// The robot-AP channel of the last step due at `t`, if one is.
+    fn apply_steps(&mut self, t: u64) {
+        if let Some(step) = self.steps.due(t.saturating_sub(self.started)) {
+            let link = &mut self.link;
+            (link.mcs, link.per, link.multicast_per) = (step.mcs, step.per, step.multicast_per);
+            self.link_air = Airtime::new(link.standard, link.band, link.width_mhz, link.nss, link.mcs, link.gi_ns);
+        }
+    }
+
     /// The stations whose backoff ends at `t` transmit; the others freeze theirs.
     fn start_exchange(&mut self, t: u64) {
         self.transmitters.clear();
@@ -246,7 +273,7 @@ impl Channel {
         let mut end = t;
         for &i in &self.transmitters {
             let st = &mut self.stations[i];
-            st.select(&self.air, &self.limits);
+            st.select(if i < 2 { &self.link_air } else { &self.air }, &self.limits);
             let exchange = if st.response_ns == 0 {
                 st.ppdu_ns
             } else if self.collided {
@@ -269,9 +296,9 @@ impl Channel {
     /// The exchange ends at `t`: outcomes, CW, new backoffs, in-order release; then the
     /// medium is idle and every pending backoff counts after AIFS.
     fn end_exchange(&mut self, t: u64, pool: &mut Pool, to_b: &mut Vec<Packet>, to_a: &mut Vec<Packet>) {
-        let spec = &self.spec;
         for k in 0..self.transmitters.len() {
             let i = self.transmitters[k];
+            let spec = if i < 2 { &self.link } else { &self.spec };
             let st = &mut self.stations[i];
             match st.finish(t, self.collided, spec, &mut self.rng, pool, &mut self.log) {
                 Outcome::Failed => st.cw = (2 * (st.cw + 1) - 1).min(spec.cw_max),

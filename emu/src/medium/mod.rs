@@ -9,6 +9,9 @@
 //! SIFS, ACK/BlockAck) ends. `--simulate-medium` runs the same code offline
 //! (simulate.rs).
 //!
+//! `medium_step` lines change the robot-AP channel (MCS, error rates) during the run
+//! (steps.rs); the counters then say where it is (`link`).
+//!
 //! The per-frame log (`log=PATH`): one text line per MPDU outcome,
 //! `<ns> <station> delivered|drop_retry|drop_queue|multicast_lost <ip_bytes> <mac_delay_ns> <retries>`
 //! (ns on CLOCK_MONOTONIC in the relay, from 0 offline).
@@ -20,6 +23,7 @@ mod lag;
 pub mod simulate;
 pub mod spec;
 mod station;
+mod steps;
 #[cfg(test)]
 mod tests;
 
@@ -149,6 +153,19 @@ impl Medium {
             ratio(ch.unicast_mpdus, ch.unicast_ppdus),
             ratio(ch.busy_ns, elapsed).min(1.0),
         );
+        if !ch.steps.is_empty() {
+            // where the robot-AP channel is in its steps (steps.rs)
+            let link = &ch.link;
+            let _ = write!(
+                s,
+                ",\"link\":{{\"mcs\":{},\"per\":{},\"multicast_per\":{},\"steps_applied\":{},\"steps\":{}}}",
+                link.mcs,
+                link.per,
+                link.multicast_per,
+                ch.steps.applied(),
+                ch.steps.len()
+            );
+        }
         if let Some(lag) = &ch.lag {
             lag.json_fields(&mut s);
         }

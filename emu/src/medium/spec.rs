@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 pub use super::airtime::{Band, Standard};
 use super::airtime::{n_dbps_exact, FCS, LLC_SNAP};
+use super::steps::Step;
 
 /// A QoS data MPDU's MAC header (9.3.2.1), as airtime.rs counts it for n, ac and ax.
 const QOS_DATA_HEADER: u32 = 26;
@@ -49,6 +50,8 @@ pub struct MediumSpec {
     pub bg_load_bps: f64,
     pub bg_frame_bytes: u32,
     pub log: String,
+    /// the robot-AP channel's changes during the run (`medium_step` lines, steps.rs)
+    pub steps: Vec<Step>,
 }
 
 pub const KEYS: [&str; 22] = [
@@ -210,6 +213,7 @@ impl MediumSpec {
             bg_load_bps: w.load("bg_load_bps")?,
             bg_frame_bytes: w.int("bg_frame_bytes", 1500, 1, MAX_FRAME_BYTES as u64)? as u32,
             log: w.get("log", "").to_string(),
+            steps: Vec::new(),
         };
         Ok(spec)
     }
@@ -261,7 +265,7 @@ fn parse_phy(w: &Words) -> Result<(Standard, Band, u32, u32, u32, u32), String> 
 /// The MCS x width x streams combinations the standard defines: integer N_DBPS for
 /// a/HT/VHT, and the VHT combinations Tables 21-30..21-61 mark "not valid" (20 MHz MCS 9
 /// with 1, 2, 4 streams; 80 MHz MCS 6 with 3; 160 MHz MCS 9 with 3).
-fn check_mcs(w: &Words, standard: Standard, width: u32, nss: u32, mcs: u32) -> Result<(), String> {
+pub(super) fn check_mcs(w: &Words, standard: Standard, width: u32, nss: u32, mcs: u32) -> Result<(), String> {
     let vht_invalid = standard == Standard::Ac
         && matches!((width, nss, mcs), (20, 1 | 2 | 4, 9) | (80, 3, 6) | (160, 3, 9));
     let (num, den) = n_dbps_exact(standard, width, nss, mcs);

@@ -206,3 +206,36 @@ fn saturation_throughput_agrees_with_bianchi() {
         assert!((p_got - p_want).abs() < 0.03, "n={n}: p {p_got} vs {p_want}");
     }
 }
+
+#[test]
+fn steps_change_the_robot_and_ap_channel_during_the_run_and_not_the_background() {
+    // 802.11ac 80 MHz: MCS 9 (390 Mbit/s) until 0.4 s, MCS 0 (29.3 Mbit/s) until 0.7 s,
+    // then MCS 0 with every MPDU lost: station a (saturated) carries far less after the
+    // first step and nothing after the second, while the background station keeps the
+    // medium line's MCS 9 and loses nothing.
+    let mut s = spec("standard=ac width_mhz=80 mcs=9 bg_stations=1 bg_load_bps=inf");
+    for line in ["at_ns=400000000 mcs=0 per=0 multicast_per=0", "at_ns=700000000 mcs=0 per=1 multicast_per=1"] {
+        s.add_step(&line.split_whitespace().collect::<Vec<_>>(), 2).unwrap();
+    }
+    let saturated = Load { bps: f64::INFINITY, frame_bytes: 1500 };
+    let mut m = Medium::build(s, 3, 0, [saturated, Load::NONE]).unwrap();
+    let (mut pool, mut to_b, mut to_a) = (Pool::new(64), Vec::new(), Vec::new());
+    let mut at = |m: &mut Medium, t: u64| {
+        m.advance(t, &mut pool, &mut to_b, &mut to_a);
+        to_b.clear();
+        let c = |i: usize| m.channel.stations[i].counters.delivered_bytes;
+        (c(0), c(2))
+    };
+    let (a0, bg0) = at(&mut m, 400_000_000);
+    let (a1, _) = at(&mut m, 700_000_000);
+    let (a2, bg2) = at(&mut m, 710_000_000); // an exchange begun before 0.7 s may end after
+    let (a3, bg3) = at(&mut m, SECOND);
+    let rate = |bytes: u64, seconds: f64| 8.0 * bytes as f64 / seconds;
+    let (fast, slow) = (rate(a0, 0.4), rate(a1 - a0, 0.3));
+    assert!(fast > 5.0 * slow && slow > 5e6, "{fast} then {slow} bit/s");
+    assert_eq!(a3, a2, "delivered with every MPDU lost");
+    assert!(bg3 - bg2 > 0 && bg0 > 0);
+    assert_eq!(m.channel.stations[2].counters.drops_retry, 0);
+    let json = m.json(SECOND);
+    assert!(json.contains("\"link\":{\"mcs\":0,\"per\":1,\"multicast_per\":1,\"steps_applied\":2,\"steps\":2}"), "{json}");
+}

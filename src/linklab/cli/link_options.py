@@ -114,7 +114,8 @@ MEDIUM = text_option("--medium", "A shared 802.11 medium (with the emulator; a p
                      "aggregation, aggregation_bytes, queue, queue_bytes, stations, "
                      "station_load, station_frame; distance (e.g. 25m: errors and MCS "
                      "from it, in place of per), tx_power, rssi (e.g. -66dBm, instead of a "
-                     "distance), rate_control (best, fixed). "
+                     "distance), rate_control (best, fixed), motion (e.g. 60m over 30s: "
+                     "the robot moves from distance to 60 m over 30 s). "
                      "Replaces --rate; --loss stays (IP-level, at the receiver).")
 
 # a simulated radio (paper 002)

@@ -110,6 +110,11 @@ def _medium_lines(status: dict[str, Any]) -> list[str]:
              f"A-MPDU, busy {float(figures.get('busy_fraction') or 0):.1%}; lag (how late the "
              f"relay handled its events) max {_ms(figures.get('lag_max_ns'))}, p99 "
              f"{_ms(figures.get('lag_p99_ns'))}{_late_turns(figures)}"]
+    link = figures.get("link")
+    if isinstance(link, dict):   # a moving robot (emu/src/medium/steps.rs)
+        lines.append(f"medium robot-AP channel now: MCS {link.get('mcs')}, PER "
+                     f"{float(link.get('per') or 0):.2%} (step {link.get('steps_applied')} of "
+                     f"{link.get('steps')} of its motion)")
     stations = figures.get("stations") or {}
     for name, role in (("a", "robot"), ("b", "AP")):
         if name in stations:

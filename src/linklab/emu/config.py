@@ -75,5 +75,5 @@ class RelayConfig:
             for stage in stages:
                 lines.append(f"stage {direction} {stage.directive()}")
         if self.medium is not None:
-            lines.append(self.medium.directive())
+            lines.extend(self.medium.lines())
         return "\n".join(lines) + "\n"

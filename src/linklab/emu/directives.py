@@ -237,7 +237,13 @@ class Medium:
     bg_frame_bytes: int
     per_bytes: int = 0       # per is for an MPDU of this many bytes (0: for every MPDU)
     log: str = ""            # a per-frame log file ("": none)
+    # the robot-AP channel's changes during the run (``medium_step`` lines), times rising
+    steps: tuple[MediumStep, ...] = ()
     kind: str = field(default="medium", init=False)
+
+    def lines(self) -> list[str]:
+        """The ``medium`` line and its ``medium_step`` lines."""
+        return [self.directive(), *(step.directive() for step in self.steps)]
 
     def directive(self) -> str:
         values = [("standard", self.standard), ("band_ghz", _number(self.band_ghz)),
@@ -255,6 +261,22 @@ class Medium:
         if any(c.isspace() for c in self.log):
             raise UsageError(f"medium log {self.log!r}: a path without spaces")
         return "medium " + " ".join(f"{key}={value}" for key, value in values)
+
+
+@dataclass(frozen=True)
+class MediumStep:
+    """From ``at_s`` after the medium's start, the robot-AP link (stations a and b) sends
+    at ``mcs`` and loses an MPDU with ``per`` (group-addressed: ``multicast_per``), sized
+    as the medium line's ``per_bytes`` says (emu/src/medium/steps.rs)."""
+
+    at_s: float
+    mcs: int
+    per: float
+    multicast_per: float
+
+    def directive(self) -> str:
+        return (f"medium_step at_ns={_ns(self.at_s)} mcs={self.mcs} per={_number(self.per)} "
+                f"multicast_per={_number(self.multicast_per)}")
 
 
 @dataclass(frozen=True)

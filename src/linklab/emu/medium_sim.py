@@ -31,7 +31,7 @@ def simulation_config(medium: Medium, loads: Sequence[SimulatedLoad], seed: int 
     stations = [load.station for load in loads]
     if len(set(stations)) != len(stations) or not set(stations) <= {"a", "b"}:
         raise ValueError(f"sim lines for stations a and b at most once each, got {stations}")
-    lines = [f"seed {seed}", medium.directive(), *(load.directive() for load in loads)]
+    lines = [f"seed {seed}", *medium.lines(), *(load.directive() for load in loads)]
     return "\n".join(lines) + "\n"
 
 

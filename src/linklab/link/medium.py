@@ -10,14 +10,20 @@ mapping of these keys (each optional; defaults per standard in DEFAULTS)::
              per: 0%, multicast_per: 0%, retry_limit: 7, aggregation: 64,
              aggregation_bytes: 1048575B, queue: 1000, queue_bytes: 0B,
              stations: 0, station_load: saturated, station_frame: 1500B,
-             distance: 20m, tx_power: 16.0206dBm, rate_control: best}
+             distance: 20m, tx_power: 16.0206dBm, rate_control: best,
+             motion: 60m over 30s}
 
 ``distance`` makes the channel's errors come from how far the robot is from the AP
 (linklab.model.wifi_channel: ns-3's log-distance loss, noise and frame error tables), in
 place of ``per`` and ``multicast_per``; ``rssi`` (e.g. -66dBm, a measured received
 power, as paper 001 reports) does the same from the received power itself.
 ``rate_control: best`` (the default with either) then takes the MCS of the highest
-expected goodput up to ``mcs``, ``fixed`` keeps ``mcs``.
+expected goodput up to ``mcs``, ``fixed`` keeps ``mcs``. ``motion`` (with ``distance``),
+e.g. ``60m over 30s``: the robot moves straight away from (or towards) the AP at constant
+speed, from ``distance`` to 60 m over 30 s counted from when the medium comes up, then
+stays; the channel (SNR, losses, and with ``best`` the MCS) follows it every 100 ms
+(wifi_channel.along: the relay's ``medium_step`` lines). The background stations keep the
+starting channel, and the model's link rate (phy_rate_bps) is the starting MCS's.
 
 On ``linklab link up`` it is ``--medium standard=ac,mcs=9`` (written over a preset's
 medium key by key). What each key becomes is the relay's ``medium`` directive
@@ -33,9 +39,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from linklab.emu.directives import Medium
+from linklab.emu.directives import Medium, MediumStep
 from linklab.errors import UsageError
-from linklab.link.radio import MAX_RADIO_MTU, dbm_of, parse_distance, parse_tx_power
+from linklab.link.radio import (MAX_RADIO_MTU, Motion, dbm_of, parse_distance, parse_motion,
+                                parse_tx_power)
 from linklab.model import wifi_channel
 from linklab.model import wifi_phy as phy
 from linklab.units import format_bitrate, parse_bitrate, parse_duration, parse_fraction, parse_size
@@ -43,7 +50,7 @@ from linklab.units import format_bitrate, parse_bitrate, parse_duration, parse_f
 KEYS = ("standard", "band", "width", "streams", "mcs", "guard", "per", "multicast_per",
         "retry_limit", "aggregation", "aggregation_bytes", "queue", "queue_bytes",
         "stations", "station_load", "station_frame",
-        "distance", "tx_power", "rssi", "rate_control")
+        "distance", "tx_power", "rssi", "rate_control", "motion")
 # One example value per key (messages, the preset format's docs).
 EXAMPLES = {"standard": "ac", "band": "5GHz", "width": "80MHz", "streams": "2", "mcs": "9",
             "guard": "400ns", "per": "1%", "multicast_per": "10%", "retry_limit": "7",
@@ -51,7 +58,7 @@ EXAMPLES = {"standard": "ac", "band": "5GHz", "width": "80MHz", "streams": "2", 
             "queue_bytes": "1MiB", "stations": "8", "station_load": "20Mbit/s or saturated",
             "station_frame": "1500B", "distance": "20m", "tx_power": "16.0206dBm",
             "rssi": "-60dBm",
-            "rate_control": "best or fixed"}
+            "rate_control": "best or fixed", "motion": "60m over 30s"}
 # Link fields a medium link cannot take: the medium makes its own rate (airtime) and
 # queues; a trace would replace it. delay, jitter, outage and the IP-level losses stay:
 # burst_loss drops in the relay before the medium, loss (nft) at the receiver's input, as
@@ -186,6 +193,7 @@ _PARSERS = {
     "tx_power": lambda v, a: parse_tx_power(v, a),
     "rssi": lambda v, a: _rssi(v, a),
     "rate_control": lambda v, a: _rate_control(v, a),
+    "motion": lambda v, a: parse_motion(v, a),
 }
 
 
@@ -260,6 +268,10 @@ class MediumSpec:
     rssi_dbm: float | None = None
     rate_control: str | None = None
     per_bytes: int = 0
+    # a moving robot: the channel from each step's time on (the first is at 0 s: the
+    # starting channel, as above), wifi_channel.along
+    motion: Motion | None = None
+    steps: tuple[tuple[float, wifi_channel.Channel], ...] = ()
 
     @property
     def phy_rate_bps(self) -> float:
@@ -279,6 +291,10 @@ class MediumSpec:
                   else f"at {self.rssi_dbm:g}dBm")
             where = (f" {at} (SNR {self.channel.snr_db:.1f}dB, "
                      f"PER {self.per:.2%}, rate control {self.rate_control})")
+            if self.motion is not None:
+                end = self.steps[-1][1]
+                where += (f", moving to {self.motion.text()} (then SNR {end.snr_db:.1f}dB, "
+                          f"MCS {end.mcs}, PER {end.per:.2%})")
         return (f"802.11{self.standard} {self.band_ghz:g}GHz {self.width_mhz}MHz "
                 f"{self.streams}x MCS {self.mcs} {self.guard_ns}ns "
                 f"({format_bitrate(self.phy_rate_bps)}){where}{bg}")
@@ -304,8 +320,15 @@ class MediumSpec:
         assert self.channel is not None
         source = ({"distance": f"{self.distance_m:g}m", "tx_power": f"{self.tx_power_dbm:g}dBm"}
                   if self.distance_m is not None else {"rssi": f"{self.rssi_dbm:g}dBm"})
+        moving = {}
+        if self.motion is not None:
+            end = self.steps[-1][1]
+            moving = {"motion": self.motion.text(), "steps": len(self.steps),
+                      "at_end": {"snr": f"{end.snr_db:.1f}dB", "mcs": end.mcs,
+                                 "per": end.per, "multicast_per": end.multicast_per}}
         return {**source, "rate_control": self.rate_control,
-                "snr": f"{self.channel.snr_db:.1f}dB", "per_for": f"{self.per_bytes}B MPDUs"}
+                "snr": f"{self.channel.snr_db:.1f}dB", "per_for": f"{self.per_bytes}B MPDUs",
+                **moving}
 
     def directive(self, log_path: str = "") -> Medium:
         """The relay's ``medium`` line (linklab.emu.directives.Medium, base units)."""
@@ -319,7 +342,10 @@ class MediumSpec:
                       queue_bytes=self.queue_bytes, bg_stations=self.stations,
                       bg_load_bps=self.station_load_bps if self.stations else 0.0,
                       bg_frame_bytes=self.station_frame_bytes, per_bytes=self.per_bytes,
-                      log=log_path)
+                      log=log_path,
+                      steps=tuple(MediumStep(at_s=t, mcs=c.mcs, per=c.per,
+                                             multicast_per=c.multicast_per)
+                                  for t, c in self.steps[1:]))
 
 
 def merge(medium: MediumSpec | None, value: Any, argument: str | None) -> MediumSpec:
@@ -372,7 +398,7 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
         if not MIN_AMPDU_BYTES <= size <= MAX_AMPDU_BYTES[std]:
             raise refuse("aggregation_bytes", f"{name} allows A-MPDUs of {MIN_AMPDU_BYTES}.."
                          f"{MAX_AMPDU_BYTES[std]} B, not {size} B")
-    channel = _channel_from_distance(std, values, parsed, refuse)
+    channel, steps = _channel_from_distance(std, values, parsed, refuse)
     stations = values["stations"]
     for key in ("station_load", "station_frame"):
         if key in parsed and stations == 0:
@@ -386,6 +412,7 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
         mcs, per, multicast_per = channel.mcs, channel.per, channel.multicast_per
         extra = {"channel": channel, "distance_m": values.get("distance"),
                  "rate_control": values["rate_control"], "per_bytes": wifi_channel.TABLE_BYTES,
+                 "motion": values.get("motion"), "steps": steps,
                  **({"rssi_dbm": values["rssi"]} if "rssi" in values
                     else {"tx_power_dbm": values["tx_power"]})}
     return MediumSpec(
@@ -399,17 +426,22 @@ def resolve(given: Mapping[str, Any], argument: str | None = "--medium") -> Medi
 
 
 def _channel_from_distance(std: str, values: dict[str, Any], parsed: dict[str, Any],
-                           refuse: Any) -> wifi_channel.Channel | None:
-    """The channel at ``distance``, or at a received power ``rssi`` (None without either);
-    ``values`` gains the defaults of ``tx_power`` and ``rate_control``. A key that needs
-    one of them, or that one replaces, is refused."""
+                           refuse: Any) -> tuple[wifi_channel.Channel | None,
+                                                 tuple[tuple[float, wifi_channel.Channel], ...]]:
+    """The channel at ``distance``, or at a received power ``rssi`` (None without either),
+    and along ``motion`` (wifi_channel.along; () without it); ``values`` gains the defaults
+    of ``tx_power`` and ``rate_control``. A key that needs one of them, or that one
+    replaces, is refused."""
+    if "motion" in parsed and "distance" not in parsed:
+        raise refuse("motion", "moves the robot from its distance to the AP; give distance "
+                               "(e.g. 20m) too" + (", not rssi" if "rssi" in parsed else ""))
     source = next((k for k in ("distance", "rssi") if k in parsed), None)
     if source is None:
         for key in ("tx_power", "rate_control"):
             if key in parsed:
                 raise refuse(key, "applies to a channel from distance or rssi; give "
                                   "distance (e.g. 20m) or rssi (e.g. -60dBm) too")
-        return None
+        return None, ()
     if "distance" in parsed and "rssi" in parsed:
         raise refuse("rssi", "is what a distance gives; give distance or rssi, not both")
     if "rssi" in parsed and "tx_power" in parsed:
@@ -423,15 +455,25 @@ def _channel_from_distance(std: str, values: dict[str, Any], parsed: dict[str, A
                               f"{source}, not both")
     values.setdefault("tx_power", wifi_channel.DEFAULT_TX_POWER_DBM)
     values.setdefault("rate_control", "best")
-    received = (values["rssi"] if source == "rssi" else
-                wifi_channel.received_dbm(values["distance"], values["band"],
-                                          values["tx_power"]))
     width, streams, guard, top = (values["width"], values["streams"], values["guard"],
                                   values["mcs"])
     valid = tuple(m for m in range(top + 1)
                   if not (std == "ac" and (width, m, streams) in phy.VHT_INVALID))
-    return wifi_channel.channel(std, width, streams, guard, received, values["rate_control"],
-                                top, valid)
+
+    def channel_of(received: float) -> wifi_channel.Channel:
+        return wifi_channel.channel(std, width, streams, guard, received,
+                                    values["rate_control"], top, valid)
+
+    def at_distance(metres: float) -> wifi_channel.Channel:
+        return channel_of(wifi_channel.received_dbm(metres, values["band"], values["tx_power"]))
+
+    if source == "rssi":
+        return channel_of(values["rssi"]), ()
+    motion = values.get("motion")
+    if motion is None:
+        return at_distance(values["distance"]), ()
+    steps = wifi_channel.along(values["distance"], motion.to_m, motion.over_s, at_distance)
+    return steps[0][1], tuple(steps)
 
 
 def conflicts(medium: MediumSpec | None, stage_fields: set[str], mtu: int,

@@ -21,8 +21,10 @@ The chain is ns-3 3.37's, so the medium and ns-3 agree on what a distance does:
   (emu/src/medium/spec.rs ``per_bytes``).
 * **Rate control** ``best``: the MCS with the highest expected goodput, PHY rate x (1 -
   PER), at the link's SNR -- where Minstrel (ns-3's MinstrelHtWifiManager, Linux's
-  minstrel_ht) settles on a steady channel; ``fixed``: the MCS given. The distance is
-  fixed for the link's life, so the choice is made once, at link-up.
+  minstrel_ht) settles on a steady channel; ``fixed``: the MCS given. For a fixed
+  distance the choice is made once, at link-up; for a robot that moves (``along``) it is
+  made again every STEP_S, as if rate control followed the channel at once (Minstrel
+  needs a few of its 100 ms update intervals to settle: a stated simplification).
 * **Multicast** goes at 6 Mbit/s (BPSK 1/2) over 20 MHz: MCS 0's curve at the 20 MHz
   SNR, for a 1500-byte MPDU and sized by the relay like the unicast loss.
 """
@@ -32,6 +34,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -49,6 +52,11 @@ REFERENCE_HZ = {2.4: 2.412e9, 5.0: 5.15e9, 6.0: 5.955e9}
 TABLE_BYTES = 1500                       # the MPDU size wifi-per-ns3.json is for
 RATE_CONTROLS = ("fixed", "best")
 MULTICAST_WIDTH_MHZ = 20
+# Along a motion the channel is evaluated every 100 ms: the interval ns-3's Minstrel
+# updates its statistics at (MinstrelHtWifiManager UpdateStatistics, 100 ms); at most
+# MAX_STEPS evaluations (a longer motion takes them further apart).
+STEP_S = 0.1
+MAX_STEPS = 50_000
 
 
 def reference_loss_db(band_ghz: float) -> float:
@@ -128,3 +136,24 @@ def channel(standard: str, width_mhz: int, streams: int, guard_ns: int, received
     snr_20 = snr_of(received, MULTICAST_WIDTH_MHZ)
     return Channel(snr_db=snr, mcs=chosen, per=per_at(standard, chosen, snr),
                    multicast_per=per_at(standard, 0, snr_20), goodput_bps=goodput(chosen))
+
+
+def along(start_m: float, end_m: float, over_s: float,
+          channel_at: Callable[[float], Channel]) -> list[tuple[float, Channel]]:
+    """The channel as the distance goes from ``start_m`` to ``end_m`` at constant speed
+    over ``over_s`` seconds (then stays): ``(seconds from the start, channel_at(distance))``
+    every STEP_S (or over_s / MAX_STEPS if longer), each where MCS or a loss differs from
+    the one before; the first at 0 s, the last where the motion ends."""
+    if over_s <= 0:
+        raise ValueError(f"a motion takes a positive time, not {over_s} s")
+    interval = max(STEP_S, over_s / MAX_STEPS)
+    count = math.ceil(over_s / interval - 1e-9)
+    out: list[tuple[float, Channel]] = []
+    for k in range(count + 1):
+        t = min(k * interval, over_s)
+        found = channel_at(start_m + (end_m - start_m) * t / over_s)
+        last = out[-1][1] if out else None
+        if last is None or (found.mcs, found.per, found.multicast_per) != (
+                last.mcs, last.per, last.multicast_per):
+            out.append((t, found))
+    return out
