@@ -54,8 +54,9 @@ def test_defaults_per_standard():
     assert (ax.aggregation, ax.aggregation_bytes) == (256, 6_500_631)
     assert set(DEFAULTS) == {"a", "n", "ac", "ax"}
     # every key has a default but the standard's and the channel-from-distance keys
-    # (distance, tx_power, rssi, rate_control: linklab.model.wifi_channel's when given)
-    channel_keys = {"distance", "tx_power", "rssi", "rate_control"}
+    # (distance, tx_power, rssi, rate_control, motion: linklab.model.wifi_channel's when
+    # given)
+    channel_keys = {"distance", "tx_power", "rssi", "rate_control", "motion"}
     assert all(set(d) == set(KEYS) - {"standard"} - channel_keys for d in DEFAULTS.values())
 
 

@@ -383,7 +383,7 @@ mod tests {
         assert!(offline.sim[0].bps.is_infinite() && offline.sim[0].frame_bytes == 200 && offline.sim[1].bps == 0.0);
         for (text, message) in [
             ("sim a load_bps=1", "config: --simulate-medium needs a `medium` line"),
-            ("medium standard=a\nstage ab loss p=0", "config line 2: --simulate-medium reads seed, medium and sim lines only: stage ab loss p=0"),
+            ("medium standard=a\nstage ab loss p=0", "config line 2: --simulate-medium reads seed, medium, medium_step and sim lines only: stage ab loss p=0"),
             ("medium standard=a\nsim c load_bps=1", "config line 2: sim: expected `sim a|b load_bps=X frame_bytes=Y`"),
             ("medium standard=a\nsim a load_bps=fast", "config line 2: sim: load_bps=fast: accepts bit/s >= 0 or inf (saturated)"),
             ("medium standard=a\nsim a rate=1", "config line 2: sim: rate: unknown key (known: load_bps, frame_bytes)"),

@@ -41,8 +41,14 @@ from typing import Any
 
 from linklab.emu.directives import Medium, MediumStep
 from linklab.errors import UsageError
-from linklab.link.radio import (MAX_RADIO_MTU, Motion, dbm_of, parse_distance, parse_motion,
-                                parse_tx_power)
+from linklab.link.radio import (
+    MAX_RADIO_MTU,
+    Motion,
+    dbm_of,
+    parse_distance,
+    parse_motion,
+    parse_tx_power,
+)
 from linklab.model import wifi_channel
 from linklab.model import wifi_phy as phy
 from linklab.units import format_bitrate, parse_bitrate, parse_duration, parse_fraction, parse_size
