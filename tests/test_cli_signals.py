@@ -180,6 +180,38 @@ def test_a_signal_an_import_swallows_still_ends_the_command(imported):
         assert_interrupted(done.returncode, done.stdout, done.stderr, sig)
 
 
+WRAPPED = """
+import os, sys
+sig = int(sys.argv[1])
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == "linklab.cli.app":
+            sys.meta_path.remove(self)
+            class Field:
+                def __set_name__(self, owner, attr):
+                    os.kill(os.getpid(), sig)
+            type("Owner", (), {"field": Field()})
+        return None
+sys.meta_path.insert(0, Hook())
+from linklab.cli import main
+sys.argv = ["linklab", *sys.argv[2:]]
+sys.exit(main())
+"""
+
+
+def test_a_signal_an_import_wraps_in_another_exception_is_still_one_line():
+    """The CI run of 2026-11-29 13:25 UTC: a SIGTERM while linklab.bench.topics made its
+    Topic dataclass came out of the import as Python 3.11's "RuntimeError: Error calling
+    __set_name__" (the Interrupted its cause) and printed a traceback. Here the same: the
+    signal arrives while a class body's __set_name__ runs, during the CLI's imports."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        done = subprocess.run([sys.executable, "-c", WRAPPED, str(int(sig)), *MODEL],
+                              capture_output=True, text=True, timeout=60,
+                              preexec_fn=default_int)
+        assert done.stdout == ""
+        assert_interrupted(done.returncode, done.stdout, done.stderr, sig)
+
+
 # --- at a generated moment ------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

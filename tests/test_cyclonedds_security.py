@@ -244,14 +244,16 @@ def test_cyclonedds_participant_without_the_keystores_credentials_receives_nothi
     assert pub_result["end_reason"] == "no_match" and pub_result["samples"] == 0
 
 
-def test_the_lossy_security_scenario_pairs_each_dds_with_its_secured_variant(repo_root):
+def test_the_lossy_security_scenario_pairs_each_column_with_its_secured_variant(repo_root):
     from linklab.bench.matrix import expand
     from linklab.bench.spec import load_scenario
 
     cells = expand(load_scenario(repo_root / "scenarios" / "paper-004-security-lossy.yaml"))
     assert {(c.link, c.middleware) for c in cells} == {
         (link, mw) for link in ("wifi-mild", "wifi-severe")
-        for mw in ("fastdds", "fastdds-secure", "cyclonedds", "cyclonedds-secure")}
+        for mw in ("fastdds", "fastdds-secure", "cyclonedds", "cyclonedds-secure",
+                   "zenoh-peer", "zenoh-peer-tls", "zenoh-router", "zenoh-router-tls",
+                   "mqtt", "mqtt-tls")}
     assert {(c.type, c.rate_hz) for c in cells} == {("Array1k", 10.0)}
 
 

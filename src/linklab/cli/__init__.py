@@ -25,11 +25,19 @@ def main(argv: list[str] | None = None) -> int:
     replaced: dict[int, object] = {}
     try:
         try:
-            replaced = stop_signals.install()
-            from linklab.cli.app import run  # the slow imports
+            try:
+                replaced = stop_signals.install()
+                from linklab.cli.app import run  # the slow imports
 
-            stop_signals.raise_swallowed()   # a signal that came during them ends here
-            status, line = run(sys.argv[1:] if argv is None else list(argv))
+                stop_signals.raise_swallowed()   # a signal that came during them ends here
+                status, line = run(sys.argv[1:] if argv is None else list(argv))
+            except Exception:
+                # a stop signal can come out of an import wrapped in another exception:
+                # Python 3.11 turns one raised in a class body's __set_name__ (a dataclass
+                # field being made) into "RuntimeError: Error calling __set_name__": the
+                # signal decides the outcome, not its wrapper
+                stop_signals.raise_swallowed()
+                raise
             stop_signals.ignore()   # decided: a signal from now on changes nothing
         except (KeyboardInterrupt, SystemExit) as stop:
             stop_signals.ignore()

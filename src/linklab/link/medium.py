@@ -42,7 +42,6 @@ from typing import Any
 from linklab.emu.directives import Medium, MediumStep
 from linklab.errors import UsageError
 from linklab.link.radio import (
-    MAX_RADIO_MTU,
     Motion,
     dbm_of,
     parse_distance,
@@ -65,12 +64,6 @@ EXAMPLES = {"standard": "ac", "band": "5GHz", "width": "80MHz", "streams": "2", 
             "station_frame": "1500B", "distance": "20m", "tx_power": "16.0206dBm",
             "rssi": "-60dBm",
             "rate_control": "best or fixed", "motion": "60m over 30s"}
-# Link fields a medium link cannot take: the medium makes its own rate (airtime) and
-# queues; a trace would replace it. delay, jitter, outage and the IP-level losses stay:
-# burst_loss drops in the relay before the medium, loss (nft) at the receiver's input, as
-# paper 000 (V-B) dropped packets "at the NIC level using Linux traffic control tools"
-# on its real Wi-Fi link. The medium's own loss is per, retries and queue overflow.
-EXCLUSIVE_OF_MEDIUM = ("rate", "trace", "queue", "queue_limit")
 
 BANDS_GHZ = (2.4, 5.0, 6.0)
 WIDTHS_MHZ = (20, 40, 80, 160)
@@ -481,24 +474,3 @@ def _channel_from_distance(std: str, values: dict[str, Any], parsed: dict[str, A
     steps = wifi_channel.along(values["distance"], motion.to_m, motion.over_s, at_distance)
     return steps[0][1], tuple(steps)
 
-
-def conflicts(medium: MediumSpec | None, stage_fields: set[str], mtu: int,
-              radio: bool) -> list[tuple[str, str]]:
-    """(field, message) for settings a medium link cannot apply (refused, never dropped)."""
-    if medium is None:
-        return []
-    out = []
-    if radio:
-        out.append(("medium", "a link has one medium: the relay's 802.11 medium or the "
-                              "distance-based radio (radio, distance, ...), not both"))
-    for name in EXCLUSIVE_OF_MEDIUM:
-        if name in stage_fields:
-            why = ("its station queues are medium.queue and medium.queue_bytes"
-                   if name.startswith("queue") else
-                   "its rate (airtime) comes from the 802.11 medium")
-            out.append((name, f"a medium link cannot take {name}: {why}; leave {name} out "
-                              "(delay, jitter, outage, loss and burst_loss stay)"))
-    if mtu > MAX_RADIO_MTU:
-        out.append(("mtu", f"{mtu} B is above 802.11's largest frame body "
-                           f"({MAX_RADIO_MTU} B, 802.11-2016 §9.2.4.7)"))
-    return out

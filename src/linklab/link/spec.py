@@ -25,7 +25,7 @@ from linklab.link.impairments import (
 )
 from linklab.link.impairments.trace import parse_trace_start
 from linklab.link.medium import MediumSpec, merge
-from linklab.link.medium import conflicts as medium_conflicts
+from linklab.link.medium_conflicts import conflicts as medium_conflicts
 from linklab.link.radio import RADIO_FIELDS, RadioSpec, apply_field, conflicts
 from linklab.units import parse_size
 
@@ -155,7 +155,7 @@ def _check_radio(spec: LinkSpec, preset_name: str | None) -> None:
 
 
 def _check_medium(spec: LinkSpec, preset_name: str | None) -> None:
-    """A medium link takes no stage the medium replaces (medium.conflicts)."""
+    """A medium link takes no stage the medium replaces (medium_conflicts)."""
     for key, message in medium_conflicts(spec.medium, _stage_fields_set(spec), spec.mtu,
                                          spec.radio is not None):
         raise UsageError(message, argument=f"preset {preset_name!r}: {key}" if preset_name
