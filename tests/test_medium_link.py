@@ -41,23 +41,30 @@ SECONDS = 3.0
 LAG_P99_BOUND_NS = 1_000_000
 
 
-def flow(bed, tmp: Path, mbit_s: float, port: int) -> dict[str, float]:
-    """``mbit_s`` of 1400-byte datagrams (Poisson) robot -> edge for SECONDS: sent,
-    received, loss and the one-way delay (median, p95; one clock, CLOCK_MONOTONIC)."""
+def send(bed, tmp: Path, mbit_s: float, port: int, seconds: float, gaps: str,
+         idle_s: float) -> tuple[int, bytes]:
+    """``mbit_s`` of 1400-byte datagrams robot -> edge for ``seconds`` (``gaps`` even or
+    exponential): how many were sent, and the receiver's records (linklab.link.udpflow)."""
     records = tmp / f"recv-{port}.bin"
     receiver = bed.popen("edge", [PY, "-m", "linklab.link.udpflow", "recv", "--port",
-                                  str(port), "--idle", "1.5", "--records", str(records)],
+                                  str(port), "--idle", str(idle_s), "--records", str(records)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert receiver.stderr.readline().strip() == "ready"
     pps = mbit_s * 1e6 / (8 * (DATAGRAM + 28))
     sender = bed.popen("robot", [PY, "-m", "linklab.link.udpflow", "send", "--to",
                                  bed.hosts["edge"].address, "--port", str(port), "--pps",
-                                 f"{pps:.1f}", "--seconds", str(SECONDS), "--size",
-                                 str(DATAGRAM), "--gaps", "exponential", "--seed", str(port)],
+                                 f"{pps:.1f}", "--seconds", str(seconds), "--size",
+                                 str(DATAGRAM), "--gaps", gaps, "--seed", str(port)],
                        stdout=subprocess.PIPE, text=True)
     sent = json.loads(sender.communicate(timeout=60)[0].splitlines()[-1])["sent"]
     receiver.communicate(timeout=60)
-    data = records.read_bytes()
+    return sent, records.read_bytes()
+
+
+def flow(bed, tmp: Path, mbit_s: float, port: int) -> dict[str, float]:
+    """``mbit_s`` of 1400-byte datagrams (Poisson) robot -> edge for SECONDS: sent,
+    received, loss and the one-way delay (median, p95; one clock, CLOCK_MONOTONIC)."""
+    sent, data = send(bed, tmp, mbit_s, port, SECONDS, "exponential", 1.5)
     delays = sorted(t_recv - t_send for _, t_send, t_recv in RECORD.iter_unpack(data))
     assert delays, f"nothing arrived at {mbit_s} Mbit/s"
     return {"sent": sent, "received": len(delays), "loss": 1 - len(delays) / sent,
@@ -125,20 +132,10 @@ def test_a_robot_moving_away_from_its_ap_loses_its_link_as_it_goes(tmp_path):
     medium = "standard=ac,mcs=9,distance=5m,motion=150m over 8s"
     with link_testbed(None, name=f"mov{os.getpid()}", medium=medium) as bed:
         spec = next(s for s in bed.counters()["stages"] if s["kind"] == "medium")["params"]
-        records = tmp_path / "moving.bin"
-        receiver = bed.popen("edge", [PY, "-m", "linklab.link.udpflow", "recv", "--port",
-                                      str(port), "--idle", "3", "--records", str(records)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert receiver.stderr.readline().strip() == "ready"
-        pps = mbit_s * 1e6 / (8 * (DATAGRAM + 28))
-        sender = bed.popen("robot", [PY, "-m", "linklab.link.udpflow", "send", "--to",
-                                     bed.hosts["edge"].address, "--port", str(port), "--pps",
-                                     f"{pps:.1f}", "--seconds", str(seconds), "--size",
-                                     str(DATAGRAM)], stdout=subprocess.PIPE, text=True)
-        sent = json.loads(sender.communicate(timeout=60)[0].splitlines()[-1])["sent"]
-        receiver.communicate(timeout=60)
+        sent, data = send(bed, tmp_path, mbit_s, port, seconds, "even", 3)
         figures = medium_figures(bed)
-    arrived = {seq for seq, _, _ in RECORD.iter_unpack(records.read_bytes())}
+    arrived = {seq for seq, _, _ in RECORD.iter_unpack(data)}
+    pps = mbit_s * 1e6 / (8 * (DATAGRAM + 28))
 
     def delivered(first_s: float, last_s: float) -> float:
         seqs = range(int(first_s * pps), min(sent, int(last_s * pps)))
