@@ -23,6 +23,11 @@ pub use super::airtime::{Band, Standard};
 use super::airtime::{n_dbps_exact, FCS, LLC_SNAP};
 use super::steps::Step;
 
+/// The most `medium_step` lines one medium takes (steps.rs).
+pub const MAX_STEPS: usize = 100_000;
+
+const STEP_KEYS: [&str; 4] = ["at_ns", "mcs", "per", "multicast_per"];
+
 /// A QoS data MPDU's MAC header (9.3.2.1), as airtime.rs counts it for n, ac and ax.
 const QOS_DATA_HEADER: u32 = 26;
 
@@ -219,6 +224,35 @@ impl MediumSpec {
     }
 }
 
+impl MediumSpec {
+    /// A `medium_step` line (the words after `medium_step`, steps.rs): every key required.
+    pub fn add_step(&mut self, words: &[&str], line: usize) -> Result<(), String> {
+        let w = Words::split(words, line, "medium_step", &STEP_KEYS)?;
+        if let Some(key) = STEP_KEYS.iter().find(|k| !w.values.contains_key(*k)) {
+            return Err(format!("config line {line}: medium_step: {key}: required (keys: {})", STEP_KEYS.join(", ")));
+        }
+        if self.steps.len() >= MAX_STEPS {
+            return Err(format!("config line {line}: medium_step: at most {MAX_STEPS} steps"));
+        }
+        let at_ns = w.int("at_ns", 0, 0, u64::MAX)?;
+        if let Some(last) = self.steps.last() {
+            if at_ns <= last.at_ns {
+                return Err(w.err("at_ns", &format!("accepts a time after the previous step's ({} ns)", last.at_ns)));
+            }
+        }
+        let top = match self.standard {
+            Standard::A | Standard::N => 7,
+            Standard::Ac => 9,
+            Standard::Ax => 11,
+        };
+        let mcs = w.int("mcs", 0, 0, top)? as u32;
+        check_mcs(&w, self.standard, self.width_mhz, self.nss, mcs)?;
+        let step = Step { at_ns, mcs, per: w.prob("per")?, multicast_per: w.prob("multicast_per")? };
+        self.steps.push(step);
+        Ok(())
+    }
+}
+
 /// The PHY keys: standard, band, width, streams, MCS and guard interval, checked together.
 fn parse_phy(w: &Words) -> Result<(Standard, Band, u32, u32, u32, u32), String> {
     let standard = match w.get("standard", "ac") {
@@ -265,7 +299,7 @@ fn parse_phy(w: &Words) -> Result<(Standard, Band, u32, u32, u32, u32), String> 
 /// The MCS x width x streams combinations the standard defines: integer N_DBPS for
 /// a/HT/VHT, and the VHT combinations Tables 21-30..21-61 mark "not valid" (20 MHz MCS 9
 /// with 1, 2, 4 streams; 80 MHz MCS 6 with 3; 160 MHz MCS 9 with 3).
-pub(super) fn check_mcs(w: &Words, standard: Standard, width: u32, nss: u32, mcs: u32) -> Result<(), String> {
+fn check_mcs(w: &Words, standard: Standard, width: u32, nss: u32, mcs: u32) -> Result<(), String> {
     let vht_invalid = standard == Standard::Ac
         && matches!((width, nss, mcs), (20, 1 | 2 | 4, 9) | (80, 3, 6) | (160, 3, 9));
     let (num, den) = n_dbps_exact(standard, width, nss, mcs);
@@ -353,4 +387,39 @@ mod tests {
         assert!(parse("standard=ac width_mhz=20 nss=3 mcs=9").is_ok());
         assert!(parse("standard=ax band_ghz=6 width_mhz=160 nss=4 mcs=11 gi_ns=3200").is_ok());
     }
+
+    fn medium(text: &str) -> MediumSpec {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        MediumSpec::parse(&words, 1).unwrap()
+    }
+
+    fn add(spec: &mut MediumSpec, text: &str) -> Result<(), String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        spec.add_step(&words, 2)
+    }
+
+    #[test]
+    fn steps_are_read_in_order_and_checked_against_the_phy() {
+        let mut spec = medium("standard=ac width_mhz=80 mcs=9");
+        add(&mut spec, "at_ns=100 mcs=8 per=0.5 multicast_per=0").unwrap();
+        add(&mut spec, "at_ns=200 mcs=0 per=1 multicast_per=0.25").unwrap();
+        assert_eq!(spec.steps.len(), 2);
+        assert_eq!(spec.steps[1], super::Step { at_ns: 200, mcs: 0, per: 1.0, multicast_per: 0.25 });
+        for (text, error) in [
+            ("at_ns=200 mcs=1 per=0 multicast_per=0", "at_ns=200: accepts a time after the previous step's (200 ns)"),
+            ("at_ns=300 mcs=10 per=0 multicast_per=0", "mcs=10: accepts an integer in 0..9"),
+            ("at_ns=300 mcs=1 per=2 multicast_per=0", "per=2: accepts a probability in [0, 1]"),
+            ("at_ns=300 mcs=1 per=0", "multicast_per: required"),
+            ("at_ns=300 mcs=1 per=0 multicast_per=0 rssi=3", "rssi: unknown key"),
+        ] {
+            let got = add(&mut spec, text).unwrap_err();
+            assert!(got.contains(error), "{text}: {got}");
+            assert!(got.starts_with("config line 2: medium_step: "), "{got}");
+        }
+        // a combination the PHY does not define (VHT 20 MHz MCS 9, one stream)
+        let mut narrow = medium("standard=ac width_mhz=20 mcs=8");
+        let got = add(&mut narrow, "at_ns=1 mcs=9 per=0 multicast_per=0").unwrap_err();
+        assert!(got.contains("is not a valid MCS at 20 MHz"), "{got}");
+    }
+
 }

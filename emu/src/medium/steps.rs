@@ -13,14 +13,7 @@
 //! after its time, so one exchange's airtime and outcome come from one step; the
 //! background stations keep the `medium` line's channel. linklab writes the steps from the
 //! link's `motion` (src/linklab/link/medium.py): the channel at the robot's distance every
-//! tenth of a second, where it changes.
-
-use super::spec::{check_mcs, MediumSpec, Words};
-
-/// The most steps one medium takes.
-pub const MAX_STEPS: usize = 100_000;
-
-const KEYS: [&str; 4] = ["at_ns", "mcs", "per", "multicast_per"];
+//! tenth of a second, where it changes. The lines are read by spec.rs (`add_step`).
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Step {
@@ -29,35 +22,6 @@ pub struct Step {
     pub mcs: u32,
     pub per: f64,
     pub multicast_per: f64,
-}
-
-impl MediumSpec {
-    /// A `medium_step` line (the words after `medium_step`): every key required.
-    pub fn add_step(&mut self, words: &[&str], line: usize) -> Result<(), String> {
-        let w = Words::split(words, line, "medium_step", &KEYS)?;
-        if let Some(key) = KEYS.iter().find(|k| !w.values.contains_key(*k)) {
-            return Err(format!("config line {line}: medium_step: {key}: required (keys: {})", KEYS.join(", ")));
-        }
-        if self.steps.len() >= MAX_STEPS {
-            return Err(format!("config line {line}: medium_step: at most {MAX_STEPS} steps"));
-        }
-        let at_ns = w.int("at_ns", 0, 0, u64::MAX)?;
-        if let Some(last) = self.steps.last() {
-            if at_ns <= last.at_ns {
-                return Err(w.err("at_ns", &format!("accepts a time after the previous step's ({} ns)", last.at_ns)));
-            }
-        }
-        let top = match self.standard {
-            super::spec::Standard::A | super::spec::Standard::N => 7,
-            super::spec::Standard::Ac => 9,
-            super::spec::Standard::Ax => 11,
-        };
-        let mcs = w.int("mcs", 0, 0, top)? as u32;
-        check_mcs(&w, self.standard, self.width_mhz, self.nss, mcs)?;
-        let step = Step { at_ns, mcs, per: w.prob("per")?, multicast_per: w.prob("multicast_per")? };
-        self.steps.push(step);
-        Ok(())
-    }
 }
 
 /// Where a medium is in its steps.
@@ -100,40 +64,6 @@ impl Steps {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn medium(text: &str) -> MediumSpec {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        MediumSpec::parse(&words, 1).unwrap()
-    }
-
-    fn add(spec: &mut MediumSpec, text: &str) -> Result<(), String> {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        spec.add_step(&words, 2)
-    }
-
-    #[test]
-    fn steps_are_read_in_order_and_checked_against_the_phy() {
-        let mut spec = medium("standard=ac width_mhz=80 mcs=9");
-        add(&mut spec, "at_ns=100 mcs=8 per=0.5 multicast_per=0").unwrap();
-        add(&mut spec, "at_ns=200 mcs=0 per=1 multicast_per=0.25").unwrap();
-        assert_eq!(spec.steps.len(), 2);
-        assert_eq!(spec.steps[1], Step { at_ns: 200, mcs: 0, per: 1.0, multicast_per: 0.25 });
-        for (text, error) in [
-            ("at_ns=200 mcs=1 per=0 multicast_per=0", "at_ns=200: accepts a time after the previous step's (200 ns)"),
-            ("at_ns=300 mcs=10 per=0 multicast_per=0", "mcs=10: accepts an integer in 0..9"),
-            ("at_ns=300 mcs=1 per=2 multicast_per=0", "per=2: accepts a probability in [0, 1]"),
-            ("at_ns=300 mcs=1 per=0", "multicast_per: required"),
-            ("at_ns=300 mcs=1 per=0 multicast_per=0 rssi=3", "rssi: unknown key"),
-        ] {
-            let got = add(&mut spec, text).unwrap_err();
-            assert!(got.contains(error), "{text}: {got}");
-            assert!(got.starts_with("config line 2: medium_step: "), "{got}");
-        }
-        // a combination the PHY does not define (VHT 20 MHz MCS 9, one stream)
-        let mut narrow = medium("standard=ac width_mhz=20 mcs=8");
-        let got = add(&mut narrow, "at_ns=1 mcs=9 per=0 multicast_per=0").unwrap_err();
-        assert!(got.contains("is not a valid MCS at 20 MHz"), "{got}");
-    }
 
     #[test]
     fn a_step_is_due_from_its_time_and_only_the_last_one_due_counts() {
