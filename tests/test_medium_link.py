@@ -146,6 +146,13 @@ def test_a_robot_moving_away_from_its_ap_loses_its_link_as_it_goes(tmp_path):
           figures["link"], "| at the end:", spec["at_end"])
     assert delivered(0, 1) > 0.98
     assert delivered(seconds - 1.5, seconds) < 0.05
-    assert figures["link"]["steps_applied"] == figures["link"]["steps"] == spec["steps"] - 1
+    assert figures["link"]["steps_applied"] == figures["link"]["steps"] == spec["steps"]
     assert figures["link"]["mcs"] == spec["at_end"]["mcs"] == 0
-    assert figures["stations"]["a"]["drops_retry"] > 0
+    # what did not arrive, the robot's station dropped at the retry limit (the far
+    # channel loses every MPDU) or at its full queue, or still holds: in its queue, or in
+    # the A-MPDU on the air, which the counters do not list (at most 64 MPDUs, VHT's
+    # BlockAck window); nothing else on this link drops
+    robot = figures["stations"]["a"]
+    assert robot["drops_retry"] > 0
+    held = robot["drops_retry"] + robot["drops_queue"] + robot["queue_packets"]
+    assert held <= sent - len(arrived) <= held + 64

@@ -268,7 +268,8 @@ class MediumSpec:
     rate_control: str | None = None
     per_bytes: int = 0
     # a moving robot: the channel from each step's time on (the first is at 0 s: the
-    # starting channel, as above), wifi_channel.along
+    # starting channel, as above; the others are the relay's medium_step lines, which
+    # describe() counts as "steps"), wifi_channel.along
     motion: Motion | None = None
     steps: tuple[tuple[float, wifi_channel.Channel], ...] = ()
 
@@ -322,7 +323,7 @@ class MediumSpec:
         moving = {}
         if self.motion is not None:
             end = self.steps[-1][1]
-            moving = {"motion": self.motion.text(), "steps": len(self.steps),
+            moving = {"motion": self.motion.text(), "steps": len(self.steps) - 1,
                       "at_end": {"snr": f"{end.snr_db:.1f}dB", "mcs": end.mcs,
                                  "per": end.per, "multicast_per": end.multicast_per}}
         return {**source, "rate_control": self.rate_control,
@@ -473,4 +474,3 @@ def _channel_from_distance(std: str, values: dict[str, Any], parsed: dict[str, A
         return at_distance(values["distance"]), ()
     steps = wifi_channel.along(values["distance"], motion.to_m, motion.over_s, at_distance)
     return steps[0][1], tuple(steps)
-

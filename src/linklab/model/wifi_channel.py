@@ -143,7 +143,8 @@ def along(start_m: float, end_m: float, over_s: float,
     """The channel as the distance goes from ``start_m`` to ``end_m`` at constant speed
     over ``over_s`` seconds (then stays): ``(seconds from the start, channel_at(distance))``
     every STEP_S (or over_s / MAX_STEPS if longer), each where MCS or a loss differs from
-    the one before; the first at 0 s, the last where the motion ends."""
+    the one before; the first at 0 s, the last at or before the motion's end (where the
+    channel stops changing)."""
     if over_s <= 0:
         raise ValueError(f"a motion takes a positive time, not {over_s} s")
     interval = max(STEP_S, over_s / MAX_STEPS)
