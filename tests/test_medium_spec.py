@@ -200,11 +200,16 @@ def test_delay_jitter_and_outage_stay_on_a_medium_link(emu_wire_usable):
     assert d.wires["robot-edge"].name == "emu"
 
 
-def test_a_medium_needs_a_pair_and_the_emu_wire(emu_wire_usable):
-    for topology, hosts in (("star", 2), ("chain", 1), ("cluster", 1)):
-        message = one_line(lambda t=topology, h=hosts: design(
-            None, name="mediumtopo", topology=t, hosts=h, medium="standard=ac"))
-        assert message.startswith("--topology: a medium link needs topology pair"), message
+def test_a_medium_needs_a_pair_or_a_star_and_the_emu_wire(emu_wire_usable):
+    for topology, why in (("chain", "its ap routes between two links, an AP bridges"),
+                          ("cluster", "its nodes' underlay is a wired network")):
+        message = one_line(lambda t=topology: design(
+            None, name="mediumtopo", topology=t, medium="standard=ac"))
+        assert message == (f"--topology: a medium link needs topology pair or star (the "
+                           f"robots and one AP on one channel); not {topology}: {why}"), message
+    message = one_line(lambda: design(None, name="mediumwalk", topology="star", hosts=2,
+                                      medium="distance=5m,motion=50m over 10s"))
+    assert message.startswith("medium.motion: medium motion moves a pair's one robot"), message
     for wire in ("veth", "ns3"):
         message = one_line(lambda w=wire: design(None, name="mediumwire", wire=w,
                                                  medium="standard=ac"))
@@ -245,6 +250,37 @@ def test_the_relay_config_has_one_medium_line_after_the_stages():
     assert "medium" not in RelayConfig("ta", "tb").text()
 
 
+def test_a_star_puts_every_robot_link_on_one_medium(emu_wire_usable):
+    d = design(None, name="mediumstar", topology="star", hosts=3, medium="standard=ac",
+               delay="2ms")
+    for k in (1, 2, 3):
+        up, down = (d.stages[f"robot{k}-ap"][x][-1] for x in ("up", "down"))
+        assert isinstance(up, MediumStage) and isinstance(down, MediumStage)
+        assert (up.station, down.station, up.robot) == ("a" if k == 1 else f"a{k}", "b", k - 1)
+        assert "one medium for the star's robots" in up.params()["text"]
+        assert d.wires[f"robot{k}-ap"].name == "emu"
+    # the AP's wired side to the edge is not on the air
+    assert not any(isinstance(s, MediumStage) for x in ("up", "down")
+                   for s in d.stages["ap-edge"][x])
+    assert d.wires["ap-edge"].name == "veth"
+
+
+def test_a_stars_relay_config_numbers_links_2_to_n():
+    from linklab.emu.config import RelayLink
+
+    medium = medium_of(standard="a").directive()
+    text = RelayConfig("r1", "p1", netns_a="ns1", ab=(Delay(0.002),), medium=medium,
+                       more=(RelayLink("r2", "p2", netns_a="ns2", ba=(Delay(0.001),)),
+                             RelayLink("r3", "p3", netns_a="ns3"))).text()
+    lines = [line for line in text.splitlines() if line.startswith(("tap", "stage"))]
+    assert lines == ["tap a r1 netns ns1", "tap b p1", "stage ab delay delay_ns=2000000 "
+                     "jitter_ns=0 dist=uniform reorder=0", "tap a2 r2 netns ns2", "tap b2 p2",
+                     "stage ba2 delay delay_ns=1000000 jitter_ns=0 dist=uniform reorder=0",
+                     "tap a3 r3 netns ns3", "tap b3 p3"], lines
+    assert one_line(lambda: RelayConfig("r1", "p1", more=(RelayLink("r2", "p2"),))).startswith(
+        "a relay carries several links only on one 802.11 medium")
+
+
 def test_describe_records_the_medium(emu_wire_usable):
     d = design("wifi-ac-medium", name="mediumdesc", medium="stations=2,station_load=5Mbit/s")
     described = d.spec.describe()["medium"]
@@ -268,6 +304,13 @@ def test_the_medium_counters_are_each_directions_station():
     assert (up["passed_packets"], up["dropped_packets"]) == (90, 10)
     assert (down["passed_packets"], down["dropped_packets"]) == (5, 0)
     assert up["medium"]["lag_p99_ns"] == 30_000
+    # a star's robot2: up is its station a2, down what the AP handed robot2
+    figures["stations"]["a2"] = {"delivered_frames": 40, "drops_retry": 1, "drops_queue": 0}
+    figures["stations"]["b"].update(delivered_to=[5, 12, 7], dropped_to=[0, 2, 0])
+    out = medium_counters("robot2-ap", MediumStats.from_raw(figures), robot=1)
+    up, down = out[("robot2-ap", "up", "medium")], out[("robot2-ap", "down", "medium")]
+    assert (up["passed_packets"], up["dropped_packets"]) == (40, 1)
+    assert (down["passed_packets"], down["dropped_packets"]) == (12, 2)
 
 
 # --- presets and scenarios ----------------------------------------------------------------

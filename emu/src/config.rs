@@ -13,6 +13,8 @@
 //! priority 10                  # SCHED_FIFO priority (0: normal scheduling)
 //! tap a linklab-x-ea netns linklab-x-robot
 //! tap b linklab-x-eb netns linklab-x-server
+//! tap a2 linklab-x-ea2 netns linklab-x-robot2   # link 2.. of a star on one medium
+//! tap b2 linklab-x-eb2                          # (stage ab2 ..., stage ba2 ...)
 //! stage ab delay delay_ns=20000000 jitter_ns=5000000 dist=normal reorder=0
 //! stage ab loss model=gemodel p=0.01 r=0.3 1-h=1 1-k=0
 //! stage ba rate rate_bps=10000000 limit_packets=100 overhead=0
@@ -22,6 +24,10 @@
 //! medium_step at_ns=500000000 mcs=6 per=0.01 multicast_per=0   # after the medium line:
 //!                              # the robot-AP channel from then on (medium/steps.rs)
 //! ```
+//! A relay carries one link (`tap a`, `tap b`, stages `ab` and `ba`) or, with a medium,
+//! a star's links 1..N on that one channel: link K's lines say `aK`, `bK`, `abK`, `baK`
+//! (link 1 is `a`, `b`, `ab`, `ba`); each link's robot is a station of the medium and
+//! every `bK` side is the one AP's (medium/mod.rs).
 //! `--simulate-medium` reads a file of `seed`, `medium`, `medium_step` and `sim a|b
 //! load_bps=X frame_bytes=Y` lines only (parse_offline; medium/simulate.rs).
 //! The Python side (linklab.emu) writes this file with every quantity already in
@@ -35,6 +41,18 @@ use crate::medium::{simulate, Load, MediumSpec};
 pub struct TapSpec {
     pub name: String,
     pub netns: Option<String>,
+}
+
+/// The most links one relay carries (a star's robots: linklab.link.topology MAX_STAR_HOSTS).
+pub const MAX_LINKS: usize = 32;
+
+/// One link: its two TAP devices and the stages of each direction.
+#[derive(Debug, Clone, Default)]
+pub struct LinkConfig {
+    pub tap_a: Option<TapSpec>,
+    pub tap_b: Option<TapSpec>,
+    pub ab: Vec<StageSpec>,
+    pub ba: Vec<StageSpec>,
 }
 
 #[derive(Debug, Clone)]
@@ -61,10 +79,8 @@ pub struct Config {
     pub epoch_first_packet: bool,
     pub spin: Spin,
     pub priority: i32,
-    pub tap_a: Option<TapSpec>,
-    pub tap_b: Option<TapSpec>,
-    pub ab: Vec<StageSpec>,
-    pub ba: Vec<StageSpec>,
+    /// link 1, then a star's links 2..N (those only with a medium)
+    pub links: Vec<LinkConfig>,
     /// the shared radio medium after both pipelines (none: the relay as before)
     pub medium: Option<MediumSpec>,
     /// `sim a|b` lines (offline only): the real stations' offered load, and the line
@@ -72,11 +88,17 @@ pub struct Config {
     pub sim_line: Option<usize>,
 }
 
-/// The relay's configuration: both taps required, no `sim` lines.
+/// The relay's configuration: both taps of every link required, no `sim` lines.
 pub fn parse(text: &str) -> Result<Config, String> {
     let cfg = parse_lines(text, |_, _| Ok(()))?;
-    if cfg.tap_a.is_none() || cfg.tap_b.is_none() {
-        return Err("config: both `tap a` and `tap b` are required".to_string());
+    for (k, link) in cfg.links.iter().enumerate() {
+        if link.tap_a.is_none() || link.tap_b.is_none() {
+            let n = suffix(k);
+            return Err(format!("config: both `tap a{n}` and `tap b{n}` are required"));
+        }
+    }
+    if cfg.links.len() > 1 && cfg.medium.is_none() {
+        return Err("config: links 2.. (tap a2 ...) need a `medium` line: one relay carries several links only as a star on one 802.11 medium".to_string());
     }
     if let Some(line) = cfg.sim_line {
         return Err(format!("config line {line}: sim lines are read by --simulate-medium only"));
@@ -92,6 +114,9 @@ pub fn parse_offline(text: &str) -> Result<Config, String> {
     })?;
     if cfg.medium.is_none() {
         return Err("config: --simulate-medium needs a `medium` line".to_string());
+    }
+    if cfg.links.len() > 1 {
+        return Err("config: --simulate-medium has one link (no tap or stage lines)".to_string());
     }
     Ok(cfg)
 }
@@ -122,10 +147,7 @@ impl Config {
             epoch_first_packet: false,
             spin: Spin::Fixed(0),
             priority: 0,
-            tap_a: None,
-            tap_b: None,
-            ab: Vec::new(),
-            ba: Vec::new(),
+            links: vec![LinkConfig::default()],
             medium: None,
             sim: [Load::NONE; 2],
             sim_line: None,
@@ -194,7 +216,35 @@ fn apply_directive(cfg: &mut Config, line: &str, line_no: usize) -> Result<(), S
     Ok(())
 }
 
-/// `tap a|b NAME [netns NS]`: one side's TAP device and the namespace it moves to.
+/// What a link's number is written as after `a`, `b`, `ab`, `ba`: nothing for link 1
+/// (index 0), K for link K.
+pub fn suffix(index: usize) -> String {
+    if index == 0 { String::new() } else { (index + 1).to_string() }
+}
+
+/// `word` as `prefix` + a link's suffix: the link's index (0 for link 1), or None when it
+/// is not that form.
+fn link_of(word: &str, prefix: &str) -> Option<usize> {
+    let rest = word.strip_prefix(prefix)?;
+    if rest.is_empty() {
+        return Some(0);
+    }
+    match rest.parse::<usize>() {
+        Ok(k) if (2..=MAX_LINKS).contains(&k) && !rest.starts_with('0') => Some(k - 1),
+        _ => None,
+    }
+}
+
+/// Link `index` of the configuration, made (empty) with those before it.
+fn link_mut(cfg: &mut Config, index: usize) -> &mut LinkConfig {
+    while cfg.links.len() <= index {
+        cfg.links.push(LinkConfig::default());
+    }
+    &mut cfg.links[index]
+}
+
+/// `tap a|b NAME [netns NS]` (`aK`/`bK` for link K): one side's TAP device and the
+/// namespace it moves to.
 fn apply_tap(cfg: &mut Config, words: &[&str], bad: &impl Fn(&str) -> String) -> Result<(), String> {
     let netns = if words.len() == 5 {
         if words[3] != "netns" {
@@ -208,15 +258,18 @@ fn apply_tap(cfg: &mut Config, words: &[&str], bad: &impl Fn(&str) -> String) ->
         return Err(bad("interface names have at most 15 characters"));
     }
     let spec = TapSpec { name: words[2].to_string(), netns };
-    match words[1] {
-        "a" => cfg.tap_a = Some(spec),
-        "b" => cfg.tap_b = Some(spec),
-        _ => return Err(bad("tap side must be a or b")),
+    if let Some(k) = link_of(words[1], "a") {
+        link_mut(cfg, k).tap_a = Some(spec);
+    } else if let Some(k) = link_of(words[1], "b") {
+        link_mut(cfg, k).tap_b = Some(spec);
+    } else {
+        return Err(bad(&format!("tap side must be a or b (aK, bK: link K of 2..{MAX_LINKS})")));
     }
     Ok(())
 }
 
-/// `stage ab|ba KIND key=value...`: a stage appended to one direction's pipeline.
+/// `stage ab|ba KIND key=value...` (`abK`/`baK` for link K): a stage appended to one
+/// direction's pipeline.
 fn apply_stage(
     cfg: &mut Config,
     words: &[&str],
@@ -229,10 +282,12 @@ fn apply_stage(
         params.insert(key.to_string(), value.to_string());
     }
     let spec = StageSpec { kind: words[2].to_string(), params, line: line_no };
-    match words[1] {
-        "ab" => cfg.ab.push(spec),
-        "ba" => cfg.ba.push(spec),
-        _ => return Err(bad("stage direction must be ab or ba")),
+    if let Some(k) = link_of(words[1], "ab") {
+        link_mut(cfg, k).ab.push(spec);
+    } else if let Some(k) = link_of(words[1], "ba") {
+        link_mut(cfg, k).ba.push(spec);
+    } else {
+        return Err(bad(&format!("stage direction must be ab or ba (abK, baK: link K of 2..{MAX_LINKS})")));
     }
     Ok(())
 }
@@ -339,10 +394,11 @@ mod tests {
         assert_eq!((cfg.stats_path.as_deref(), cfg.stats_interval_ns), (Some("/s.json"), 5));
         assert!(cfg.epoch_first_packet && cfg.epoch_ns.is_none());
         assert_eq!(cfg.spin, Spin::Auto(300));
-        assert_eq!(cfg.tap_a.unwrap().netns.as_deref(), Some("ns1"));
-        assert_eq!(cfg.tap_b.unwrap().netns, None);
-        assert_eq!((cfg.ab.len(), cfg.ba.len(), cfg.ab[0].line), (1, 1, 9));
-        assert_eq!(cfg.ab[0].params.get("name").map(|s| s.as_str()), Some("d"));
+        let link = &cfg.links[0];
+        assert_eq!(link.tap_a.as_ref().unwrap().netns.as_deref(), Some("ns1"));
+        assert_eq!(link.tap_b.as_ref().unwrap().netns, None);
+        assert_eq!((cfg.links.len(), link.ab.len(), link.ba.len(), link.ab[0].line), (1, 1, 1, 9));
+        assert_eq!(link.ab[0].params.get("name").map(|s| s.as_str()), Some("d"));
     }
 
     #[test]
@@ -352,15 +408,30 @@ mod tests {
             ("seed x", "config line 3: seed must be an integer: seed x"),
             ("spin auto x", "config line 3: spin auto's cap must be integer ns: spin auto x"),
             ("tap a x netz y", "config line 3: expected `tap a|b NAME [netns NS]`: tap a x netz y"),
-            ("tap c x", "config line 3: tap side must be a or b: tap c x"),
+            ("tap c x", "config line 3: tap side must be a or b (aK, bK: link K of 2..32): tap c x"),
+            ("tap a1 x", "config line 3: tap side must be a or b (aK, bK: link K of 2..32): tap a1 x"),
+            ("tap b33 x", "config line 3: tap side must be a or b (aK, bK: link K of 2..32): tap b33 x"),
             ("tap a abcdefghijklmnop", "config line 3: interface names have at most 15 characters: tap a abcdefghijklmnop"),
             ("stage ab delay d", "config line 3: expected key=value: stage ab delay d"),
-            ("stage xx delay d=1", "config line 3: stage direction must be ab or ba: stage xx delay d=1"),
+            ("stage xx delay d=1", "config line 3: stage direction must be ab or ba (abK, baK: link K of 2..32): stage xx delay d=1"),
+            ("stage ab02 delay d=1", "config line 3: stage direction must be ab or ba (abK, baK: link K of 2..32): stage ab02 delay d=1"),
             ("mtu 1 2", "config line 3: unknown or malformed directive: mtu 1 2"),
         ] {
             assert_eq!(parse(&format!("{taps}{line}\n")).unwrap_err(), message);
         }
         assert_eq!(parse("tap a ea\n").unwrap_err(), "config: both `tap a` and `tap b` are required");
+    }
+
+    #[test]
+    fn a_star_of_links_on_one_medium() {
+        let taps = "tap a ea\ntap b eb\ntap a2 ea2 netns r2\ntap b2 eb2\ntap a3 ea3\ntap b3 eb3\n";
+        let cfg = parse(&format!("{taps}stage ab2 delay delay_ns=1\nstage ba3 loss p=0\nmedium standard=ac\n")).unwrap();
+        assert_eq!(cfg.links.len(), 3);
+        assert_eq!(cfg.links[1].tap_a.as_ref().unwrap().netns.as_deref(), Some("r2"));
+        assert_eq!((cfg.links[1].ab.len(), cfg.links[2].ba.len(), cfg.links[0].ab.len()), (1, 1, 0));
+        assert_eq!(parse(taps).unwrap_err(), "config: links 2.. (tap a2 ...) need a `medium` line: one relay carries several links only as a star on one 802.11 medium");
+        assert_eq!(parse("tap a ea\ntap b eb\ntap a3 x\nmedium standard=ac\n").unwrap_err(), "config: both `tap a2` and `tap b2` are required");
+        assert_eq!(parse_offline("medium standard=ac\nstage ab2 loss p=0\n").unwrap_err(), "config line 2: --simulate-medium reads seed, medium, medium_step and sim lines only: stage ab2 loss p=0");
     }
 
     #[test]

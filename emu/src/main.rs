@@ -154,20 +154,22 @@ fn main() {
     // `epoch first-packet`: the pipelines are built again, with their zero, when the
     // first frame arrives (relay.rs); until then the stats file says epoch_ns 0
     let epoch = if cfg.epoch_first_packet { 0 } else { cfg.epoch_ns.unwrap_or(started) };
-    let ab = build_pipeline(&cfg.ab, cfg.seed, 1, epoch);
-    let ba = build_pipeline(&cfg.ba, cfg.seed, 2, epoch);
+    let pipelines: Vec<(Pipeline, Pipeline)> =
+        cfg.links.iter().enumerate().map(|(k, link)| relay::build_link_pipelines(link, k, cfg.seed, epoch)).collect();
     // the medium is built here to refuse what it cannot do (its log file) before any
     // device exists; the relay builds it again once its devices are up (relay.rs)
     if let Some(spec) = cfg.medium.clone() {
-        medium::Medium::build(spec, cfg.seed, started, [medium::Load::NONE; 2]).unwrap_or_else(|e| die(&e));
+        medium::Medium::build_star(spec, cfg.seed, started, [medium::Load::NONE; 2], cfg.links.len()).unwrap_or_else(|e| die(&e));
     }
     if args.check_only {
         let shared = if cfg.medium.is_some() { ", a shared medium" } else { "" };
-        println!("ok: {} stage(s) a->b, {} stage(s) b->a{shared}", ab.stages.len(), ba.stages.len());
+        let (ab, ba) = &pipelines[0];
+        let more = if pipelines.len() > 1 { format!(" on link 1 of {}", pipelines.len()) } else { String::new() };
+        println!("ok: {} stage(s) a->b, {} stage(s) b->a{more}{shared}", ab.stages.len(), ba.stages.len());
         return;
     }
     set_scheduling(cfg.priority, args.cpu);
-    let mut relay = Relay::open(cfg, started, epoch, ab, ba);
+    let mut relay = Relay::open(cfg, started, epoch, pipelines);
     let failure = relay.forward_until_stopped();
     relay.stop(failure);
 }

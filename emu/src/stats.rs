@@ -60,6 +60,14 @@ fn pipeline_json(p: &Pipeline, now: u64) -> String {
     s
 }
 
+/// One link's devices and pipelines, as the stats file shows them.
+pub struct LinkStats<'a> {
+    pub tap_a: &'a str,
+    pub tap_b: &'a str,
+    pub ab: &'a Pipeline,
+    pub ba: &'a Pipeline,
+}
+
 /// The stats file, written off the forwarding loop. A write and rename on a busy disk
 /// can block for tens of milliseconds, and frames waiting in the loop meanwhile leave
 /// late (measured with a 30 ms delay stage and fsync load beside it: 21-26 % of frames
@@ -109,36 +117,47 @@ impl StatsWriter {
         StatsWriter { path, tmp, tx, writer }
     }
 
-    /// The stats object; with a medium, its counters as `"medium": {...}` (medium/mod.rs).
-    #[allow(clippy::too_many_arguments)]
-    fn text(state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline, medium: Option<&Medium>) -> String {
+    /// The stats object: link 1's taps and pipelines (`tap_a`, `tap_b`, `ab`, `ba`), a
+    /// star's links 2..N as `"links": [{...}]` of the same four, and with a medium its
+    /// counters as `"medium": {...}` (medium/mod.rs).
+    fn text(state: &str, started: u64, epoch: u64, links: &[LinkStats], lead: &Lead, medium: Option<&Medium>) -> String {
         let now = mono_ns();
         let medium = medium.map(|m| format!(",\"medium\":{}", m.json(now))).unwrap_or_default();
+        let fields = |l: &LinkStats| {
+            format!(
+                "\"tap_a\":{},\"tap_b\":{},\"ab\":{},\"ba\":{}",
+                json_str(l.tap_a),
+                json_str(l.tap_b),
+                pipeline_json(l.ab, now),
+                pipeline_json(l.ba, now)
+            )
+        };
+        let more = if links.len() > 1 {
+            let each: Vec<String> = links[1..].iter().map(|l| format!("{{{}}}", fields(l))).collect();
+            format!(",\"links\":[{}]", each.join(","))
+        } else {
+            String::new()
+        };
         format!(
             "{{\"version\":1,\"pid\":{},\"state\":\"{state}\",\"updated_ns\":{now},\"started_ns\":{started},\
-             \"epoch_ns\":{epoch},\"tap_a\":{},\"tap_b\":{},\"wake\":{},\"ab\":{},\"ba\":{}{medium}}}\n",
+             \"epoch_ns\":{epoch},\"wake\":{},{}{more}{medium}}}\n",
             std::process::id(),
-            json_str(taps.0),
-            json_str(taps.1),
             lead.describe(),
-            pipeline_json(ab, now),
-            pipeline_json(ba, now)
+            fields(&links[0]),
         )
     }
 
     /// Now, in this thread: before the first frame and at exit.
-    #[allow(clippy::too_many_arguments)]
-    pub fn write_now(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline, medium: Option<&Medium>) {
+    pub fn write_now(&self, state: &str, started: u64, epoch: u64, links: &[LinkStats], lead: &Lead, medium: Option<&Medium>) {
         if let Some(path) = &self.path {
-            write_stats_file(&self.tmp, path, Self::text(state, started, epoch, taps, lead, ab, ba, medium));
+            write_stats_file(&self.tmp, path, Self::text(state, started, epoch, links, lead, medium));
         }
     }
 
     /// From the forwarding loop: never waits for the disk.
-    #[allow(clippy::too_many_arguments)]
-    pub fn hand_over(&self, state: &str, started: u64, epoch: u64, taps: (&str, &str), lead: &Lead, ab: &Pipeline, ba: &Pipeline, medium: Option<&Medium>) {
+    pub fn hand_over(&self, state: &str, started: u64, epoch: u64, links: &[LinkStats], lead: &Lead, medium: Option<&Medium>) {
         if let Some(tx) = &self.tx {
-            let _ = tx.try_send(Self::text(state, started, epoch, taps, lead, ab, ba, medium));
+            let _ = tx.try_send(Self::text(state, started, epoch, links, lead, medium));
         }
     }
 

@@ -9,6 +9,7 @@ use std::process::Command;
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TAP: libc::c_short = 0x0002;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const SIOCGIFHWADDR: libc::c_ulong = 0x8927;
 
 pub struct Tap {
     pub fd: RawFd,
@@ -38,6 +39,15 @@ impl Tap {
             return Err(format!("create tap {name}: {err}"));
         }
         Ok(Tap { fd, name: name.to_string() })
+    }
+
+    /// The device's MAC address (asked of the TAP's own file: tun.c answers
+    /// SIOCGIFHWADDR whatever namespace the device is in).
+    pub fn mac(&self) -> Option<[u8; 6]> {
+        // struct ifreq: the name, then struct sockaddr ifr_hwaddr: family (2 bytes), data
+        let mut ifr = [0u8; 40];
+        let rc = unsafe { libc::ioctl(self.fd, SIOCGIFHWADDR as _, ifr.as_mut_ptr()) };
+        (rc == 0).then(|| ifr[18..24].try_into().unwrap())
     }
 
     pub fn move_to(&self, netns: &str) -> Result<(), String> {

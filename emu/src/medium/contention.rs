@@ -23,6 +23,8 @@
 //!   post-backoff done) draws a fresh one: every transmission is preceded by a backoff
 //!   (the standard would let it transmit at once after AIFS of idle medium: a
 //!   simplification that makes every access a contention).
+//! - A star's robots a, a2 .. aN and the AP b are stations 0..N-1 and N (the AP with a
+//!   queue per robot, station.rs); the background stations follow.
 //! - Stations a and b (the robot and the AP) take the robot-AP link's MCS and error
 //!   rates, which `medium_step` lines change during the run (steps.rs: linklab's rate
 //!   control, computed ahead from the robot's distance); the background stations keep
@@ -61,6 +63,8 @@ pub struct Channel {
     pub link: MediumSpec,
     pub link_air: Airtime,
     pub steps: Steps,
+    /// the robots (stations 0..robots-1); the AP is station `robots`
+    pub robots: usize,
     pub limits: Limits,
     pub stations: Vec<Station>,
     rng: Rng,
@@ -82,8 +86,9 @@ pub struct Channel {
 }
 
 impl Channel {
-    /// The stations (a and b first, then the background ones) at `start`, idle.
-    pub fn new(mut spec: MediumSpec, mut stations: Vec<Station>, seed: u64, start: u64, log: Option<BufWriter<File>>, pool: &mut Pool) -> Channel {
+    /// The stations (the `robots`, the AP, then the background ones) at `start`, idle.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(mut spec: MediumSpec, mut stations: Vec<Station>, robots: usize, seed: u64, start: u64, log: Option<BufWriter<File>>, pool: &mut Pool) -> Channel {
         let steps = Steps::new(std::mem::take(&mut spec.steps));
         let air = Airtime::new(spec.standard, spec.band, spec.width_mhz, spec.nss, spec.mcs, spec.gi_ns);
         let limits = Limits {
@@ -117,6 +122,7 @@ impl Channel {
             link: spec.clone(),
             link_air: air.clone(),
             steps,
+            robots,
             spec,
             air,
             limits,
@@ -164,9 +170,9 @@ impl Channel {
         self.next_event().map(|(t, _)| t)
     }
 
-    /// Run every event up to `until`; frames delivered from station 0 (a) go to `to_b`,
-    /// from station 1 (b) to `to_a`.
-    pub fn advance(&mut self, until: u64, pool: &mut Pool, to_b: &mut Vec<Packet>, to_a: &mut Vec<Packet>) {
+    /// Run every event up to `until`; frames delivered from robot k go to `to_b[k]`, from
+    /// the AP to `to_a[k]` for robot k.
+    pub fn advance(&mut self, until: u64, pool: &mut Pool, to_b: &mut [Vec<Packet>], to_a: &mut [Vec<Packet>]) {
         while let Some((t, event)) = self.next_event() {
             if t > until {
                 break;
@@ -192,10 +198,12 @@ impl Channel {
         }
     }
 
-    /// A frame for station `i` at `t` (the relay's, or None for a generated one).
-    pub fn arrive(&mut self, i: usize, packet: Option<Packet>, ip_bytes: u32, multicast: bool, t: u64, pool: &mut Pool) {
+    /// A frame for station `i` at `t` (the relay's, or None for a generated one); at the
+    /// AP, `dest` is the robot it goes to (None: the pair's one robot).
+    #[allow(clippy::too_many_arguments)]
+    pub fn arrive(&mut self, i: usize, dest: Option<usize>, packet: Option<Packet>, ip_bytes: u32, multicast: bool, t: u64, pool: &mut Pool) {
         let had_frame = self.stations[i].has_frame();
-        if self.stations[i].enqueue(packet, ip_bytes, multicast, t, &self.limits, pool, &mut self.log) && !had_frame {
+        if self.stations[i].enqueue_to(dest, packet, ip_bytes, multicast, t, &self.limits, pool, &mut self.log) && !had_frame {
             self.wants_access(i, t);
         }
     }
@@ -273,7 +281,7 @@ impl Channel {
         let mut end = t;
         for &i in &self.transmitters {
             let st = &mut self.stations[i];
-            st.select(if i < 2 { &self.link_air } else { &self.air }, &self.limits);
+            st.select(if i <= self.robots { &self.link_air } else { &self.air }, &self.limits);
             let exchange = if st.response_ns == 0 {
                 st.ppdu_ns
             } else if self.collided {
@@ -295,10 +303,10 @@ impl Channel {
 
     /// The exchange ends at `t`: outcomes, CW, new backoffs, in-order release; then the
     /// medium is idle and every pending backoff counts after AIFS.
-    fn end_exchange(&mut self, t: u64, pool: &mut Pool, to_b: &mut Vec<Packet>, to_a: &mut Vec<Packet>) {
+    fn end_exchange(&mut self, t: u64, pool: &mut Pool, to_b: &mut [Vec<Packet>], to_a: &mut [Vec<Packet>]) {
         for k in 0..self.transmitters.len() {
             let i = self.transmitters[k];
-            let spec = if i < 2 { &self.link } else { &self.spec };
+            let spec = if i <= self.robots { &self.link } else { &self.spec };
             let st = &mut self.stations[i];
             match st.finish(t, self.collided, spec, &mut self.rng, pool, &mut self.log) {
                 Outcome::Failed => st.cw = (2 * (st.cw + 1) - 1).min(spec.cw_max),
@@ -307,12 +315,14 @@ impl Channel {
             }
             st.backoff = (self.rng.next_u64() % (st.cw as u64 + 1)) as u32;
             st.backoff_pending = true;
-            let (out, keep) = match i {
-                0 => (&mut *to_b, true),
-                1 => (&mut *to_a, true),
-                _ => (&mut *to_b, false),
+            let (outs, keep): (&mut [Vec<Packet>], bool) = if i < self.robots {
+                (&mut to_b[i..=i], true)
+            } else if i == self.robots {
+                (&mut *to_a, true)
+            } else {
+                (&mut [], false)
             };
-            st.release(t, out, pool, &mut self.log, keep);
+            st.release(t, outs, pool, &mut self.log, keep);
             if matches!(st.source, Source::Saturated) {
                 st.top_up(t, &self.limits, pool, &mut self.log);
             }

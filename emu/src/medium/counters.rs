@@ -99,10 +99,22 @@ pub struct StationCounters {
     pub retries: u64,
     /// arrival at the station's queue -> handed to the destination (ns)
     pub mac_delay: Histogram,
+    /// a star's AP only (one entry per robot, else empty): frames handed to each robot,
+    /// and those lost on the way (queue, retry limit, a group frame a robot missed)
+    pub delivered_to: Vec<u64>,
+    pub dropped_to: Vec<u64>,
+    /// a star's AP: copies of a group-addressed frame its bridge gave it for several
+    /// robots, sent as the one frame the first copy is
+    pub multicast_merged: u64,
+    /// a star's AP: unicast frames its bridge gave it for a robot they are not addressed
+    /// to (flooded before the bridge learned where the address is); an AP sends a unicast
+    /// frame only to the station it is for, so they are not sent
+    pub not_addressed: u64,
 }
 
 impl StationCounters {
-    pub fn new() -> StationCounters {
+    /// `destinations`: a star AP's robots (0: any other station).
+    pub fn new(destinations: usize) -> StationCounters {
         StationCounters {
             offered_frames: 0,
             offered_bytes: 0,
@@ -116,6 +128,10 @@ impl StationCounters {
             mpdus_sent: 0,
             retries: 0,
             mac_delay: Histogram::new(),
+            delivered_to: vec![0; destinations],
+            dropped_to: vec![0; destinations],
+            multicast_merged: 0,
+            not_addressed: 0,
         }
     }
 
@@ -145,6 +161,18 @@ impl StationCounters {
             self.mac_delay.quantile(0.95),
             self.mac_delay.max,
         );
+        if !self.delivered_to.is_empty() {
+            s.pop();
+            let list = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+            let _ = write!(
+                s,
+                ",\"delivered_to\":[{}],\"dropped_to\":[{}],\"multicast_merged\":{},\"not_addressed\":{}}}",
+                list(&self.delivered_to),
+                list(&self.dropped_to),
+                self.multicast_merged,
+                self.not_addressed
+            );
+        }
         s
     }
 }

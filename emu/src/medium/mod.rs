@@ -1,7 +1,9 @@
 //! The shared Wi-Fi radio medium (issue 43): both directions of one relay share one
 //! 802.11 channel. Frames leaving the `ab` pipeline queue at station a (the robot),
 //! frames leaving `ba` at station b (the AP); optional background stations contend too
-//! and are never delivered. A discrete-event simulation of EDCA (contention.rs) over
+//! and are never delivered. A star's links 1..N share it the same way: robot k is
+//! station a (a2 .. aN), every link's `ba` frames queue at the one AP b, in a queue per
+//! robot (station.rs), and the AP delivers to the robot each frame is for. A discrete-event simulation of EDCA (contention.rs) over
 //! PHY airtimes (airtime.rs), with per-station queues, A-MPDUs and in-order release
 //! (station.rs), runs in virtual time kept in step with the wall clock: the relay hands
 //! it each frame with the time it left the pipeline, the medium first runs every event
@@ -66,12 +68,28 @@ impl Load {
 
 pub struct Medium {
     channel: Channel,
+    /// a star's robots' MAC addresses (their side a's): the AP sends robot k only the
+    /// unicast frames addressed to it (its association); None: not known, or a pair
+    robot_macs: Vec<Option<[u8; 6]>>,
+}
+
+/// A TAP frame's IP bytes, and whether it is group-addressed (the destination MAC's
+/// I/G bit).
+#[inline]
+fn frame_shape(p: &Packet) -> (u32, bool) {
+    (p.len.saturating_sub(ETH_HEADER) as u32, p.len > 0 && p.buf[0] & 1 == 1)
 }
 
 impl Medium {
     /// The medium from `start` (ns): stations a and b with `loads` (the relay's: none,
     /// its frames come from the pipelines), then the background stations.
     pub fn build(spec: MediumSpec, seed: u64, start: u64, loads: [Load; 2]) -> Result<Medium, String> {
+        Medium::build_star(spec, seed, start, loads, 1)
+    }
+
+    /// The medium of a star of `robots` links (1: a pair): robots a, a2 .. aN (with
+    /// `loads[0]`), the AP b (`loads[1]`), then the background stations.
+    pub fn build_star(spec: MediumSpec, seed: u64, start: u64, loads: [Load; 2], robots: usize) -> Result<Medium, String> {
         let log = if spec.log.is_empty() {
             None
         } else {
@@ -79,15 +97,18 @@ impl Medium {
         };
         let capacity = (spec.queue_packets as usize).min(4096) + spec.ampdu_frames as usize;
         let mut stations = Vec::new();
-        for (name, load) in [("a", loads[0]), ("b", loads[1])] {
-            stations.push(Station::new(name.to_string(), load.source(), load.frame_bytes, spec.cw_min, capacity));
+        for k in 0..robots {
+            let name = format!("a{}", crate::config::suffix(k));
+            stations.push(Station::new(name, loads[0].source(), loads[0].frame_bytes, spec.cw_min, capacity));
         }
+        let ap_robots = if robots > 1 { robots } else { 0 };
+        stations.push(Station::with_robots("b".to_string(), loads[1].source(), loads[1].frame_bytes, spec.cw_min, capacity, ap_robots));
         let bg = Load { bps: spec.bg_load_bps, frame_bytes: spec.bg_frame_bytes };
         for k in 0..spec.bg_stations {
             stations.push(Station::new(format!("bg{k}"), bg.source(), bg.frame_bytes, spec.cw_min, capacity));
         }
         let mut pool = Pool::new(64); // generated frames carry no buffer
-        Ok(Medium { channel: Channel::new(spec, stations, seed, start, log, &mut pool) })
+        Ok(Medium { channel: Channel::new(spec, stations, robots, seed, start, log, &mut pool), robot_macs: vec![None; robots] })
     }
 
     /// Record how late each event is handled against its time (the relay).
@@ -102,21 +123,61 @@ impl Medium {
         }
     }
 
-    /// Run the medium up to `now`: frames from a whose exchange has ended go to `to_b`,
-    /// from b to `to_a`.
+    /// Run the medium up to `now` (a pair): frames from a whose exchange has ended go to
+    /// `to_b`, from b to `to_a`.
     #[inline]
     pub fn advance(&mut self, now: u64, pool: &mut Pool, to_b: &mut Vec<Packet>, to_a: &mut Vec<Packet>) {
+        self.channel.advance(now, pool, std::slice::from_mut(to_b), std::slice::from_mut(to_a));
+    }
+
+    /// Run the medium up to `now` (a star): frames from robot k go to `to_b[k]`, the
+    /// AP's for robot k to `to_a[k]`.
+    #[inline]
+    pub fn advance_links(&mut self, now: u64, pool: &mut Pool, to_b: &mut [Vec<Packet>], to_a: &mut [Vec<Packet>]) {
         self.channel.advance(now, pool, to_b, to_a);
     }
 
-    /// The frames that left side `side`'s pipeline (0: ab, station a; 1: ba, station b)
-    /// at `now` join that station's queue (group-addressed: the destination MAC's
-    /// I/G bit). Call after `advance(now)`.
+    /// The frames that left side `side`'s pipeline of a pair (0: ab, station a; 1: ba,
+    /// station b) at `now` join that station's queue. Call after `advance(now)`.
+    #[cfg(test)]
     pub fn push(&mut self, side: usize, frames: &mut Vec<Packet>, now: u64, pool: &mut Pool) {
+        if side == 0 {
+            self.push_up(0, frames, now, pool);
+        } else {
+            self.push_down(0, frames, now, pool);
+        }
+    }
+
+    /// Robot k's MAC address (its TAP's, as the relay made it).
+    pub fn set_robot_mac(&mut self, k: usize, mac: Option<[u8; 6]>) {
+        self.robot_macs[k] = mac;
+    }
+
+    /// Frames that left link k's `ab` pipeline at `now` join robot k's queue (the robot's
+    /// address is learnt from them, should it change).
+    pub fn push_up(&mut self, k: usize, frames: &mut Vec<Packet>, now: u64, pool: &mut Pool) {
         for p in frames.drain(..) {
-            let multicast = p.len > 0 && p.buf[0] & 1 == 1;
-            let ip_bytes = p.len.saturating_sub(ETH_HEADER) as u32;
-            self.channel.arrive(side, Some(p), ip_bytes, multicast, now, pool);
+            let (ip_bytes, multicast) = frame_shape(&p);
+            if self.channel.robots > 1 && p.len >= 12 && p.buf[6] & 1 == 0 {
+                self.robot_macs[k] = Some(p.buf[6..12].try_into().unwrap());
+            }
+            self.channel.arrive(k, None, Some(p), ip_bytes, multicast, now, pool);
+        }
+    }
+
+    /// Frames that left link k's `ba` pipeline at `now` join the AP's queue for robot k;
+    /// in a star, a unicast frame not addressed to robot k (the AP's bridge flooded it) is
+    /// not sent (`not_addressed`).
+    pub fn push_down(&mut self, k: usize, frames: &mut Vec<Packet>, now: u64, pool: &mut Pool) {
+        let ap = self.channel.robots;
+        for p in frames.drain(..) {
+            let (ip_bytes, multicast) = frame_shape(&p);
+            if !multicast && ap > 1 && p.len >= 6 && self.robot_macs[k].is_some_and(|mac| p.buf[..6] != mac) {
+                self.channel.stations[ap].counters.not_addressed += 1;
+                pool.recycle(p);
+                continue;
+            }
+            self.channel.arrive(ap, Some(k), Some(p), ip_bytes, multicast, now, pool);
         }
     }
 

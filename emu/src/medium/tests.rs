@@ -239,3 +239,131 @@ fn steps_change_the_robot_and_ap_channel_during_the_run_and_not_the_background()
     let json = m.json(SECOND);
     assert!(json.contains("\"link\":{\"mcs\":0,\"per\":1,\"multicast_per\":1,\"steps_applied\":2,\"steps\":2}"), "{json}");
 }
+
+/// A star's medium from `t0`: run until `until`, advancing at every event; what each
+/// robot's side a received (tags) and what reached the AP's side b from each robot.
+fn run_star(m: &mut Medium, robots: usize, until: u64) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    let mut pool = Pool::new(2048);
+    let mut to_b: Vec<Vec<Packet>> = (0..robots).map(|_| Vec::new()).collect();
+    let mut to_a: Vec<Vec<Packet>> = (0..robots).map(|_| Vec::new()).collect();
+    let (mut at_a, mut at_b) = (vec![Vec::new(); robots], vec![Vec::new(); robots]);
+    while let Some(t) = m.next_due() {
+        if t > until {
+            break;
+        }
+        m.advance_links(t, &mut pool, &mut to_b, &mut to_a);
+        for k in 0..robots {
+            at_a[k].extend(to_a[k].drain(..).map(|p| tag(&p)));
+            at_b[k].extend(to_b[k].drain(..).map(|p| tag(&p)));
+        }
+    }
+    (at_a, at_b)
+}
+
+#[test]
+fn a_star_ap_delivers_each_robots_frames_to_it_in_order_and_a_lost_frame_holds_no_other_robot() {
+    // 802.11ac, three robots; each MPDU lost with 30 % and retried (limit 100, so none is
+    // dropped): the AP's frames for each robot reach that robot and no other, in order,
+    // although a lost frame to one robot is retried while the others' go on.
+    let mut m = Medium::build_star(spec("standard=ac per=0.3 retry_limit=100"), 11, 0, [Load::NONE; 2], 3).unwrap();
+    let mut pool = Pool::new(2048);
+    for k in 0..3usize {
+        let mut frames: Vec<Packet> = (0..200).map(|i| frame(1514, (k as u32) << 16 | i, false)).collect();
+        m.push_down(k, &mut frames, 0, &mut pool);
+    }
+    let (at_a, at_b) = run_star(&mut m, 3, SECOND);
+    for (k, got) in at_a.iter().enumerate() {
+        let want: Vec<u32> = (0..200).map(|i| (k as u32) << 16 | i).collect();
+        assert_eq!(got, &want, "robot {k}");
+        assert!(at_b[k].is_empty());
+    }
+    let ap = &m.channel.stations[3];
+    assert_eq!(ap.name, "b");
+    assert_eq!((ap.counters.delivered_to.clone(), ap.counters.dropped_to.clone()), (vec![200; 3], vec![0; 3]));
+    // an A-MPDU has one receiver: the AP served its three queues in turn, so it sent at
+    // least one PPDU per robot and more MPDUs than PPDUs
+    assert!(ap.counters.transmissions >= 3 && ap.counters.mpdus_sent > ap.counters.transmissions);
+    let names: Vec<&str> = m.channel.stations.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "a2", "a3", "b"]);
+}
+
+#[test]
+fn a_star_ap_sends_a_group_frame_once_for_every_robot_that_its_bridge_copied_it_to() {
+    // the bridge floods a group frame to each robot's port: the AP gets three copies at
+    // once and sends one PPDU, which each robot receives on its own (multicast_per 0.5:
+    // some robots miss it, never retried); a copy that differs is a frame of its own
+    let mut m = Medium::build_star(spec("standard=ac multicast_per=0.5"), 5, 0, [Load::NONE; 2], 3).unwrap();
+    let mut pool = Pool::new(2048);
+    for i in 0..100u32 {
+        for k in 0..3usize {
+            let mut copy = vec![frame(300, i, true)];
+            m.push_down(k, &mut copy, i as u64 * 2_000_000, &mut pool);
+        }
+        let (_, _) = run_star(&mut m, 3, i as u64 * 2_000_000 + 1_900_000);
+    }
+    let ap = &m.channel.stations[3];
+    let c = &ap.counters;
+    assert_eq!((c.offered_frames, c.multicast_merged, c.transmissions), (100, 200, 100));
+    let missed: u64 = c.dropped_to.iter().sum();
+    assert_eq!(missed, c.multicast_lost);
+    let got: u64 = c.delivered_to.iter().sum();
+    assert_eq!(got + missed, 300);
+    assert!((100..200).contains(&missed), "missed {missed} of 300 at multicast_per 0.5");
+    // different bytes: not a copy; the same robot twice: a second frame, not a copy
+    let mut m = Medium::build_star(spec("standard=ac"), 5, 0, [Load::NONE; 2], 2).unwrap();
+    m.push_down(0, &mut vec![frame(300, 1, true)], 0, &mut pool);
+    m.push_down(1, &mut vec![frame(300, 2, true)], 0, &mut pool);
+    m.push_down(0, &mut vec![frame(300, 1, true)], 0, &mut pool);
+    let (at_a, _) = run_star(&mut m, 2, SECOND);
+    assert_eq!(at_a, vec![vec![1, 1], vec![2]]);
+    assert_eq!(m.channel.stations[2].counters.multicast_merged, 0);
+}
+
+#[test]
+fn a_star_ap_sends_a_robot_only_the_unicast_frames_addressed_to_it() {
+    // the AP's bridge floods a frame for an address it has not learnt to every robot
+    // port; the AP sends it to the robot it is addressed to only (its association)
+    let mut m = Medium::build_star(spec("standard=ac"), 5, 0, [Load::NONE; 2], 2).unwrap();
+    let mut pool = Pool::new(2048);
+    let addressed = |to: u8, t: u32| {
+        let mut p = frame(300, t, false);
+        p.buf[..6].copy_from_slice(&[2, 0, 0, 0, 0, to]);
+        p
+    };
+    m.set_robot_mac(0, Some([2, 0, 0, 0, 0, 1]));
+    m.set_robot_mac(1, Some([2, 0, 0, 0, 0, 2]));
+    m.push_down(0, &mut vec![addressed(1, 10), addressed(2, 11)], 0, &mut pool);
+    m.push_down(1, &mut vec![addressed(1, 20), addressed(2, 21)], 0, &mut pool);
+    // robot 2's address changes: learnt from its own frames
+    let mut moved = frame(300, 30, false);
+    moved.buf[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 9]);
+    m.push_up(1, &mut vec![moved], 0, &mut pool);
+    m.push_down(1, &mut vec![addressed(9, 22), addressed(2, 23)], 0, &mut pool);
+    let (at_a, at_b) = run_star(&mut m, 2, SECOND);
+    assert_eq!(at_a, vec![vec![10], vec![21, 22]]);
+    assert_eq!(at_b, vec![vec![], vec![30]]);
+    assert_eq!(m.channel.stations[2].counters.not_addressed, 3);
+}
+
+#[test]
+fn a_stars_robots_contend_and_share_the_channel() {
+    // three robots, each handed 2000 of the relay's frames at once: they contend and
+    // collide with each other, each gets every frame through, and together they take as
+    // long as one channel needs for all 6000
+    let mut m = Medium::build_star(spec("standard=a width_mhz=20 queue_packets=5000"), 9, 0, [Load::NONE; 2], 3).unwrap();
+    let mut pool = Pool::new(2048);
+    for k in 0..3usize {
+        let mut frames: Vec<Packet> = (0..2000).map(|i| frame(1514, (k as u32) << 16 | i, false)).collect();
+        m.push_up(k, &mut frames, 0, &mut pool);
+    }
+    let (at_a, at_b) = run_star(&mut m, 3, 10 * SECOND);
+    for k in 0..3 {
+        assert_eq!(at_b[k].len(), 2000, "robot {k}");
+        assert!(at_a[k].is_empty());
+        let c = &m.channel.stations[k].counters;
+        assert!(c.collisions > 0 && c.delivered_frames == 2000);
+    }
+    // 6000 frames of 1500 B at ~29.6 Mbit/s of one channel: ~2.4 s, not 0.8 s
+    let last = m.channel.stations[..3].iter().map(|s| s.counters.mac_delay.max).max().unwrap();
+    assert!(last > 2 * SECOND, "{last}");
+}

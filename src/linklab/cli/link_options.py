@@ -107,15 +107,15 @@ RELAY_CPU = text_option("--relay-cpu", "The CPU the emulator's "
                         "a CPU number.", "auto")
 
 # the relay's shared 802.11 medium (issue 43)
-MEDIUM = text_option("--medium", "A shared 802.11 medium (with the emulator; a pair "
-                     "only): KEY=VALUE,... over the preset's medium, e.g. "
+MEDIUM = text_option("--medium", "A shared 802.11 medium (with the emulator; a pair, "
+                     "or a star's robots and one AP): KEY=VALUE,... over the preset's medium, e.g. "
                      "standard=ac,mcs=9,stations=8. Keys: standard (a, n, ac, ax), band, "
                      "width, streams, mcs, guard, per, multicast_per, retry_limit, "
                      "aggregation, aggregation_bytes, queue, queue_bytes, stations, "
                      "station_load, station_frame; distance (e.g. 25m: errors and MCS "
                      "from it, in place of per), tx_power, rssi (e.g. -66dBm, instead of a "
                      "distance), rate_control (best, fixed), motion (e.g. 60m over 30s: "
-                     "the robot moves from distance to 60 m over 30 s). "
+                     "a pair's robot moves from distance to 60 m over 30 s). "
                      "Replaces --rate; --loss stays (IP-level, at the receiver).")
 
 # a simulated radio (paper 002)

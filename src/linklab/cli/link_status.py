@@ -3,6 +3,7 @@ views of a link's status and of the preset catalogue."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -116,10 +117,13 @@ def _medium_lines(status: dict[str, Any]) -> list[str]:
                      f"{float(link.get('per') or 0):.2%} (step {link.get('steps_applied')} of "
                      f"{link.get('steps')} of its motion)")
     stations = figures.get("stations") or {}
-    for name, role in (("a", "robot"), ("b", "AP")):
-        if name in stations:
-            lines.append(_station_line(f"station {name} ({role})", [stations[name]]))
-    background = [c for name, c in stations.items() if name not in ("a", "b")]
+    robots = [name for name in stations if re.fullmatch(r"a\d*", name)]
+    for name in robots:   # a pair's robot, or a star's robot1 (a), robot2 (a2), ...
+        role = "robot" if len(robots) == 1 else f"robot{name[1:] or 1}"
+        lines.append(_station_line(f"station {name} ({role})", [stations[name]]))
+    if "b" in stations:
+        lines.append(_station_line("station b (AP)", [stations["b"]]))
+    background = [c for name, c in stations.items() if name not in robots and name != "b"]
     if background:
         lines.append(_station_line(f"{len(background)} background stations", background))
     return lines

@@ -13,10 +13,46 @@ MAX_IFNAME = 15
 SPIN_AUTO_CAP_S = 300e-6
 
 
+# The most links one relay carries (emu/src/config.rs MAX_LINKS: a star's robots).
+MAX_LINKS = 32
+
+
+def _check_ifname(name: str) -> None:
+    if not name or len(name) > MAX_IFNAME or any(c.isspace() for c in name):
+        raise UsageError(f"interface name {name!r}: 1 to {MAX_IFNAME} characters, no spaces")
+
+
+@dataclass(frozen=True)
+class RelayLink:
+    """One more link of a relay on a medium (a star's robot K >= 2): its TAPs, where
+    they go, and its stages (the relay's ``tap aK``, ``stage abK`` lines)."""
+
+    tap_a: str
+    tap_b: str
+    netns_a: str | None = None
+    netns_b: str | None = None
+    ab: tuple[Stage, ...] = ()
+    ba: tuple[Stage, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in (self.tap_a, self.tap_b):
+            _check_ifname(name)
+
+
+def _link_lines(suffix: str, link: RelayConfig | RelayLink) -> list[str]:
+    lines = [f"tap {side}{suffix} {name}" + (f" netns {netns}" if netns else "")
+             for side, name, netns in (("a", link.tap_a, link.netns_a),
+                                       ("b", link.tap_b, link.netns_b))]
+    for direction, stages in (("ab", link.ab), ("ba", link.ba)):
+        lines.extend(f"stage {direction}{suffix} {stage.directive()}" for stage in stages)
+    return lines
+
+
 @dataclass(frozen=True)
 class RelayConfig:
     """One emulated link: TAP ``tap_a`` (moved into ``netns_a``) and ``tap_b``;
-    ``ab`` are the stages frames from a to b pass, ``ba`` the other direction."""
+    ``ab`` are the stages frames from a to b pass, ``ba`` the other direction. With a
+    ``medium``, ``more`` are a star's links 2..N on the same channel (one AP)."""
 
     tap_a: str
     tap_b: str
@@ -26,6 +62,7 @@ class RelayConfig:
     ba: tuple[Stage, ...] = ()
     # the 802.11 medium both directions share, after their stages (None: none)
     medium: Medium | None = None
+    more: tuple[RelayLink, ...] = ()
     seed: int = 1
     stats_path: Path | None = None
     stats_interval_s: float = 0.1
@@ -45,9 +82,13 @@ class RelayConfig:
 
     def __post_init__(self) -> None:
         for name in (self.tap_a, self.tap_b):
-            if not name or len(name) > MAX_IFNAME or any(c.isspace() for c in name):
-                raise UsageError(
-                    f"interface name {name!r}: 1 to {MAX_IFNAME} characters, no spaces")
+            _check_ifname(name)
+        if self.more and self.medium is None:
+            raise UsageError("a relay carries several links only on one 802.11 medium "
+                             "(a star's robots): give it a medium")
+        if 1 + len(self.more) > MAX_LINKS:
+            raise UsageError(f"{1 + len(self.more)} links: one relay carries at most "
+                             f"{MAX_LINKS}")
 
     def text(self) -> str:
         lines = ["# linklab-emu configuration (written by linklab.emu.config)"]
@@ -69,11 +110,9 @@ class RelayConfig:
             lines.append(f"epoch {self.epoch_ns}")
         elif self.epoch_first_packet:
             lines.append("epoch first-packet")
-        for side, name, netns in (("a", self.tap_a, self.netns_a), ("b", self.tap_b, self.netns_b)):
-            lines.append(f"tap {side} {name}" + (f" netns {netns}" if netns else ""))
-        for direction, stages in (("ab", self.ab), ("ba", self.ba)):
-            for stage in stages:
-                lines.append(f"stage {direction} {stage.directive()}")
+        lines.extend(_link_lines("", self))
+        for k, link in enumerate(self.more, start=2):
+            lines.extend(_link_lines(str(k), link))
         if self.medium is not None:
             lines.extend(self.medium.lines())
         return "\n".join(lines) + "\n"

@@ -99,6 +99,16 @@ def dropped_frames(station: dict[str, Any]) -> int | None:
 
 
 @dataclass(frozen=True)
+class LinkStats:
+    """A star's link 2..N on the relay's medium: its TAPs and each direction's counters."""
+
+    tap_a: str
+    tap_b: str
+    ab: DirectionCounters
+    ba: DirectionCounters
+
+
+@dataclass(frozen=True)
 class RelayStats:
     pid: int
     state: str          # running | stopped | failed (as the relay last wrote it)
@@ -110,6 +120,14 @@ class RelayStats:
     ab: DirectionCounters
     ba: DirectionCounters
     medium: MediumStats | None = None   # a link with the 802.11 medium
+    more: tuple[LinkStats, ...] = ()     # a star's links 2..N on the medium
+
+    def link(self, index: int) -> tuple[DirectionCounters, DirectionCounters]:
+        """(ab, ba) of link ``index`` (0: the first, a pair's one)."""
+        if index == 0:
+            return self.ab, self.ba
+        other = self.more[index - 1]
+        return other.ab, other.ba
 
     def as_dict(self) -> dict:
         from dataclasses import asdict
@@ -131,10 +149,12 @@ def read_stats(path: Path) -> RelayStats | None:
     except (FileNotFoundError, json.JSONDecodeError):
         return None
     medium = raw.get("medium")
+    more = tuple(LinkStats(link["tap_a"], link["tap_b"], _direction(link["ab"]),
+                           _direction(link["ba"])) for link in raw.get("links") or ())
     return RelayStats(raw["pid"], raw["state"], raw["updated_ns"], raw["started_ns"],
                       raw["epoch_ns"], raw["tap_a"], raw["tap_b"],
                       _direction(raw["ab"]), _direction(raw["ba"]),
-                      MediumStats.from_raw(medium) if isinstance(medium, dict) else None)
+                      MediumStats.from_raw(medium) if isinstance(medium, dict) else None, more)
 
 
 def pid_running(pid: int) -> bool:

@@ -19,7 +19,7 @@ from linklab.link.names import check_name
 from linklab.link.presets import get_preset
 from linklab.link.spec import DIRECTIONS, LinkSpec, build_spec
 from linklab.link.spec_checks import check_spec
-from linklab.link.topology import TopologyPlan, plan_topology
+from linklab.link.topology import LinkPlan, TopologyPlan, plan_topology
 from linklab.link.wires import Wire, choose_wire
 
 DEFAULT_NAME = "default"
@@ -51,14 +51,25 @@ def cluster_spec(topology: str, preset: str | None, fields: dict[str, Any] | Non
 
 
 def _check_medium_carrier(topology: str, wire: str | None) -> None:
-    """The 802.11 medium runs in the emulator's relay, one relay per link: a pair only."""
-    if topology != "pair":
-        raise UsageError(f"a medium link needs topology pair: one relay carries one link "
-                         f"and its two stations (robot and AP); a {topology}'s shared medium "
-                         "is not built yet", argument="--topology")
+    """The 802.11 medium runs in the emulator's relay: a pair's link (robot and AP), or a
+    star's robot links all on one medium (one relay, the AP one station)."""
+    if topology not in ("pair", "star"):
+        why = ("its ap routes between two links, an AP bridges"
+               if topology == "chain" else "its nodes' underlay is a wired network")
+        raise UsageError(f"a medium link needs topology pair or star (the robots and one AP "
+                         f"on one channel); not {topology}: {why}", argument="--topology")
     if wire not in (None, "emu"):
         raise UsageError(f"the 802.11 medium runs in the emulator's relay (wire emu); the "
                          f"{wire} wire cannot carry it", argument="--wire")
+
+
+def _link_medium(plan: TopologyPlan, link: LinkPlan, medium: Any
+                 ) -> dict[str, list[Impairment]]:
+    """A link's medium stages: a pair's link, or a star's robot link K (its robot K - 1 of
+    one medium); a star's ap-edge link is the AP's wired side, not on the air."""
+    if plan.kind != "star":
+        return medium_stages(medium)
+    return medium_stages(medium, link.index - 1) if link.a.host.startswith("robot") else {}
 
 
 def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None = None,
@@ -79,6 +90,10 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
     options, link_fields, spec = cluster_spec(topology, preset, fields, overrides)
     check_spec(spec, link_fields)
     plan = plan_topology(topology, name, hosts, cluster=options, mtu=spec.mtu)
+    if plan.kind == "star" and spec.medium is not None and spec.medium.motion is not None:
+        raise UsageError("medium motion moves a pair's one robot; a star's robots keep "
+                         "their channel (leave motion out, or use topology pair)",
+                         argument="medium.motion")
     stages: dict[str, dict[str, list[Impairment]]] = {}
     if spec.radio is not None:  # a distance-based Wi-Fi medium (paper 002)
         from linklab.link.radio_plan import radio_design
@@ -89,7 +104,7 @@ def design(preset: str | None = None, *, preset_fields: Mapping[str, Any] | None
             stages[link.name] = {d: direction_stages(spec.direction(d), link.carries,
                                                      spec.trace_start)
                                  for d in DIRECTIONS}
-            for d, extra in medium_stages(spec.medium).items():  # after the relay stages
+            for d, extra in _link_medium(plan, link, spec.medium).items():  # after the relay stages
                 stages[link.name][d] = [*stages[link.name][d], *extra]
         needed = {s.kind for d in DIRECTIONS for s in stages[link.name][d]
                   if s.runs_in == "relay"}
