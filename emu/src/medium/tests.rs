@@ -260,6 +260,11 @@ fn run_star(m: &mut Medium, robots: usize, until: u64) -> (Vec<Vec<u32>>, Vec<Ve
     (at_a, at_b)
 }
 
+/// `n` unicast frames of 1514 bytes for (or from) robot k, tagged k << 16 | i.
+fn robots_frames(k: usize, n: u32) -> Vec<Packet> {
+    (0..n).map(|i| frame(1514, (k as u32) << 16 | i, false)).collect()
+}
+
 #[test]
 fn a_star_ap_delivers_each_robots_frames_to_it_in_order_and_a_lost_frame_holds_no_other_robot() {
     // 802.11ac, three robots; each MPDU lost with 30 % and retried (limit 100, so none is
@@ -268,8 +273,7 @@ fn a_star_ap_delivers_each_robots_frames_to_it_in_order_and_a_lost_frame_holds_n
     let mut m = Medium::build_star(spec("standard=ac per=0.3 retry_limit=100"), 11, 0, [Load::NONE; 2], 3).unwrap();
     let mut pool = Pool::new(2048);
     for k in 0..3usize {
-        let mut frames: Vec<Packet> = (0..200).map(|i| frame(1514, (k as u32) << 16 | i, false)).collect();
-        m.push_down(k, &mut frames, 0, &mut pool);
+        m.push_down(k, &mut robots_frames(k, 200), 0, &mut pool);
     }
     let (at_a, at_b) = run_star(&mut m, 3, SECOND);
     for (k, got) in at_a.iter().enumerate() {
@@ -353,8 +357,7 @@ fn a_stars_robots_contend_and_share_the_channel() {
     let mut m = Medium::build_star(spec("standard=a width_mhz=20 queue_packets=5000"), 9, 0, [Load::NONE; 2], 3).unwrap();
     let mut pool = Pool::new(2048);
     for k in 0..3usize {
-        let mut frames: Vec<Packet> = (0..2000).map(|i| frame(1514, (k as u32) << 16 | i, false)).collect();
-        m.push_up(k, &mut frames, 0, &mut pool);
+        m.push_up(k, &mut robots_frames(k, 2000), 0, &mut pool);
     }
     let (at_a, at_b) = run_star(&mut m, 3, 10 * SECOND);
     for k in 0..3 {

@@ -39,7 +39,7 @@ class RelayLink:
             _check_ifname(name)
 
 
-def _link_lines(suffix: str, link: RelayConfig | RelayLink) -> list[str]:
+def _link_lines(suffix: str, link: RelayLink) -> list[str]:
     lines = [f"tap {side}{suffix} {name}" + (f" netns {netns}" if netns else "")
              for side, name, netns in (("a", link.tap_a, link.netns_a),
                                        ("b", link.tap_b, link.netns_b))]
@@ -49,17 +49,12 @@ def _link_lines(suffix: str, link: RelayConfig | RelayLink) -> list[str]:
 
 
 @dataclass(frozen=True)
-class RelayConfig:
+class RelayConfig(RelayLink):
     """One emulated link: TAP ``tap_a`` (moved into ``netns_a``) and ``tap_b``;
-    ``ab`` are the stages frames from a to b pass, ``ba`` the other direction. With a
-    ``medium``, ``more`` are a star's links 2..N on the same channel (one AP)."""
+    ``ab`` are the stages frames from a to b pass, ``ba`` the other direction (the
+    fields of RelayLink), and the relay's own settings. With a ``medium``, ``more`` are a
+    star's links 2..N on the same channel (one AP)."""
 
-    tap_a: str
-    tap_b: str
-    netns_a: str | None = None
-    netns_b: str | None = None
-    ab: tuple[Stage, ...] = ()
-    ba: tuple[Stage, ...] = ()
     # the 802.11 medium both directions share, after their stages (None: none)
     medium: Medium | None = None
     more: tuple[RelayLink, ...] = ()
@@ -81,8 +76,7 @@ class RelayConfig:
     extra_comment: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for name in (self.tap_a, self.tap_b):
-            _check_ifname(name)
+        super().__post_init__()
         if self.more and self.medium is None:
             raise UsageError("a relay carries several links only on one 802.11 medium "
                              "(a star's robots): give it a medium")
