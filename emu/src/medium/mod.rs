@@ -98,7 +98,8 @@ impl Medium {
         let capacity = (spec.queue_packets as usize).min(4096) + spec.ampdu_frames as usize;
         let mut stations = Vec::new();
         for k in 0..robots {
-            let name = format!("a{}", crate::config::suffix(k));
+            // robot1 is a, robot K a<K> (the relay's link lines, config.rs)
+            let name = if k == 0 { "a".to_string() } else { format!("a{}", k + 1) };
             stations.push(Station::new(name, loads[0].source(), loads[0].frame_bytes, spec.cw_min, capacity));
         }
         let ap_robots = if robots > 1 { robots } else { 0 };

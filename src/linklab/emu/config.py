@@ -13,7 +13,7 @@ MAX_IFNAME = 15
 SPIN_AUTO_CAP_S = 300e-6
 
 
-# The most links one relay carries (emu/src/config.rs MAX_LINKS: a star's robots).
+# The most links one relay carries (the relay's MAX_LINKS: a star's robots).
 MAX_LINKS = 32
 
 

@@ -28,7 +28,7 @@ STATIONS = {"up": "a", "down": "b"}   # the relay's station that sends each dire
 
 def station_name(direction: str, robot: int | None = None) -> str:
     """The relay's station that sends ``direction`` of a pair's link (robot None) or of a
-    star's robot ``robot`` (0-based: robot1 is 0; the relay's link suffix, config.rs)."""
+    star's robot ``robot`` (0-based: robot1 is 0; the relay's link lines say a, a2, ...)."""
     side = STATIONS[direction]
     return f"{side}{robot + 1}" if side == "a" and robot else side
 

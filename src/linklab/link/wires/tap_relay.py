@@ -12,7 +12,7 @@ and ``linklab link status`` says so (``health``).
 A star whose links have the 802.11 medium gets one relay for all its robot links
 (``build_medium``): it runs in the ``ap`` namespace, makes each link's two TAPs there,
 moves each robot's into the robot's namespace and leaves the AP's ports for the bridge;
-every robot is a station of the one channel and the AP another (emu/src/medium/).
+every robot is a station of the one channel and the AP another (the relay's medium).
 """
 
 from __future__ import annotations
