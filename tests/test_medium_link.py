@@ -17,6 +17,7 @@ import os
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,23 @@ def medium_figures(bed) -> dict:
     return stage["medium"]
 
 
+def settled_figures(bed) -> dict:
+    """The medium's figures once its stats file has seen every frame offered. The relay
+    rewrites the file every 100 ms, so read right after the sender stops it may miss up to
+    that much of the last traffic (70 datagrams at 8 Mbit/s, which an accounting of every
+    datagram cannot allow); once the sender has stopped nothing more is offered, so two
+    readings a stats interval apart that agree are the final count."""
+    last = medium_figures(bed)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = medium_figures(bed)
+        if now["stations"]["a"]["offered_frames"] == last["stations"]["a"]["offered_frames"]:
+            return now
+        last = now
+    raise AssertionError("the medium's stats file kept changing 5 s after the sender stopped")
+
+
 def test_delay_and_loss_rise_with_load_and_stations_and_the_lag_is_bounded(tmp_path):
     require_root()
     relay_binary()
@@ -133,7 +151,7 @@ def test_a_robot_moving_away_from_its_ap_loses_its_link_as_it_goes(tmp_path):
     with link_testbed(None, name=f"mov{os.getpid()}", medium=medium) as bed:
         spec = next(s for s in bed.counters()["stages"] if s["kind"] == "medium")["params"]
         sent, data = send(bed, tmp_path, mbit_s, port, seconds, "even", 3)
-        figures = medium_figures(bed)
+        figures = settled_figures(bed)
     arrived = {seq for seq, _, _ in RECORD.iter_unpack(data)}
     pps = mbit_s * 1e6 / (8 * (DATAGRAM + 28))
 
