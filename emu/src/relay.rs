@@ -22,7 +22,7 @@ const TIMER: u64 = u64::MAX - 1;
 const SIGNAL: u64 = u64::MAX;
 
 /// One link the relay carries: its two devices, the pipelines of each direction, the
-/// frames read this turn, and what the medium delivers to each side.
+/// frames read this turn.
 pub struct Link {
     tap_a: Tap,
     tap_b: Tap,
@@ -93,7 +93,9 @@ impl Relay {
         watched.extend([(tfd, TIMER), (sfd, SIGNAL)]);
         let epfd = epoll_over(&watched);
         let taps: Vec<&Tap> = links.iter().flat_map(|l| [&l.tap_a, &l.tap_b]).collect();
-        let io = TapIo::new(&taps, cfg.mtu.max(9000) + 64);
+        // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
+        let max_frame = cfg.mtu.max(9000) + 64;
+        let io = TapIo::new(&taps, max_frame);
         // The timer wakes the relay `lead` before a deadline; the last stretch is spent
         // polling, so frames leave on time although the kernel wakes us late (lead.rs).
         let lead = match cfg.spin {
@@ -101,8 +103,6 @@ impl Relay {
             Spin::Auto(cap) => Lead::adaptive(cap),
         };
         let stats = StatsWriter::new(cfg.stats_path.clone());
-        // room for jumbo frames (linklab links allow MTUs up to 9000) whatever `mtu` says
-        let max_frame = cfg.mtu.max(9000) + 64;
         // the medium's virtual time is CLOCK_MONOTONIC from now, its devices up; no
         // event of it is due before `opened`, where the relay's first turn counts from
         let opened = mono_ns();

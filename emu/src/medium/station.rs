@@ -124,6 +124,14 @@ pub struct Station {
     pub counters: StationCounters,
 }
 
+/// One more in `counts[k]` for each robot k whose bit is set in `dests` (a star AP's
+/// per-robot counters; empty elsewhere).
+fn count_each(counts: &mut [u64], dests: u64) {
+    for (k, n) in counts.iter_mut().enumerate() {
+        *n += dests >> k & 1;
+    }
+}
+
 /// What the log says happened to an MPDU.
 fn log_line(log: &mut Option<BufWriter<File>>, t: u64, name: &str, what: &str, m: &Mpdu) {
     if let Some(log) = log.as_mut() {
@@ -245,11 +253,7 @@ impl Station {
 
     /// Robots (bits of `dests`) a frame for them did not reach.
     fn count_lost(&mut self, dests: u64) {
-        for (k, n) in self.counters.dropped_to.iter_mut().enumerate() {
-            if dests >> k & 1 == 1 {
-                *n += 1;
-            }
-        }
+        count_each(&mut self.counters.dropped_to, dests);
     }
 
     /// The next queue to serve (in turn from the one after the last served) with a frame
@@ -355,18 +359,17 @@ impl Station {
                 // each robot receives the AP's group frame or not on its own
                 let p = spec.multicast_mpdu_per(m.ip_bytes);
                 let mut got = 0u64;
-                for b in 0..64 {
-                    if m.dests >> b & 1 == 1 && !collided && !rng.chance(p) {
-                        got |= 1 << b;
+                let mut left = m.dests;
+                while left != 0 {
+                    let bit = left & left.wrapping_neg(); // the lowest robot left
+                    left &= !bit;
+                    if !collided && !rng.chance(p) {
+                        got |= bit;
                     }
                 }
                 let missed = m.dests & !got;
                 self.counters.multicast_lost += missed.count_ones() as u64;
-                for (r, n) in self.counters.dropped_to.iter_mut().enumerate() {
-                    if missed >> r & 1 == 1 {
-                        *n += 1;
-                    }
-                }
+                count_each(&mut self.counters.dropped_to, missed);
                 if missed != 0 {
                     log_line(log, t, &self.name, "multicast_lost", m);
                 }
@@ -436,11 +439,7 @@ impl Station {
             c.delivered_bytes += m.ip_bytes as u64;
             c.mac_delay.record(t - m.arrival);
             log_line(log, t, &self.name, "delivered", &m);
-            for (k, n) in c.delivered_to.iter_mut().enumerate() {
-                if m.dests >> k & 1 == 1 {
-                    *n += 1;
-                }
-            }
+            count_each(&mut c.delivered_to, m.dests);
             let Some(p) = m.packet.take() else { continue };
             if !keep {
                 pool.recycle(p);

@@ -210,7 +210,10 @@ class TapRelayWire(Wire):
     def health(self, shell: Shell) -> dict[str, str]:
         """{link: "up" | "down: <why>"} -- a dead relay means a dead link."""
         result = {}
+        seen: dict[int, Any] = {}   # a star's relay: asked once for all its links
         for link, info in self._links().items():
-            status = relay_status(info["pid"], Path(info["stats"]))
+            if info["pid"] not in seen:
+                seen[info["pid"]] = relay_status(info["pid"], Path(info["stats"]))
+            status = seen[info["pid"]]
             result[link] = "up" if status.alive else f"down: {status.reason}"
         return result
