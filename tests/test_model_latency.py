@@ -236,3 +236,17 @@ def test_a_socket_paced_writer_lets_heartbeats_and_repairs_pass_its_sample():
     paced = predict(cyclone(per=0.2, fragments=391, nackfrag_window=256, heartbeat_s=0.003,
                             nack_gap_s=0.003, socket_paced=True, pacer_bytes=92 * 1500))
     assert paced.kept_up and paced.mean_s < 0.8 * queued.mean_s
+
+
+def test_a_busy_machine_slows_the_writer_not_the_readers_rates():
+    """A competitor takes a share of the writer, busy for a whole sample; the reader's
+    thread sleeps between samples and runs at once when woken, but for the slice wait
+    (docs/RESULTS.md, 2026-11-29: busy loss-free medians as fast as idle ones)."""
+    link = LinkInfo(300e6, 0.05, 1500)
+    idle = tuned("cyclonedds", 64 * 1024, link)
+    busy = tuned("cyclonedds", 64 * 1024, link, competitors=2, cores=2)
+    assert busy.cpu_bytes_per_s == pytest.approx(idle.cpu_bytes_per_s * 2 / 3)
+    assert busy.receive_bytes_per_s == idle.receive_bytes_per_s
+    assert (busy.receive_s, busy.control_s, busy.reader_wake_s) == \
+        (idle.receive_s, idle.control_s, idle.reader_wake_s)
+    assert busy.lateness_s > idle.lateness_s and busy.slice_share > 0 == idle.slice_share

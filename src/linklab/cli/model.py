@@ -141,6 +141,10 @@ OPTION_HELP = {
                "per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list payload=32KiB,64KiB.",
     "--latency": "Check the predicted one-way latency (mean and 95th percentile) of the cells "
                  "with optimized profiles instead of the bytes on the wire.",
+    "--machine": "With --latency, the machine the latency is replayed on: 'run' fits its "
+                 "sending, receiving and wake-up values on the run's loss-free optimized "
+                 "cells (marked 'fitted') and predicts every other cell with them; 'stored' "
+                 "uses the values linklab tune uses (fitted on the project's machine).",
 }
 _option = options_from(OPTION_HELP)
 
@@ -152,12 +156,15 @@ FRAGMENTATION = _option("paper", "--fragmentation")
 UTILIZATION = _option(str(DEFAULT_UTILIZATION), "--utilization")
 SWEEP = _option(None, "--sweep")
 LATENCY = _option(False, "--latency")
+MACHINE = _option("run", "--machine")
+MACHINES = ("run", "stored")
 
 
 def model_check_command(
     run_dir: str = typer.Argument(..., metavar="RUN_DIR",
                                   help="A run directory made by linklab bench."),
-    latency: bool = LATENCY, json_output: bool = JSON_TEXT_OPTION, fmt: str = FORMAT_OPTION,
+    latency: bool = LATENCY, machine: str = MACHINE, json_output: bool = JSON_TEXT_OPTION,
+    fmt: str = FORMAT_OPTION,
 ) -> None:
     """Check the models' predictions against a finished bench run, cell by cell.
 
@@ -166,7 +173,8 @@ def model_check_command(
     DDS with the default and the optimized profiles; for one-to-many cells also the
     delay each extra subscriber adds. With --latency: the predicted mean and 95th
     percentile of the one-way latency of every optimized-profile cell (a replay of
-    the middleware's repair protocol, under the CPU load the cell declared).
+    the middleware's repair protocol, under the CPU load the cell declared), on the
+    machine fitted on the run's loss-free cells (--machine).
 
     Exit 1 when a completed cell is more than 15 % off. A cell without a
     measurement is listed but not counted, and so is one the model says cannot
@@ -174,10 +182,13 @@ def model_check_command(
     from linklab.rundir import RunStore
 
     fmt = output_format(fmt, json_flag=json_output)
+    if machine not in MACHINES:
+        raise UsageError(f"{machine!r} is not a machine; accepted: {', '.join(MACHINES)}",
+                         argument="--machine")
     store = RunStore.open(Path(run_dir))
     links = link_infos(store.info)
     if latency:
-        check_latency(run_dir, store.rows, links, fmt)
+        check_latency(run_dir, store.rows, links, fmt, fit=machine == "run")
         return
     from linklab.tune.wirecheck import compare, fanout
 
@@ -213,25 +224,35 @@ def _wire_markdown(comparisons: list, fanouts: list) -> list[str]:
     return lines
 
 
-def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str) -> None:
-    """``model-check --latency``: the latency model against the run's tuned cells."""
+def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str,
+                  fit: bool = True) -> None:
+    """``model-check --latency``: the latency model against the run's tuned cells, on the
+    machine fitted on its loss-free cells (``fit``) or the stored one."""
     from linklab.tune import latencycheck
     from linklab.tune.latencycheck import compare, render
+    from linklab.tune.latencyfit import calibrate
+    from linklab.tune.latencymachine import STORED
 
-    comparisons = compare(rows, links)
+    if fit:
+        typer.echo("fitting the machine on the run's loss-free optimized cells (up to a "
+                   "minute) ...", err=True)
+    found = calibrate(rows, links, Path(run_dir).name) if fit else None
+    calibration = found.calibration if found else STORED
+    comparisons = compare(rows, links, calibration, found.fitted_cells if found else ())
     if not comparisons:
         raise UsageError(f"{run_dir} has no cell the latency model predicts (Fast DDS or "
                          "Cyclone DDS, profile optimized, one topic to one subscriber over "
                          "a link with a rate)", argument="RUN_DIR")
     if fmt == "json":
-        print_json({"run_dir": run_dir, "cells": [c.to_dict() for c in comparisons]})
+        print_json({"run_dir": run_dir, "machine": calibration.describe(),
+                    "cells": [c.to_dict() for c in comparisons]})
     elif fmt == "markdown":
         lines = markdown_table(latencycheck.COLUMNS, latencycheck.rows(comparisons),
                                (2, 3, 4, 5, 6, 7))
-        lines += [""] + latencycheck.summary(comparisons)
+        lines += [""] + latencycheck.summary(comparisons) + ["", calibration.describe()]
         typer.echo("\n".join(lines))
     else:
-        print_lines(render(comparisons))
+        print_lines(render(comparisons) + [calibration.describe()])
     if any(c.missed for c in comparisons):
         raise typer.Exit(1)
 

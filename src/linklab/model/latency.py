@@ -246,7 +246,8 @@ class _Replay:
         if self.x.per > 0:
             s.lost.update(f for f in fragments if self.rng.random() < self.x.per)
         if s.complete():  # the reader's thread wakes to hand the sample over
-            wake = self.x.lateness_s * READER_WAKE
+            wake = self.x.lateness_s * READER_WAKE if self.x.reader_wake_s is None \
+                else self.x.reader_wake_s
             s.done = now + self.x.receive_s + (self.rng.expovariate(1 / wake) if wake else 0.0)
             if self.x.slice_share and self.rng.random() < self.x.slice_share:
                 s.done += self.rng.uniform(0.0, self.x.slice_s)
@@ -423,16 +424,16 @@ def _run(replay: _Replay, until: float) -> None:
         handlers[kind](t, *args)
 
 
-def predict(x: LatencyInput, seed: int = 1) -> LatencyPrediction:
-    """Replay SAMPLES writes at ``rate_hz`` and the repairs they need; mean and p95 of the
+def predict(x: LatencyInput, seed: int = 1, samples: int = SAMPLES) -> LatencyPrediction:
+    """Replay ``samples`` writes at ``rate_hz`` and the repairs they need; mean and p95 of the
     latencies of the samples after the first WARMUP that completed."""
     replay = _Replay(x, random.Random(seed),
                      _Link(x.link_bytes_per_s, x.bucket_bytes, x.cpu_bytes_per_s,
                            tokens=x.bucket_bytes))
     interval = 1.0 / x.rate_hz
-    for i in range(SAMPLES):
+    for i in range(samples):
         replay.at(i * interval + replay.late(), "write")  # the writer's timer wakes late too
-    _run(replay, until=(SAMPLES + LATE_INTERVALS) * interval)
+    _run(replay, until=(samples + LATE_INTERVALS) * interval)
     counted = replay.samples[WARMUP:]
     latencies = np.array([s.done - s.written for s in counted if s.done is not None])
     rounds = sum(s.rounds for s in counted) / len(counted)

@@ -67,6 +67,9 @@ class LatencyInput:
     # nothing left in the flow controller; else its timer stops, and the next delivery
     # through the flow controller starts it again a period later
     heartbeat_needs_sent: bool = False
+    # the mean lateness of the reader's thread, woken by a packet rather than a timer
+    # (None: READER_WAKE x lateness_s)
+    reader_wake_s: float | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.per < 1.0:

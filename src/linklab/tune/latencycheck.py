@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
 from linklab.middleware import DDS_FAMILIES, FAMILIES
-from linklab.model.cpu import fair_share_cores, sched_lateness_s
+from linklab.model.cpu import fair_share_cores
 from linklab.model.latency import (
     NACK_ALL,
     NACK_ONE,
@@ -30,6 +31,7 @@ from linklab.model.shaper import bucket_bytes
 from linklab.model.wire_traffic import datagram_rtps_bytes, datagram_wire
 from linklab.probes.types import sample_extra_bytes
 from linklab.tune import TuningInput, tune
+from linklab.tune.latencymachine import STORED, Calibration
 from linklab.tune.predict import tuned_profile
 from linklab.tune.settings import competitors_per_core
 from linklab.tune.wirecheck import LinkInfo
@@ -38,30 +40,6 @@ from linklab.units import format_percent
 TARGET = 0.15
 MIDDLEWARES = DDS_FAMILIES  # the DDS probe families (linklab.middleware)
 
-
-@dataclass(frozen=True)
-class Machine:
-    """What a middleware's threads do on this project's machine (2-core x86, Debian 12),
-    idle, fitted to the tuned profiles' latency at 0 % loss (docs/RESULTS.md, "the
-    latency model"): interface bytes a second the writer hands to the socket and the
-    reader takes in, and the reader's fixed handling of a complete sample."""
-
-    send_bytes_per_s: float
-    receive_bytes_per_s: float
-    receive_s: float
-    control_s: float  # handling a Heartbeat, AckNack or repair request
-
-
-MACHINE = {
-    "fastdds": Machine(200e6, 60e6, 0.00010, 0.00020),
-    "cyclonedds": Machine(200e6, 101e6, 0.00010, 0.00020),
-}
-
-# A busy CPU: the share of the reader's wake-ups that find a competitor on the core, and
-# how long they then wait at most per competitor per core (uniform), fitted to the busy
-# wire grid's 0 % cells (docs/RESULTS.md, "the latency model").
-BUSY_WAKE_SHARE = 0.15
-BUSY_SLICE_S = 0.006
 
 # Fast DDS 2.9 defaults the tuned profile keeps: ReaderTimes.heartbeatResponseDelay and
 # WriterTimes.nackResponseDelay, 5 ms each.
@@ -89,6 +67,7 @@ class LatencyComparison:
     model_mean_ms: float
     model_p95_ms: float
     model_rounds: float = math.nan  # AckNacks that asked for a sample, on average
+    fitted: bool = False  # the machine's values were fitted on this cell (tune/latencyfit.py)
 
     @property
     def mean_error(self) -> float:
@@ -142,11 +121,13 @@ def tuned_settings(payload_bytes: int, rate_hz: float, link: LinkInfo,
 
 def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
                   link: LinkInfo, competitors: float = 0.0, cores: float = 1.0,
-                  delay_s: float = 0.0, type_name: str = "Bytes") -> LatencyInput:
+                  delay_s: float = 0.0, type_name: str = "Bytes",
+                  calibration: Calibration = STORED) -> LatencyInput:
     """The replay's input for ``middleware`` under tuned ``settings``
     (tune.settings.TunedSettings) over ``link`` (one-way ``delay_s``), with
-    ``competitors`` CPU-bound tasks beside it on ``cores`` cores (model.cpu: the share
-    they leave scales the machine's rates, the wake-up lateness grows)."""
+    ``competitors`` CPU-bound tasks beside it on ``cores`` cores, on the machine
+    ``calibration`` describes (tune/latencymachine.py: the share competitors leave scales
+    the writer's rate, the timers' wake-ups grow, the reader's sometimes wait a slice)."""
     if middleware not in MIDDLEWARES:
         raise ValueError(f"no latency model for {middleware!r}")
     profile = tuned_profile(middleware, settings)
@@ -154,18 +135,23 @@ def latency_input(middleware: str, settings, payload_bytes: int, rate_hz: float,
     fragments = max(1, math.ceil(size / profile.fragment_bytes))
     rtps = datagram_rtps_bytes(profile, 1, profile.fragment_bytes)
     wire = datagram_wire(rtps, link.mtu)[1]
-    machine = MACHINE[middleware]
+    machine = calibration.machine(middleware)
     share = fair_share_cores(cores, competitors) if competitors else 1.0
+    per_core = competitors / cores if cores else 0.0
+    lateness = calibration.lateness_s(per_core)
     common = dict(
         rate_hz=rate_hz, fragments=fragments, fragment_wire_bytes=wire, per=link.per,
         link_bytes_per_s=link.rate_bits_per_s / 8,
         bucket_bytes=bucket_bytes(link.rate_bits_per_s), delay_s=delay_s,
+        # the writer, busy for a whole sample, gets the share competitors leave; the
+        # reader's thread sleeps between samples and, woken by a packet, runs at once
+        # (the scheduler favours a waking sleeper) but for the slice wait below
         cpu_bytes_per_s=machine.send_bytes_per_s * share,
-        receive_bytes_per_s=machine.receive_bytes_per_s * share,
-        lateness_s=sched_lateness_s(competitors / cores if cores else 0.0),
-        receive_s=machine.receive_s / share, control_s=machine.control_s / share,
-        slice_share=BUSY_WAKE_SHARE if competitors else 0.0,
-        slice_s=BUSY_SLICE_S * competitors / cores if cores else 0.0)
+        receive_bytes_per_s=machine.receive_bytes_per_s, lateness_s=lateness,
+        reader_wake_s=calibration.reader_wake_s,
+        receive_s=machine.receive_s, control_s=machine.control_s,
+        slice_share=calibration.busy_wake_share if competitors else 0.0,
+        slice_s=calibration.busy_slice_s * per_core)
     if middleware == "fastdds":
         return LatencyInput(
             **common, heartbeat_s=settings.heartbeat_period_ns / 1e9,
@@ -192,11 +178,13 @@ def replay(x: LatencyInput) -> LatencyPrediction:
 
 def predicted_for(middleware: str, payload_bytes: int, rate_hz: float, link: LinkInfo,
                   competitors: float = 0.0, cores: float = 1.0,
-                  type_name: str = "Bytes") -> LatencyPrediction:
+                  type_name: str = "Bytes",
+                  calibration: Calibration = STORED) -> LatencyPrediction:
     """The replay of a bench cell that ran the ``optimized`` profile."""
     settings = tuned_settings(payload_bytes, rate_hz, link, competitors, cores)
     return replay(latency_input(middleware, settings, payload_bytes, rate_hz, link,
-                                competitors, cores, type_name=type_name))
+                                competitors, cores, type_name=type_name,
+                                calibration=calibration))
 
 
 def for_tuning(t, settings, middleware: str) -> LatencyPrediction:
@@ -240,8 +228,11 @@ def row_contention(row: dict) -> tuple[float, float]:
     return processes, float(os.cpu_count() or 1)
 
 
-def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[LatencyComparison]:
-    """One comparison per predictable row (module docstring), in the run's order."""
+def compare(rows: list[dict], links: dict[str, LinkInfo],
+            calibration: Calibration = STORED,
+            fitted: Collection[str] = ()) -> list[LatencyComparison]:
+    """One comparison per predictable row (module docstring), in the run's order;
+    ``fitted``: the cell ids ``calibration`` was fitted on."""
     out = []
     for row in rows:
         middleware = row.get("middleware")
@@ -253,7 +244,8 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[LatencyCompari
             continue
         competitors, cores = row_contention(row)
         model = predicted_for(middleware, int(row["payload_bytes"]), float(row["rate_hz"]),
-                              link, competitors, cores, row.get("type") or "Bytes")
+                              link, competitors, cores, row.get("type") or "Bytes",
+                              calibration)
         out.append(LatencyComparison(
             cell_id=str(row.get("cell_id")), middleware=middleware,
             payload_bytes=int(row["payload_bytes"]), per=link.per,
@@ -262,7 +254,7 @@ def compare(rows: list[dict], links: dict[str, LinkInfo]) -> list[LatencyCompari
             measured_mean_ms=_num(row.get("latency_mean_ms")),
             measured_p95_ms=_num(row.get("latency_p95_ms")),
             model_mean_ms=model.mean_s * 1e3, model_p95_ms=model.p95_s * 1e3,
-            model_rounds=model.rounds_mean))
+            model_rounds=model.rounds_mean, fitted=str(row.get("cell_id")) in fitted))
     return out
 
 
@@ -280,7 +272,8 @@ def rows(comparisons: list[LatencyComparison]) -> list[list[str]]:
              f"{c.model_mean_ms:.2f}", _pct(c.mean_error), f"{c.measured_p95_ms:.2f}",
              f"{c.model_p95_ms:.2f}", _pct(c.p95_error),
              "model: does not keep up" if c.cannot_keep_up else (
-                 "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %"))]
+                 "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %")
+                 + (" (fitted)" if c.fitted else ""))]
             for c in comparisons]
 
 
@@ -296,20 +289,24 @@ def render(comparisons: list[LatencyComparison]) -> list[str]:
 
 
 def summary(comparisons: list[LatencyComparison]) -> list[str]:
-    """How many completed cells are within the target, the largest error."""
-    lines = []
+    """How many completed cells are within the target, the largest error; the cells the
+    machine was fitted on apart from those it predicts."""
     done = [c for c in comparisons if c.checked]
-    inside = [c for c in done if c.within]
     worst = max((max(abs(c.mean_error), abs(c.p95_error)) for c in done), default=math.nan)
-    line = (f"{len(inside)}/{len(done)} completed cells within {TARGET:.0%} on mean and "
-            f"p95 (largest error {worst:.1%}); "
-            f"{sum(not c.completed for c in comparisons)} not completed")
+    predicted = [c for c in done if not c.fitted]
+    fitted = [c for c in done if c.fitted]
+    line = (f"{sum(c.within for c in done)}/{len(done)} completed cells within {TARGET:.0%} "
+            f"on mean and p95 (largest error {worst:.1%})")
+    if fitted:
+        line += (f": {sum(c.within for c in predicted)}/{len(predicted)} predicted, "
+                 f"{sum(c.within for c in fitted)}/{len(fitted)} of the loss-free cells the "
+                 "machine was fitted on")
+    line += f"; {sum(not c.completed for c in comparisons)} not completed"
     behind = [c for c in comparisons if c.cannot_keep_up]
     if behind:
         line += (f"; {len(behind)} the model says do not keep up (not compared; "
                  f"{sum(c.completed for c in behind)} of them completed)")
-    lines.append(line)
-    return lines
+    return [line]
 
 
 def _pct(value: float) -> str:
