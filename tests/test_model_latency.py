@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import math
 import random
 
@@ -250,3 +251,19 @@ def test_a_busy_machine_slows_the_writer_not_the_readers_rates():
     assert (busy.receive_s, busy.control_s, busy.reader_wake_s) == \
         (idle.receive_s, idle.control_s, idle.reader_wake_s)
     assert busy.lateness_s > idle.lateness_s and busy.slice_share > 0 == idle.slice_share
+
+
+@pytest.mark.parametrize("lost", [set(), {9}])
+def test_a_piggybacked_heartbeat_is_lost_with_its_fragments_datagram(lost):
+    """Cyclone's Heartbeat rides in the datagram of a sample's last fragment
+    (writer_hbcontrol_piggyback): the reader hears it exactly when that fragment arrives,
+    never independently of it."""
+    x = dataclasses.replace(cyclone(), per=0.0)
+    replay = reader_after_a_nack(x, lost, hb_reach=-1.0)
+    replay.send_heartbeat(0.002, at_once=True, carrier=(0, 9))
+    while replay.events and replay.events[0][2] != "hb_in":
+        heapq.heappop(replay.events)
+    assert [e[2] for e in replay.events].count("hb_in") == 1  # queued, fate not drawn
+    t, _, _, args = heapq.heappop(replay.events)
+    replay.hb_in(t, *args)
+    assert (replay.hb_reach == 0.002) is (not lost)

@@ -203,8 +203,8 @@ class _Replay:
 
     def pace_socket(self, now: float) -> None:
         """``socket_paced``: hand fragments while the link holds less than ``pacer_bytes``;
-        the sample's last fragment carries a Heartbeat asking for an answer (Cyclone's
-        writer_hbcontrol_piggyback)."""
+        the sample's last fragment carries a Heartbeat asking for an answer in its
+        datagram (Cyclone's writer_hbcontrol_piggyback): the two are lost together."""
         x, link = self.x, self.link
         while self.queue:
             room = x.pacer_bytes - max(0.0, link.free_at - now) * link.rate
@@ -220,7 +220,7 @@ class _Replay:
                 continue
             self.queue.pop(0)
             self.queued[sample] -= 1
-            self.send_heartbeat(now, at_once=True)
+            self.send_heartbeat(now, at_once=True, carrier=(sample, fragments[n - 1]))
         self.pacer_busy = False
 
     def transmit(self, now: float, sample: int, fragments: list[int], repair: bool) -> float:
@@ -287,23 +287,33 @@ class _Replay:
             self.hb_running = True
             self.at(now + self.x.heartbeat_s + self.late(), "hb", 0)
 
-    def send_heartbeat(self, now: float, at_once: bool, directed: bool = False) -> None:
+    def send_heartbeat(self, now: float, at_once: bool, directed: bool = False,
+                       carrier: tuple[int, int] | None = None) -> None:
         """A Heartbeat leaves behind what the link holds; the reader reads it after the
-        data before it. ``directed``: Cyclone's after a repair, addressed to the reader."""
+        data before it. ``directed``: Cyclone's after a repair, addressed to the reader.
+        ``carrier``: (sample, fragment) whose datagram it rides in (Cyclone's piggyback on
+        a sample's last fragment): lost exactly when that fragment is."""
         if self.x.heartbeat_after_data and not directed:
             # Cyclone: the next periodic one a period later; the one after a repair is
             # sent apart (q_receive.c defer_heartbeat_to_peer) and moves nothing
             self.hb_epoch += 1
             self.at(now + self.x.heartbeat_s + self.late(), "hb", self.hb_epoch)
+        if carrier is not None:  # its datagram is on the link already
+            self.at(self.reader_free, "hb_in", now, at_once, directed, carrier)
+            return
         sent = self.link.send(now, CONTROL_WIRE_BYTES)
         if self.arrives():
             self.at(max(sent + self.x.delay_s, self.reader_free), "hb_in", now, at_once,
                     directed)
 
-    def hb_in(self, now: float, sent_at: float, at_once: bool, directed: bool) -> None:
+    def hb_in(self, now: float, sent_at: float, at_once: bool, directed: bool,
+              carrier: tuple[int, int] | None = None) -> None:
         """The reader answers a Heartbeat after ``reader_delay_s`` (at once when it asks
         for an answer), one answer at a time; Cyclone's (``nack_gap_s``) by its acknack
-        event (``cyclone_nack``)."""
+        event (``cyclone_nack``). A Heartbeat riding in a lost fragment's datagram is lost
+        with it (its arrival comes after the fragment's: same time, queued later)."""
+        if carrier is not None and carrier[1] in self.samples[carrier[0]].lost:
+            return
         if self.x.nack_gap_s:
             self.directed = self.directed or directed
             self.hb_reach = max(self.hb_reach, sent_at)
