@@ -141,6 +141,10 @@ OPTION_HELP = {
                "per=0..20%:5% (with a step), rate=10Hz..60Hz:10Hz, or a list payload=32KiB,64KiB.",
     "--latency": "Check the predicted one-way latency (mean and 95th percentile) of the cells "
                  "with optimized profiles instead of the bytes on the wire.",
+    "--with": "With --latency, another run of the same scenario whose trials of each cell are "
+              "pooled with this run's (repeatable): the mean and p95 over all their samples, "
+              "with how far one trial was from them. A run's own trials (trials: N) are "
+              "always pooled.",
     "--machine": "With --latency, the machine the latency is replayed on: 'run' fits its "
                  "sending, receiving and wake-up values on the run's loss-free optimized "
                  "cells (marked 'fitted') and predicts every other cell with them; 'stored' "
@@ -157,14 +161,15 @@ UTILIZATION = _option(str(DEFAULT_UTILIZATION), "--utilization")
 SWEEP = _option(None, "--sweep")
 LATENCY = _option(False, "--latency")
 MACHINE = _option("run", "--machine")
+WITH = _option([], "--with", metavar="RUN_DIR")
 MACHINES = ("run", "stored")
 
 
 def model_check_command(
     run_dir: str = typer.Argument(..., metavar="RUN_DIR",
                                   help="A run directory made by linklab bench."),
-    latency: bool = LATENCY, machine: str = MACHINE, json_output: bool = JSON_TEXT_OPTION,
-    fmt: str = FORMAT_OPTION,
+    latency: bool = LATENCY, machine: str = MACHINE, with_runs: list[str] = WITH,
+    json_output: bool = JSON_TEXT_OPTION, fmt: str = FORMAT_OPTION,
 ) -> None:
     """Check the models' predictions against a finished bench run, cell by cell.
 
@@ -187,8 +192,12 @@ def model_check_command(
                          argument="--machine")
     store = RunStore.open(Path(run_dir))
     links = link_infos(store.info)
+    if with_runs and not latency:
+        raise UsageError("pools the trials of the latency check: give it with --latency",
+                         argument="--with")
     if latency:
-        check_latency(run_dir, store.rows, links, fmt, fit=machine == "run")
+        rows = pooled_rows(run_dir, store, links, with_runs)
+        check_latency(run_dir, rows, links, fmt, fit=machine == "run")
         return
     from linklab.tune.wirecheck import compare, fanout
 
@@ -224,25 +233,48 @@ def _wire_markdown(comparisons: list, fanouts: list) -> list[str]:
     return lines
 
 
+def pooled_rows(run_dir: str, store, links: dict, with_runs: list[str]) -> list[dict]:
+    """The run's rows the latency model predicts, each cell's trials (its own and those
+    of the --with runs of the same scenario) pooled (bench/pooling.py)."""
+    from linklab.bench.pooling import pool
+    from linklab.rundir import RunStore
+    from linklab.tune.latencycheck import predictable
+
+    def mine(rows: list[dict]) -> list[dict]:
+        return [row for row in rows if predictable(row, links)]
+
+    runs = [(Path(run_dir), mine(store.rows))]
+    name = (store.info.get("scenario") or {}).get("name")
+    for other in with_runs:
+        more = RunStore.open(Path(other))
+        other_name = (more.info.get("scenario") or {}).get("name")
+        if other_name != name:
+            raise UsageError(f"{other} is a run of scenario {other_name!r}, not {name!r}: "
+                             "only trials of the same cells pool", argument="--with")
+        runs.append((Path(other), mine(more.rows)))
+    return pool(runs) if runs[0][1] else []
+
+
 def check_latency(run_dir: str, rows: list[dict], links: dict, fmt: str,
                   fit: bool = True) -> None:
     """``model-check --latency``: the latency model against the run's tuned cells, on the
     machine fitted on its loss-free cells (``fit``) or the stored one."""
     from linklab.tune import latencycheck
-    from linklab.tune.latencycheck import compare, render
-    from linklab.tune.latencyfit import calibrate
+    from linklab.tune.latencycheck import compare, predictable, render
+    from linklab.tune.latencyfit import calibrate, loss_free
     from linklab.tune.latencymachine import STORED
 
-    if fit:
-        typer.echo("fitting the machine on the run's loss-free optimized cells (up to a "
-                   "minute) ...", err=True)
-    found = calibrate(rows, links, Path(run_dir).name) if fit else None
-    calibration = found.calibration if found else STORED
-    comparisons = compare(rows, links, calibration, found.fitted_cells if found else ())
-    if not comparisons:
+    if not any(predictable(row, links) for row in rows):
         raise UsageError(f"{run_dir} has no cell the latency model predicts (Fast DDS or "
                          "Cyclone DDS, profile optimized, one topic to one subscriber over "
                          "a link with a rate)", argument="RUN_DIR")
+    found = None
+    if fit and any(loss_free(row, links) for row in rows):
+        typer.echo("fitting the machine on the run's loss-free optimized cells (up to a "
+                   "minute) ...", err=True)
+        found = calibrate(rows, links, Path(run_dir).name)
+    calibration = found.calibration if found else STORED
+    comparisons = compare(rows, links, calibration, found.fitted_cells if found else ())
     if fmt == "json":
         print_json({"run_dir": run_dir, "machine": calibration.describe(),
                     "cells": [c.to_dict() for c in comparisons]})

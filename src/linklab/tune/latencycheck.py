@@ -68,6 +68,8 @@ class LatencyComparison:
     model_p95_ms: float
     model_rounds: float = math.nan  # AckNacks that asked for a sample, on average
     fitted: bool = False  # the machine's values were fitted on this cell (tune/latencyfit.py)
+    trials: int = 1  # trials pooled into the measured mean and p95 (bench/pooling.py)
+    trial_spread: float = math.nan  # the largest difference of one trial's from the pooled
 
     @property
     def mean_error(self) -> float:
@@ -228,20 +230,25 @@ def row_contention(row: dict) -> tuple[float, float]:
     return processes, float(os.cpu_count() or 1)
 
 
+def predictable(row: dict, links: dict[str, LinkInfo]) -> bool:
+    """A row the model predicts (module docstring): the optimized profile of a DDS family
+    over a link with a rate, one topic to one subscriber."""
+    return row.get("middleware") in MIDDLEWARES and row.get("profile") == "optimized" \
+        and links.get(row.get("link")) is not None \
+        and (row.get("topics") or 1) == 1 and (row.get("subscribers") or 1) == 1 \
+        and bool(row.get("rate_hz")) and bool(row.get("payload_bytes"))
+
+
 def compare(rows: list[dict], links: dict[str, LinkInfo],
             calibration: Calibration = STORED,
             fitted: Collection[str] = ()) -> list[LatencyComparison]:
-    """One comparison per predictable row (module docstring), in the run's order;
-    ``fitted``: the cell ids ``calibration`` was fitted on."""
+    """One comparison per predictable row, in the run's order; ``fitted``: the cell ids
+    ``calibration`` was fitted on."""
     out = []
     for row in rows:
-        middleware = row.get("middleware")
-        link = links.get(row.get("link"))
-        if middleware not in MIDDLEWARES or row.get("profile") != "optimized" or link is None:
+        if not predictable(row, links):
             continue
-        if (row.get("topics") or 1) != 1 or (row.get("subscribers") or 1) != 1 \
-                or not row.get("rate_hz") or not row.get("payload_bytes"):
-            continue
+        middleware, link = row["middleware"], links[row["link"]]
         competitors, cores = row_contention(row)
         model = predicted_for(middleware, int(row["payload_bytes"]), float(row["rate_hz"]),
                               link, competitors, cores, row.get("type") or "Bytes",
@@ -254,7 +261,8 @@ def compare(rows: list[dict], links: dict[str, LinkInfo],
             measured_mean_ms=_num(row.get("latency_mean_ms")),
             measured_p95_ms=_num(row.get("latency_p95_ms")),
             model_mean_ms=model.mean_s * 1e3, model_p95_ms=model.p95_s * 1e3,
-            model_rounds=model.rounds_mean, fitted=str(row.get("cell_id")) in fitted))
+            model_rounds=model.rounds_mean, fitted=str(row.get("cell_id")) in fitted,
+            trials=int(row.get("trials") or 1), trial_spread=_num(row.get("trial_spread"))))
     return out
 
 
@@ -273,7 +281,7 @@ def rows(comparisons: list[LatencyComparison]) -> list[list[str]]:
              f"{c.model_p95_ms:.2f}", _pct(c.p95_error),
              "model: does not keep up" if c.cannot_keep_up else (
                  "" if not c.completed else ("ok" if c.within else "OUTSIDE 15 %")
-                 + (" (fitted)" if c.fitted else ""))]
+                 + (" (fitted)" if c.fitted else "") + _trials(c))]
             for c in comparisons]
 
 
@@ -302,11 +310,27 @@ def summary(comparisons: list[LatencyComparison]) -> list[str]:
                  f"{sum(c.within for c in fitted)}/{len(fitted)} of the loss-free cells the "
                  "machine was fitted on")
     line += f"; {sum(not c.completed for c in comparisons)} not completed"
+    pooled = [c for c in done if c.trials > 1 and not math.isnan(c.trial_spread)]
+    if pooled:
+        low, high = min(c.trials for c in pooled), max(c.trials for c in pooled)
+        line += (f"; measured over {low if low == high else f'{low}-{high}'} trials a "
+                 "cell, which differ from their "
+                 f"pooled mean or p95 by up to {max(c.trial_spread for c in pooled):.0%} "
+                 f"({sum(c.trial_spread > TARGET for c in pooled)} cells by more than "
+                 f"{TARGET:.0%})")
     behind = [c for c in comparisons if c.cannot_keep_up]
     if behind:
         line += (f"; {len(behind)} the model says do not keep up (not compared; "
                  f"{sum(c.completed for c in behind)} of them completed)")
     return [line]
+
+
+def _trials(c: LatencyComparison) -> str:
+    """How many trials were pooled and how far the farthest was from the pooled figures."""
+    if c.trials <= 1:
+        return ""
+    spread = f", one off by {c.trial_spread:.0%}" if not math.isnan(c.trial_spread) else ""
+    return f" [{c.trials} trials{spread}]"
 
 
 def _pct(value: float) -> str:

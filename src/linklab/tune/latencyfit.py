@@ -27,6 +27,7 @@ from linklab.tune.latencycheck import (
     MIDDLEWARES,
     TARGET,
     latency_input,
+    predictable,
     row_contention,
     tuned_settings,
 )
@@ -51,10 +52,10 @@ class Fit:
 
 
 def loss_free(row: dict, links: dict[str, LinkInfo]) -> bool:
-    link = links.get(row.get("link"))
-    return link is not None and link.per == 0 and row.get("status") == "ok" \
-        and row.get("profile") == "optimized" and row.get("middleware") in MIDDLEWARES \
-        and row.get("latency_mean_ms") is not None and row.get("latency_p95_ms") is not None
+    """A completed, predictable cell over a link without loss: one to fit on."""
+    return predictable(row, links) and links[row["link"]].per == 0 \
+        and row.get("status") == "ok" and row.get("latency_mean_ms") is not None \
+        and row.get("latency_p95_ms") is not None
 
 
 def _cell_error(row: dict, link: LinkInfo, calibration: Calibration) -> float:
