@@ -434,9 +434,11 @@ def _run(replay: _Replay, until: float) -> None:
         handlers[kind](t, *args)
 
 
-def predict(x: LatencyInput, seed: int = 1, samples: int = SAMPLES) -> LatencyPrediction:
-    """Replay ``samples`` writes at ``rate_hz`` and the repairs they need; mean and p95 of the
-    latencies of the samples after the first WARMUP that completed."""
+def replay_latencies(x: LatencyInput, seed: int = 1,
+                     samples: int = SAMPLES) -> tuple[np.ndarray, float]:
+    """Replay ``samples`` writes at ``rate_hz`` and the repairs they need: the latency (s)
+    of each sample after the first WARMUP (inf for one still incomplete at the end), and
+    the repair rounds per sample."""
     replay = _Replay(x, random.Random(seed),
                      _Link(x.link_bytes_per_s, x.bucket_bytes, x.cpu_bytes_per_s,
                            tokens=x.bucket_bytes))
@@ -445,13 +447,20 @@ def predict(x: LatencyInput, seed: int = 1, samples: int = SAMPLES) -> LatencyPr
         replay.at(i * interval + replay.late(), "write")  # the writer's timer wakes late too
     _run(replay, until=(samples + LATE_INTERVALS) * interval)
     counted = replay.samples[WARMUP:]
-    latencies = np.array([s.done - s.written for s in counted if s.done is not None])
-    rounds = sum(s.rounds for s in counted) / len(counted)
-    if len(latencies) < len(counted):
+    latencies = np.array([s.done - s.written if s.done is not None else math.inf
+                          for s in counted])
+    return latencies, sum(s.rounds for s in counted) / len(counted)
+
+
+def predict(x: LatencyInput, seed: int = 1, samples: int = SAMPLES) -> LatencyPrediction:
+    """Mean and p95 of replay_latencies' samples, when every one completed."""
+    latencies, rounds = replay_latencies(x, seed, samples)
+    completed = int(np.isfinite(latencies).sum())
+    if completed < len(latencies):
         # samples still incomplete at the end: the stream does not keep up, its latency
         # grows with the length of the replay, so no mean or p95 stands for it (nor may the
         # completed ones alone: the slowest are the ones left out)
-        return LatencyPrediction(math.inf, math.inf, rounds, len(latencies))
+        return LatencyPrediction(math.inf, math.inf, rounds, completed)
     return LatencyPrediction(mean_s=float(latencies.mean()),
                              p95_s=float(np.percentile(latencies, 95)),
-                             rounds_mean=rounds, completed=len(latencies))
+                             rounds_mean=rounds, completed=completed)

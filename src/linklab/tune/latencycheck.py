@@ -110,10 +110,12 @@ def _error(model: float, measured: float) -> float:
     return (model - measured) / measured
 
 
+@lru_cache(maxsize=1024)
 def tuned_settings(payload_bytes: int, rate_hz: float, link: LinkInfo,
                    competitors: float = 0.0, cores: float = 1.0):
     """The settings the bench generated for an ``optimized`` cell (bench/profiles.py
-    ``tuned``): the cell's rate, payload, link and declared CPU load."""
+    ``tuned``): the cell's rate, payload, link and declared CPU load. Cached: the machine
+    fit (tune/latencyfit.py) asks for the same cell's once per candidate."""
     declared = competitors if competitors > 0 else None
     return tune(TuningInput(rate_hz=rate_hz, payload_bytes=payload_bytes,
                             link_bits_per_s=link.rate_bits_per_s, per=link.per,
